@@ -1,0 +1,43 @@
+import { defineConfig } from 'vitest/config';
+
+// One suite, both backends (issue 4): the `sqlite` project always runs, with the backend
+// variables blanked so it never touches PostgreSQL or Redis; the `postgres` project runs the
+// same integration tests again when TEST_DATABASE_URL is set (and Redis when TEST_REDIS_URL is).
+const pg = process.env.TEST_DATABASE_URL;
+
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" closing line.
+    reporters: process.env.VITEST_JSON_REPORT ? ['default', 'json'] : ['default'],
+    outputFile: process.env.VITEST_JSON_REPORT ? { json: process.env.VITEST_JSON_REPORT } : undefined,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'sqlite',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          env: { TEST_DATABASE_URL: '', TEST_REDIS_URL: '', WSVC_TEST_PROJECT: 'sqlite' },
+        },
+      },
+      ...(pg
+        ? [
+            {
+              extends: true,
+              test: {
+                name: 'postgres',
+                include: ['test/**/*.test.ts'],
+                env: {
+                  TEST_DATABASE_URL: pg,
+                  TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? '',
+                  WSVC_TEST_PROJECT: 'postgres',
+                },
+              },
+            },
+          ]
+        : []),
+    ],
+  },
+});
