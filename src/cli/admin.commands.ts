@@ -1,0 +1,132 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Env } from '../db/types.js';
+import { isScope, SCOPES } from '../modules/keys/scopes.js';
+import { ROLES } from '../modules/users/users.schemas.js';
+import { withServices } from './context.js';
+import { print } from './output.js';
+
+const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
+
+function parseScopes(value: string): string[] {
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = scopes.filter((s) => !isScope(s));
+  if (scopes.length === 0 || bad.length > 0) {
+    throw new InvalidArgumentError(`unknown scope(s) ${bad.join(', ') || '(none given)'}; known: ${SCOPES.join(', ')}`);
+  }
+  return scopes;
+}
+
+/** `wsvc workspaces|users|keys …`: administration through the same services as the API. */
+export function registerAdminCommands(program: Command): void {
+  const workspaces = program.command('workspaces').description('manage workspaces');
+  workspaces
+    .command('create')
+    .description('create a workspace with its first admin user and a live and a test key')
+    .requiredOption('--name <name>', 'workspace name')
+    .requiredOption('--admin-email <email>', "the admin user's email")
+    .option('--admin-name <name>', "the admin user's display name")
+    .action(async (opts: { name: string; adminEmail: string; adminName?: string }, cmd: Command) => {
+      const out = await withServices((s) =>
+        s.workspaces.create({ name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName }),
+      );
+      const result = {
+        workspace: out.workspace,
+        user: out.user,
+        keys: {
+          live: { id: out.keys.live.id, key: out.keys.live.key },
+          test: { id: out.keys.test.id, key: out.keys.test.key },
+        },
+      };
+      print(
+        isJson(cmd),
+        result,
+        [
+          `workspace ${out.workspace.id} (${out.workspace.name})`,
+          `admin     ${out.user.id} <${out.user.email}>`,
+          `live key  ${out.keys.live.key}`,
+          `test key  ${out.keys.test.key}`,
+          'Keys are shown once: store them now.',
+        ].join('\n'),
+      );
+    });
+
+  const users = program.command('users').description('manage workspace members');
+  users
+    .command('create')
+    .description('add a user to a workspace')
+    .requiredOption('--workspace <ws_id>', 'workspace id')
+    .requiredOption('--email <email>', 'email')
+    .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
+    .option('--name <name>', 'display name')
+    .action(
+      async (opts: { workspace: string; email: string; role: (typeof ROLES)[number]; name?: string }, cmd: Command) => {
+        const user = await withServices((s) =>
+          s.users.create({ workspaceId: opts.workspace, email: opts.email, role: opts.role, name: opts.name }),
+        );
+        print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
+      },
+    );
+
+  users
+    .command('set-role')
+    .description("change a member's role; their keys narrow or widen at once (D9)")
+    .argument('<usr_id>', 'usr_… id')
+    .addOption(new Option('--role <role>', 'new role').choices(ROLES).makeOptionMandatory())
+    .action(async (userId: string, opts: { role: (typeof ROLES)[number] }, cmd: Command) => {
+      const user = await withServices((s) => s.users.setRole(userId, opts.role));
+      print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
+    });
+
+  users
+    .command('remove')
+    .description('remove a member from their workspace; their keys stop working at once (D9)')
+    .argument('<usr_id>', 'usr_… id')
+    .action(async (userId: string, _opts: unknown, cmd: Command) => {
+      const out = await withServices((s) => s.users.remove(userId));
+      print(isJson(cmd), { user: out }, `user ${out.id} removed at ${out.removed_at}`);
+    });
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key for a user (the only place the key is ever shown)')
+    .requiredOption('--user <usr_id>', 'owner of the key')
+    .addOption(new Option('--env <env>', 'environment').choices(['live', 'test']).makeOptionMandatory())
+    .requiredOption('--name <name>', 'descriptive name')
+    .option('--scopes <s1,s2>', `comma-separated scopes (default: all of ${SCOPES.join(', ')})`, parseScopes)
+    .action(async (opts: { user: string; env: Env; name: string; scopes?: string[] }, cmd: Command) => {
+      const key = await withServices((s) =>
+        s.keys.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }),
+      );
+      print(isJson(cmd), { key }, `${key.id} ${key.key}\nThe key is shown once: store it now.`);
+    });
+
+  keys
+    .command('list')
+    .description('list the keys of a workspace (never the secrets)')
+    .requiredOption('--workspace <ws_id>', 'workspace id')
+    .action(async (opts: { workspace: string }, cmd: Command) => {
+      const list = await withServices((s) => s.keys.list(opts.workspace));
+      print(
+        isJson(cmd),
+        { keys: list },
+        list
+          .map(
+            (k) => `${k.id}  ${k.env}  ${k.prefix}…  ${k.name}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`,
+          )
+          .join('\n') || '(no keys)',
+      );
+    });
+
+  keys
+    .command('revoke')
+    .description('revoke a key; it stops working at once')
+    .argument('<key_id>', 'key_… id')
+    .action(async (keyId: string, _opts: unknown, cmd: Command) => {
+      const out = await withServices((s) => s.keys.revoke(keyId));
+      print(isJson(cmd), { key: out }, `${out.id} revoked at ${out.revoked_at}`);
+    });
+}

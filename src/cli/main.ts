@@ -1,0 +1,41 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config.js';
+import { AppError } from '../lib/errors.js';
+import { registerAdminCommands } from './admin.commands.js';
+import { registerDbCommands } from './db.commands.js';
+import { registerServeCommands } from './serve.commands.js';
+
+/** Builds the `wsvc` program (exported for tests). */
+export function buildProgram(): Command {
+  const program = new Command('wsvc')
+    .description('Workspace Service: API server, delivery worker and administration')
+    .option('--json', 'print exactly one JSON object on stdout')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerServeCommands(program);
+  registerAdminCommands(program);
+  registerDbCommands(program);
+  return program;
+}
+
+/** Entry point of bin/wsvc.js: one-line errors on stderr and a non-zero exit for bad input. */
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.exitCode = 1;
+    if (err instanceof AppError) {
+      const fields = err.details?.map((d) => d.message).join('; ');
+      process.stderr.write(`error: ${err.code}: ${fields || err.message}\n`);
+    } else if (err instanceof ConfigError) {
+      process.stderr.write(`error: ${err.message.replace(/\n\s*/g, ' ')}\n`);
+    } else {
+      process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Every setting the service reads from the environment, with its default (README "Settings"). */
+const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.String({
+    pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    default: 'sqlite:./data/workspace.db',
+  }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 5000 }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+' })),
+  REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]*$', default: 'wsvc:' }),
+  RATE_LIMIT_LIVE: Type.Integer({ minimum: 1, default: 6000 }),
+  RATE_LIMIT_TEST: Type.Integer({ minimum: 1, default: 1500 }),
+  RATE_LIMIT_WINDOW_S: Type.Integer({ minimum: 1, default: 60 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  WEBHOOK_ALLOW_INSECURE_URLS: Type.Boolean({ default: false }),
+  WEBHOOK_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 0, default: 30000 }),
+  WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, default: 4 }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
+});
+
+export type Config = Readonly<Static<typeof ConfigSchema>>;
+export const CONFIG_KEYS = Object.keys(ConfigSchema.properties) as (keyof Config)[];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses settings once from `env` (and `overrides`); throws ConfigError naming every bad one. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of CONFIG_KEYS) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) raw[k] = v;
+  const withDefaults = Value.Default(ConfigSchema, raw);
+  const converted = Value.Convert(ConfigSchema, withDefaults) as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const key of CONFIG_KEYS) {
+    const sub = ConfigSchema.properties[key];
+    const value = converted[key];
+    if (value === undefined && !(key === 'REDIS_URL')) {
+      problems.push(`${key} is required`);
+      continue;
+    }
+    if (value === undefined) continue;
+    if (!Value.Check(sub, value)) {
+      const first = [...Value.Errors(sub, value)][0];
+      problems.push(`${key}=${JSON.stringify(raw[key])}: ${first?.message ?? 'invalid value'}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(converted as Config);
+}

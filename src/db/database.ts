@@ -1,0 +1,56 @@
+import type { Db, Dialect } from './dialect.js';
+import { openPostgres } from './postgres.js';
+import { openSqlite } from './sqlite.js';
+
+export interface Storage {
+  db: Db;
+  dialect: Dialect;
+  /** Cheap round trip for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  url: string;
+  poolSize?: number;
+  statementTimeoutMs?: number;
+  schema?: string;
+}
+
+/** Opens the database named by a DATABASE_URL (`sqlite:<path>`, `sqlite::memory:`, `postgres://…`). */
+export function openStorage(opts: StorageOptions): Storage {
+  const { url } = opts;
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    const { db, dialect, raw } = openSqlite(path);
+    return {
+      db,
+      dialect,
+      async ping() {
+        raw.prepare('select 1').get();
+      },
+      async close() {
+        await db.destroy();
+      },
+    };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const { db, dialect, pool } = openPostgres({
+      url,
+      poolSize: opts.poolSize ?? 10,
+      statementTimeoutMs: opts.statementTimeoutMs ?? 5000,
+      schema: opts.schema,
+    });
+    return {
+      db,
+      dialect,
+      async ping() {
+        await pool.query('select 1');
+      },
+      async close() {
+        await db.destroy();
+      },
+    };
+  }
+  throw new Error(`Unsupported DATABASE_URL: ${url}`);
+}

@@ -1,0 +1,38 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './types.js';
+
+export type Db = Kysely<Database>;
+export type DialectName = 'sqlite' | 'postgres';
+
+/**
+ * What differs between the two databases, in one place (STYLE 3). Services and repositories
+ * speak Kysely and call these; they never test the dialect name themselves.
+ */
+export interface Dialect {
+  readonly name: DialectName;
+  /** Runs `fn` in a write transaction (SQLite: BEGIN IMMEDIATE, so the write lock is taken first). */
+  writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T>;
+  /** Whether `err` is a unique-constraint violation. */
+  isUniqueViolation(err: unknown): boolean;
+  /** Whether `err` means the database is unreachable (maps to 503). */
+  isConnectionError(err: unknown): boolean;
+  /** Column type names used by migrations. */
+  readonly types: { timestamp: 'text' | 'timestamptz'; json: 'text' | 'jsonb' };
+  /** Whether `SELECT … FOR SHARE / FOR UPDATE SKIP LOCKED` exist. */
+  readonly rowLocks: boolean;
+  /**
+   * The schema the connection works in, where there are schemas (PostgreSQL). The migrator needs
+   * it: without it, Kysely finds its tables in any schema of the database and skips creating them.
+   */
+  currentSchema?(db: Db): Promise<string>;
+}
+
+/** Parses a JSON column read from either dialect. */
+export function readJson<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+/** Serialises a value for a JSON column of either dialect. */
+export function writeJson(value: unknown): string {
+  return JSON.stringify(value);
+}

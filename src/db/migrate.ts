@@ -1,0 +1,32 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import type { Db, Dialect } from './dialect.js';
+import * as core from './migrations/001-core.js';
+import * as userRemoval from './migrations/002-user-removal.js';
+
+type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
+
+/** Every migration in order. Names are sorted by Kysely, so keep the numeric prefix. */
+const MIGRATIONS: Record<string, DialectMigration> = {
+  '001-core': core,
+  '002-user-removal': userRemoval,
+};
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, m] of Object.entries(MIGRATIONS)) {
+      out[name] = { up: (db) => m.up(db, this.dialect) };
+    }
+    return out;
+  }
+}
+
+/** Applies every pending migration; returns the names applied. Throws if one fails. */
+export async function migrateToLatest(db: Db, dialect: Dialect): Promise<string[]> {
+  const migrationTableSchema = dialect.currentSchema ? await dialect.currentSchema(db) : undefined;
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect), migrationTableSchema });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,78 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Db, Dialect } from './dialect.js';
+import type { Database } from './types.js';
+
+const TIMESTAMPTZ_OID = 1184;
+
+export interface PostgresOptions {
+  url: string;
+  poolSize: number;
+  statementTimeoutMs: number;
+  /** Schema to use (tests run each suite in its own). */
+  schema?: string;
+}
+
+/** Opens a PostgreSQL pool; timestamps come back as D3 strings, not Date objects. */
+export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect; pool: pg.Pool } {
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === TIMESTAMPTZ_OID) return (v: string) => new Date(v).toISOString();
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.poolSize,
+    statement_timeout: opts.statementTimeoutMs || undefined,
+    connectionTimeoutMillis: 5000,
+    types: types as pg.CustomTypesConfig,
+    options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
+  });
+  // An idle client that loses its connection emits 'error' on the pool; without a listener the
+  // process would crash. The next query gets a fresh connection (or a 503 while the DB is down).
+  pool.on('error', () => {});
+  // A client checked out of the pool has no pool listener: its socket dying between queries would
+  // emit an unhandled 'error' and kill the process (seen in test/postgres-outage.test.ts). Its
+  // pending queries are still rejected, and the pool drops the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: postgresDialect, pool };
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08003',
+  '08006',
+  '57014', // query_canceled: DATABASE_STATEMENT_TIMEOUT_MS hit; the database is overloaded, retry
+]);
+
+export const postgresDialect: Dialect = {
+  name: 'postgres',
+  async currentSchema(db) {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+    return rows[0]?.schema ?? 'public';
+  },
+  types: { timestamp: 'timestamptz', json: 'jsonb' },
+  rowLocks: true,
+  writeTransaction(db, fn) {
+    return db.transaction().execute(fn);
+  },
+  isUniqueViolation(err) {
+    return (err as { code?: string } | null)?.code === '23505';
+  },
+  isConnectionError(err) {
+    const e = err as { code?: string; message?: string } | null;
+    if (!e) return false;
+    if (e.code && CONNECTION_CODES.has(e.code)) return true;
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(e.message ?? '');
+  },
+};

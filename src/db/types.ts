@@ -1,0 +1,105 @@
+import type { Generated } from 'kysely';
+
+/** Environment of an API key and of the data it sees (D10). */
+export type Env = 'live' | 'test';
+export type Role = 'admin' | 'member' | 'viewer';
+
+// Timestamps are ISO 8601 strings (D3) on both dialects; JSON columns are written as JSON text
+// and read back through `readJson` (SQLite returns text, PostgreSQL jsonb returns objects).
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UsersTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  timezone: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Set when the user was removed from the workspace (D9: their keys stop working). */
+  removed_at?: string | null;
+}
+
+/** D10: the sandbox overlay of a profile, written and read by test keys only. */
+export interface UserTestProfilesTable {
+  user_id: string;
+  name: string | null;
+  timezone: string | null;
+  updated_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  env: Env;
+  name: string;
+  /** Hex SHA-256 of the whole key (D12); the plaintext is never stored. */
+  digest: string;
+  /** First characters of the key, for people to recognise it in lists. */
+  prefix: string;
+  /** JSON array of scopes, or null for every scope (D9). */
+  scopes: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface ResourcesTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  name: string;
+  type: 'standard' | 'premium' | 'custom';
+  status: 'active' | 'archived';
+  metadata: unknown;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  url: string;
+  events: unknown;
+  label: string | null;
+  status: 'enabled' | 'disabled';
+  secret: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  workspace_id: string;
+  env: Env;
+  key: string;
+  request_hash: string;
+  state: 'processing' | 'done';
+  status_code: number | null;
+  response_body: string | null;
+  locked_until: string;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface MigrationsMarker {
+  id: Generated<number>;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  users: UsersTable;
+  user_test_profiles: UserTestProfilesTable;
+  api_keys: ApiKeysTable;
+  resources: ResourcesTable;
+  webhooks: WebhooksTable;
+  idempotency_keys: IdempotencyKeysTable;
+}

@@ -1,0 +1,83 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Dialect } from '../db/dialect.js';
+import { AppError, type ErrorDetail, UnavailableError } from '../lib/errors.js';
+import { toDetails } from './validation.js';
+
+/** Builds the D1 body. */
+export function errorBody(request: FastifyRequest, code: string, message: string, details?: ErrorDetail[]) {
+  return { error: { code, message, request_id: String(request.id), ...(details ? { details } : {}) } };
+}
+
+const FASTIFY_CODES: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    message: 'Request bodies must be JSON with Content-Type: application/json.',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    status: 413,
+    code: 'payload_too_large',
+    message: 'The request body is larger than 1 MiB.',
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The request body is not valid JSON.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The request body is empty.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    code: 'invalid_request',
+    message: 'Content-Length does not match the body.',
+  },
+};
+
+/** Maps any thrown error to its status and D1 body, once for the whole app (STYLE 5). */
+export function installErrorHandler(app: FastifyInstance, dialect: Dialect): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof AppError) {
+      if (err.headers) reply.headers(err.headers);
+      return send(reply, err.statusCode, errorBody(request, err.code, err.message, err.details));
+    }
+    if (err.validation) {
+      const where = err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'request');
+      const details = toDetails(err.validation as never, where);
+      return send(
+        reply,
+        400,
+        errorBody(request, 'validation_error', `The ${where} has ${details.length} invalid value(s).`, details),
+      );
+    }
+    const known = err.code ? FASTIFY_CODES[err.code] : undefined;
+    if (known) return send(reply, known.status, errorBody(request, known.code, known.message));
+    if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
+      return send(reply, 400, errorBody(request, 'invalid_json', 'The request body is not valid JSON.'));
+    }
+    const sqliteBusy = (err as { code?: string }).code?.startsWith('SQLITE_BUSY');
+    if (dialect.isConnectionError(err) || sqliteBusy) {
+      request.log.warn({ err }, 'database unavailable');
+      const u = new UnavailableError();
+      reply.headers(u.headers ?? {});
+      return send(reply, 503, errorBody(request, u.code, u.message));
+    }
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return send(reply, err.statusCode, errorBody(request, 'invalid_request', 'The request is not valid.'));
+    }
+    request.log.error({ err }, 'unhandled error');
+    return send(reply, 500, errorBody(request, 'internal_error', 'Something went wrong on our side.'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    send(reply, 404, errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+  });
+}
+
+/**
+ * Errors the router raises before any hook runs (an id longer than the router takes, a path
+ * with broken %-encoding): no such route or object, so a D1 404 with the request id.
+ */
+export function frameworkErrors(_err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  return send(reply, 404, errorBody(request, 'not_found', 'No such route or object.'));
+}
+
+function send(reply: FastifyReply, status: number, body: unknown) {
+  // The route's response schema may not list this status; send the D1 body as plain JSON.
+  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+}

@@ -1,0 +1,19 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { newId } from '../lib/ids.js';
+
+const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Echoes a sane incoming X-Request-Id, else makes a `req_…` id (D2). */
+export function genRequestId(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  if (typeof incoming === 'string' && SANE_ID.test(incoming)) return incoming;
+  return newId('request');
+}
+
+/** Puts X-Request-Id on every response. */
+export function installRequestId(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+}

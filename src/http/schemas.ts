@@ -1,0 +1,91 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+
+/** D1 error body. */
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'snake_case error code (D1)' }),
+      message: Type.String(),
+      request_id: Type.String({ description: 'req_… id, also in the X-Request-Id header' }),
+      details: Type.Optional(
+        Type.Array(
+          Type.Object({
+            field: Type.String({ examples: ['metadata.color'] }),
+            issue: Type.String({ examples: ['too_long'] }),
+            message: Type.String(),
+          }),
+        ),
+      ),
+    }),
+  },
+  { $id: 'Error', title: 'Error' },
+);
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'validation_error or invalid_json',
+  401: 'missing_token, invalid_token or expired_token',
+  403: 'insufficient_scope',
+  404: 'not_found',
+  409: 'idempotency_key_reused or idempotency_key_in_use (D14)',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited (with Retry-After)',
+  503: 'service_unavailable',
+};
+
+/** Error responses for a route's schema, all with the D1 body. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const s of statuses) out[s] = Type.Ref(ErrorSchema, { description: ERROR_DESCRIPTIONS[s] });
+  return out;
+}
+
+/** Errors every authenticated route can answer. */
+export const AUTHED_ERRORS = [400, 401, 403, 429] as const;
+
+/** `{ data: T }` envelope. */
+export function DataOf<T extends TSchema>(schema: T) {
+  return Type.Object({ data: schema });
+}
+
+export const PageMetaSchema = Type.Object({
+  total: Type.Integer({ description: 'Matching records across all pages.' }),
+  limit: Type.Integer({ description: 'Page size applied to this response.' }),
+  offset: Type.Integer({ description: 'Records before this page.' }),
+  next_cursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Opaque token for `cursor=` to fetch the next page; null on the last page (D4).',
+  }),
+});
+
+/** `{ data: T[], meta }` list envelope (D4). */
+export function ListOf<T extends TSchema>(schema: T) {
+  return Type.Object({ data: Type.Array(schema), meta: PageMetaSchema });
+}
+
+/** Largest accepted `offset` (2^31 - 1); larger values are a 400, never clamped (D4). */
+export const MAX_OFFSET = 2_147_483_647;
+
+/** D4 paging query parameters. */
+export const PageQueryProps = {
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1..100.' }),
+  offset: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_OFFSET,
+      description: 'Records to skip (default 0); not allowed with cursor.',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of the previous page.' }),
+  ),
+};
+
+export const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'ISO 8601 UTC with milliseconds (D3)',
+  examples: ['2026-11-22T10:15:30.123Z'],
+});
+
+export function IdParam(prefix: string, example: string) {
+  return Type.Object({ id: Type.String({ description: `${prefix}… id`, examples: [example] }) });
+}

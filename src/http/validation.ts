@@ -1,0 +1,171 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import ajvFormats from 'ajv-formats';
+import type { FastifyInstance } from 'fastify';
+import type { ErrorDetail } from '../lib/errors.js';
+
+// ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module.
+const addFormats = ajvFormats.default;
+
+function makeAjv(coerceTypes: boolean | 'array') {
+  const ajv = new Ajv({
+    coerceTypes,
+    useDefaults: true,
+    // D5: unknown fields are refused, never silently dropped.
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+/**
+ * Bodies are validated without type coercion (D1: `"name": 123` is a 400, not "123"); query
+ * strings and path params, which are always text, are coerced to the schema's types.
+ */
+export function installValidators(app: FastifyInstance): void {
+  const bodyAjv = makeAjv(false);
+  const textAjv = makeAjv('array');
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === 'body') return bodyAjv.compile(schema);
+    const validate = textAjv.compile(schema);
+    if (httpPart !== 'querystring') return validate;
+    return strictIntegers(schema as QuerySchema, validate);
+  });
+}
+
+type QuerySchema = { properties?: Record<string, { type?: unknown }> };
+type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+/**
+ * D4: integer query values must be written as plain decimal integers. Ajv's coercion alone
+ * would also take `0x10`, `1e1` or ` 5`; those are 400s here, like `1.5` and `abc`.
+ */
+function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
+  const integers = Object.entries(schema.properties ?? {})
+    .filter(([, p]) => p.type === 'integer')
+    .map(([name]) => name);
+  if (integers.length === 0) return validate;
+  const wrapped: Validator = (data) => {
+    const query = (data ?? {}) as Record<string, unknown>;
+    const errors: ErrorObject[] = integers
+      .filter((name) => typeof query[name] === 'string' && !DECIMAL_INTEGER.test(query[name] as string))
+      .map((name) => ({
+        keyword: 'type',
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}/type`,
+        params: { type: 'integer' },
+        message: 'must be a decimal integer',
+      }));
+    if (errors.length > 0) {
+      wrapped.errors = errors;
+      return false;
+    }
+    const ok = validate(data);
+    wrapped.errors = validate.errors;
+    return ok;
+  };
+  return wrapped;
+}
+
+const ISSUES: Record<string, string> = {
+  required: 'required',
+  additionalProperties: 'unknown_field',
+  maxLength: 'too_long',
+  minLength: 'too_short',
+  maxItems: 'too_many',
+  minItems: 'too_few',
+  maxProperties: 'too_many',
+  uniqueItems: 'duplicate',
+  type: 'invalid_type',
+  enum: 'invalid_value',
+  const: 'invalid_value',
+  anyOf: 'invalid_value',
+  minimum: 'out_of_range',
+  maximum: 'out_of_range',
+  exclusiveMinimum: 'out_of_range',
+  exclusiveMaximum: 'out_of_range',
+  multipleOf: 'invalid_value',
+  pattern: 'invalid_format',
+  format: 'invalid_format',
+  propertyNames: 'invalid_key',
+};
+
+/** Maps Ajv errors to D1 `details`, one per problem, with dotted field paths (`root`: the whole part). */
+export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  // Errors from inside propertyNames carry the key name and say what is wrong with it; the
+  // propertyNames error that follows reports it once, with that reason.
+  const keyProblems = new Map<string, ErrorObject>();
+  for (const e of errors) if (e.propertyName !== undefined) keyProblems.set(e.propertyName, e);
+  for (const e of errors) {
+    // anyOf/union branches produce one error per branch; report the union once.
+    if (e.keyword === 'if') continue;
+    if (e.propertyName !== undefined) continue;
+    let path = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let message: string;
+    let issue: string | undefined;
+    if (e.keyword === 'required') {
+      path = [...path, String(e.params.missingProperty)];
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      path = [...path, String(e.params.additionalProperty)];
+      message = 'is not a field this endpoint accepts';
+    } else if (e.keyword === 'propertyNames') {
+      const key = String(e.params.propertyName);
+      const inner = keyProblems.get(key);
+      const problem = inner?.keyword;
+      if (key === '' || problem === 'minLength') {
+        // An empty key cannot be named as `metadata.`; the field is the object itself.
+        issue = 'empty_key';
+        message = 'has an empty key; keys must be at least 1 character';
+      } else {
+        path = [...path, key];
+        issue = problem === 'maxLength' ? 'key_too_long' : 'invalid_key';
+        message =
+          problem === 'maxLength' ? `is a key longer than ${inner?.params.limit} characters` : 'is not an allowed key';
+      }
+    } else {
+      message = e.message ?? 'is invalid';
+    }
+    const field = path.join('.') || root;
+    issue ??= ISSUES[e.keyword] ?? 'invalid_value';
+    const key = `${field}|${issue}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ field, issue, message: `${field} ${message}.` });
+  }
+  return out;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * D6 stores strings exactly as sent, which a NUL character or a lone UTF-16 surrogate cannot be
+ * (PostgreSQL text refuses NUL; both databases store UTF-8). One detail per offending string or key.
+ */
+export function unstorableStrings(value: unknown, path: string[] = []): ErrorDetail[] {
+  const bad = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
+  const field = (p: string[]) => p.join('.') || 'body';
+  if (typeof value === 'string') {
+    if (!bad(value)) return [];
+    const message = `${field(path)} contains a NUL character or a lone surrogate.`;
+    return [{ field: field(path), issue: 'invalid_character', message }];
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => unstorableStrings(v, [...path, String(i)]));
+  if (value === null || typeof value !== 'object') return [];
+  const out: ErrorDetail[] = [];
+  for (const [k, v] of Object.entries(value)) {
+    if (bad(k)) {
+      const message = `${field(path)} has a key with a NUL character or a lone surrogate.`;
+      out.push({ field: field(path), issue: 'invalid_character', message });
+    }
+    out.push(...unstorableStrings(v, [...path, k]));
+  }
+  return out;
+}

@@ -1,0 +1,11 @@
+/** Source of time, injected so that tests control it instead of sleeping. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** D3 timestamp: ISO 8601 UTC with milliseconds and Z. */
+export function isoAt(ms: number): string {
+  return new Date(ms).toISOString();
+}

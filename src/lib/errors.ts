@@ -1,0 +1,67 @@
+/** One problem in a validation error (D1 `details` entry). */
+export interface ErrorDetail {
+  field: string;
+  issue: string;
+  message: string;
+}
+
+/** Base of every error the service throws on purpose; the HTTP layer maps it to the D1 body. */
+export class AppError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details: ErrorDetail[]) {
+    super(400, 'validation_error', message, details);
+  }
+}
+
+/** A validation error about one field. */
+export function fieldError(field: string, issue: string, message: string): ValidationError {
+  return new ValidationError(message, [{ field, issue, message }]);
+}
+
+export class NotFoundError extends AppError {
+  constructor(what = 'resource') {
+    super(404, 'not_found', `No such ${what}.`);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'This API key does not have the permission for this action.') {
+    super(403, 'insufficient_scope', message);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(code: 'missing_token' | 'invalid_token' | 'expired_token') {
+    const messages = {
+      missing_token: 'No API key given: send the header Authorization: Bearer <API_KEY>.',
+      invalid_token: 'The API key is invalid or malformed.',
+      expired_token: 'The API key has been revoked.',
+    } as const;
+    super(401, code, messages[code]);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(code: string, message: string) {
+    super(409, code, message);
+  }
+}
+
+/** The database cannot be reached: 503 until it returns. */
+export class UnavailableError extends AppError {
+  constructor(message = 'The service is temporarily unavailable; retry shortly.') {
+    super(503, 'service_unavailable', message, undefined, { 'retry-after': '1' });
+  }
+}

@@ -1,0 +1,24 @@
+import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { type ErrorDetail, ValidationError } from './errors.js';
+
+// TypeBox ships no string formats; these are the ones our schemas use.
+if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)));
+
+const compiled = new WeakMap<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
+
+/** Checks a value against a schema outside HTTP (CLI input); throws ValidationError with details. */
+export function assertValid<T extends TSchema>(schema: T, value: unknown): asserts value is Static<T> {
+  let checker = compiled.get(schema);
+  if (!checker) {
+    checker = TypeCompiler.Compile(schema);
+    compiled.set(schema, checker);
+  }
+  if (checker.Check(value)) return;
+  const details: ErrorDetail[] = [...checker.Errors(value)].map((e) => {
+    const field = e.path.split('/').filter(Boolean).join('.') || '(root)';
+    return { field, issue: 'invalid_value', message: `${field}: ${e.message}` };
+  });
+  throw new ValidationError(details.map((d) => d.message).join('; '), details);
+}

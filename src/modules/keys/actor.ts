@@ -1,0 +1,30 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { Env, Role } from '../../db/types.js';
+import { UnauthorizedError } from '../../lib/errors.js';
+import { keysRepository } from './keys.repository.js';
+
+/** Who is calling: the verified key, its owner's current role, and the data it may see (D9, D10). */
+export interface Actor {
+  keyId: string;
+  userId: string;
+  workspaceId: string;
+  env: Env;
+  role: Role;
+  scopes: readonly string[] | null;
+}
+
+/**
+ * Runs a change in a write transaction that first re-reads the caller's key, so a key revoked
+ * before the transaction commits changes nothing (D12). Throws 401 expired_token then.
+ */
+export function createWriteRunner(deps: { db: Db; dialect: Dialect }) {
+  return async function writeAs<T>(actor: Actor, fn: (trx: Db) => Promise<T>): Promise<T> {
+    return deps.dialect.writeTransaction(deps.db, async (trx) => {
+      if (!(await keysRepository.isActive(trx, actor.keyId, deps.dialect.rowLocks))) {
+        throw new UnauthorizedError('expired_token');
+      }
+      return fn(trx);
+    });
+  };
+}
+export type WriteRunner = ReturnType<typeof createWriteRunner>;

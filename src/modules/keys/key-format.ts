@@ -1,0 +1,42 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Env } from '../../db/types.js';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** Length of the random part: 43 base62 characters ≈ 256 bits (D12 asks for ≥ 32). */
+export const KEY_RANDOM_LENGTH = 43;
+const KEY_RE = /^svc_(live|test)_([0-9A-Za-z]{32,128})$/;
+
+/** D12: a new plaintext key, `svc_<env>_` + 43 base62 characters from the CSPRNG (unbiased). */
+export function generateKey(env: Env): string {
+  let out = '';
+  while (out.length < KEY_RANDOM_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      // 62 * 4 = 248: bytes ≥ 248 are rejected so every character is equally likely.
+      if (byte < 248 && out.length < KEY_RANDOM_LENGTH) out += BASE62[byte % 62];
+    }
+  }
+  return `svc_${env}_${out}`;
+}
+
+/** The stored form of a key: hex SHA-256 of the whole key (the env prefix is part of it). */
+export function digestKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Parses a presented key: its environment, or null when it is malformed. */
+export function parseKey(key: string): { env: Env } | null {
+  const m = KEY_RE.exec(key);
+  return m ? { env: m[1] as Env } : null;
+}
+
+/** Constant-time comparison of two hex digests. */
+export function digestsEqual(a: string, b: string): boolean {
+  const ba = Buffer.from(a, 'hex');
+  const bb = Buffer.from(b, 'hex');
+  return ba.length === bb.length && timingSafeEqual(ba, bb);
+}
+
+/** The part of a key safe to show in lists: `svc_live_AbCd`. */
+export function displayPrefix(key: string): string {
+  return key.slice(0, key.indexOf('_', 4) + 5);
+}

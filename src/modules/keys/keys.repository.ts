@@ -1,0 +1,86 @@
+import type { Db } from '../../db/dialect.js';
+import type { ApiKeysTable, Env, Role } from '../../db/types.js';
+
+export interface KeyWithOwner {
+  id: string;
+  digest: string;
+  env: Env;
+  workspace_id: string;
+  user_id: string;
+  scopes: string | null;
+  revoked_at: string | null;
+  role: Role | null;
+}
+
+/** SQL for API keys. */
+export const keysRepository = {
+  insert(db: Db, row: ApiKeysTable) {
+    return db.insertInto('api_keys').values(row).execute();
+  },
+
+  /** The key with this digest and its owner's current role (null role: the user was removed, D9). */
+  findByDigest(db: Db, digest: string): Promise<KeyWithOwner | undefined> {
+    return db
+      .selectFrom('api_keys')
+      .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
+      .select([
+        'api_keys.id',
+        'api_keys.digest',
+        'api_keys.env',
+        'api_keys.workspace_id',
+        'api_keys.user_id',
+        'api_keys.scopes',
+        'api_keys.revoked_at',
+        'users.role',
+      ])
+      .where('api_keys.digest', '=', digest)
+      .executeTakeFirst();
+  },
+
+  listByWorkspace(db: Db, workspaceId: string) {
+    return db
+      .selectFrom('api_keys')
+      .select([
+        'id',
+        'name',
+        'env',
+        'prefix',
+        'scopes',
+        'user_id',
+        'workspace_id',
+        'created_at',
+        'revoked_at',
+        'last_used_at',
+      ])
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('id')
+      .execute();
+  },
+
+  findById(db: Db, id: string) {
+    return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
+  revoke(db: Db, id: string, at: string) {
+    return db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+  },
+
+  /** Whether the key is still usable now, read inside the caller's write transaction (D12). */
+  async isActive(db: Db, id: string, lockForShare: boolean): Promise<boolean> {
+    let q = db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.id', 'api_keys.user_id')
+      .select('api_keys.id')
+      .where('api_keys.id', '=', id)
+      .where('api_keys.revoked_at', 'is', null)
+      .where('users.removed_at', 'is', null);
+    // PostgreSQL: a concurrent revoke waits for this transaction, or this one sees the revoke.
+    if (lockForShare) q = q.forShare('api_keys');
+    return (await q.executeTakeFirst()) !== undefined;
+  },
+};

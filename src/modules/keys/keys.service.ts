@@ -1,0 +1,130 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { Env } from '../../db/types.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
+import { fieldError, NotFoundError } from '../../lib/errors.js';
+import { isId, newId } from '../../lib/ids.js';
+import type { Actor } from './actor.js';
+import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
+import { keysRepository } from './keys.repository.js';
+import { isScope, SCOPES } from './scopes.js';
+
+export type VerifyResult =
+  | { ok: true; actor: Actor }
+  | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token' };
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  name: string;
+  env: Env;
+  scopes: string[];
+  user_id: string;
+  workspace_id: string;
+  created_at: string;
+}
+
+/** API keys: generation (D12), verification on every request, listing and revocation. */
+export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
+  const { db, clock } = deps;
+
+  /** Creates a key for a user; the plaintext is in the result and nowhere else. */
+  async function create(
+    input: { userId: string; env: Env; name: string; scopes?: string[] | null },
+    trx: Db = db,
+  ): Promise<CreatedKey> {
+    if (input.name.length === 0 || [...input.name].length > 100) {
+      throw fieldError('name', 'invalid_length', 'name must be 1 to 100 characters.');
+    }
+    const scopes = input.scopes ?? null;
+    for (const s of scopes ?? []) {
+      if (!isScope(s))
+        throw fieldError('scopes', 'invalid_value', `Unknown scope "${s}"; known: ${SCOPES.join(', ')}.`);
+    }
+    const user = await trx
+      .selectFrom('users')
+      .select(['id', 'workspace_id'])
+      .where('id', '=', input.userId)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    if (!user) throw new NotFoundError('user');
+    const key = generateKey(input.env);
+    const now = clock.now();
+    const row = {
+      id: newId('key', now),
+      workspace_id: user.workspace_id,
+      user_id: user.id,
+      env: input.env,
+      name: input.name,
+      digest: digestKey(key),
+      prefix: displayPrefix(key),
+      scopes: scopes === null ? null : JSON.stringify([...new Set(scopes)]),
+      created_at: isoAt(now),
+      revoked_at: null,
+      last_used_at: null,
+    };
+    await keysRepository.insert(trx, row);
+    return {
+      id: row.id,
+      key,
+      name: row.name,
+      env: row.env,
+      scopes: scopes === null ? [...SCOPES] : [...new Set(scopes)],
+      user_id: row.user_id,
+      workspace_id: row.workspace_id,
+      created_at: row.created_at,
+    };
+  }
+
+  /** Checks an Authorization header value; never throws for a bad key (STYLE 6). */
+  async function verify(header: string | undefined): Promise<VerifyResult> {
+    if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
+    const m = /^Bearer ([^\s]+)$/.exec(header);
+    if (!m) return { ok: false, code: 'invalid_token' };
+    const key = m[1] as string;
+    const parsed = parseKey(key);
+    if (!parsed) return { ok: false, code: 'invalid_token' };
+    const digest = digestKey(key);
+    const row = await keysRepository.findByDigest(db, digest);
+    if (!row || !digestsEqual(row.digest, digest) || row.env !== parsed.env) {
+      return { ok: false, code: 'invalid_token' };
+    }
+    // D9: a key whose owner was removed stops working like a revoked one.
+    if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
+    return {
+      ok: true,
+      actor: {
+        keyId: row.id,
+        userId: row.user_id,
+        workspaceId: row.workspace_id,
+        env: row.env,
+        role: row.role,
+        scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as string[]),
+      },
+    };
+  }
+
+  /** Keys of a workspace, never with secrets. */
+  async function list(workspaceId: string) {
+    const ws = await db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst();
+    if (!ws) throw new NotFoundError('workspace');
+    const rows = await keysRepository.listByWorkspace(db, workspaceId);
+    return rows.map((r) => ({
+      ...r,
+      scopes: r.scopes === null ? [...SCOPES] : (JSON.parse(r.scopes) as string[]),
+    }));
+  }
+
+  /** Revokes a key at once (D12); throws NotFoundError for an unknown id. */
+  async function revoke(keyId: string) {
+    if (!isId('key', keyId)) throw new NotFoundError('API key');
+    const existing = await keysRepository.findById(db, keyId);
+    if (!existing) throw new NotFoundError('API key');
+    const at = isoAt(clock.now());
+    await deps.dialect.writeTransaction(db, (trx) => keysRepository.revoke(trx, keyId, at));
+    const after = await keysRepository.findById(db, keyId);
+    return { id: keyId, revoked_at: after?.revoked_at ?? at };
+  }
+
+  return { create, verify, list, revoke };
+}
+export type KeysService = ReturnType<typeof createKeysService>;

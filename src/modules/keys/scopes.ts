@@ -1,0 +1,30 @@
+import type { Role } from '../../db/types.js';
+
+/** Every scope of D9. */
+export const SCOPES = [
+  'users:read',
+  'users:write',
+  'resources:read',
+  'resources:write',
+  'events:read',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** D9: what each role may do; a key's scopes are intersected with its owner's current role. */
+const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
+  admin: new Set(SCOPES),
+  member: new Set(['users:read', 'users:write', 'resources:read', 'resources:write', 'events:read']),
+  viewer: new Set(['users:read', 'users:write', 'resources:read', 'events:read']),
+};
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+/** Whether a key with `keyScopes` (null: every scope) held by a `role` user may use `scope`. */
+export function allows(role: Role, keyScopes: readonly string[] | null, scope: Scope): boolean {
+  if (!ROLE_SCOPES[role].has(scope)) return false;
+  return keyScopes === null || keyScopes.includes(scope);
+}

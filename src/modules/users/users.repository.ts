@@ -1,0 +1,79 @@
+import type { Db } from '../../db/dialect.js';
+import { pageById } from '../../db/keyset.js';
+import type { UsersTable, UserTestProfilesTable } from '../../db/types.js';
+import type { PageRequest } from '../../lib/paging.js';
+import type { User } from './users.schemas.js';
+
+/** Row (with the D10 test overlay when given) → API object. */
+export function toUser(row: UsersTable, overlay?: UserTestProfilesTable): User {
+  return {
+    id: row.id,
+    email: row.email,
+    name: overlay?.name ?? row.name,
+    role: row.role,
+    timezone: overlay?.timezone ?? row.timezone,
+    workspace_id: row.workspace_id,
+    created_at: row.created_at,
+    updated_at: overlay && overlay.updated_at > row.updated_at ? overlay.updated_at : row.updated_at,
+  };
+}
+
+/** SQL for users and their test-mode profile overlays. */
+export const usersRepository = {
+  insert(db: Db, row: UsersTable) {
+    return db.insertInto('users').values(row).execute();
+  },
+
+  find(db: Db, id: string) {
+    return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
+  update(db: Db, id: string, set: Partial<Pick<UsersTable, 'name' | 'timezone' | 'updated_at'>>) {
+    return db.updateTable('users').set(set).where('id', '=', id).execute();
+  },
+
+  findOverlay(db: Db, userId: string) {
+    return db.selectFrom('user_test_profiles').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  },
+
+  async overlaysFor(db: Db, userIds: string[]): Promise<Map<string, UserTestProfilesTable>> {
+    if (userIds.length === 0) return new Map();
+    const rows = await db.selectFrom('user_test_profiles').selectAll().where('user_id', 'in', userIds).execute();
+    return new Map(rows.map((r) => [r.user_id, r]));
+  },
+
+  upsertOverlay(db: Db, row: UserTestProfilesTable) {
+    return db
+      .insertInto('user_test_profiles')
+      .values(row)
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet({ name: row.name, timezone: row.timezone, updated_at: row.updated_at }),
+      )
+      .execute();
+  },
+
+  /** Current members (removed users are not listed). */
+  list(db: Db, workspaceId: string, page: PageRequest) {
+    return pageById(
+      db,
+      'users',
+      (eb) => eb.and([eb('workspace_id', '=', workspaceId), eb('removed_at', 'is', null)]),
+      page,
+    );
+  },
+
+  /** Changes a current member's role or marks them removed; false when there is no such member. */
+  async setMembership(
+    db: Db,
+    id: string,
+    set: Partial<Pick<UsersTable, 'role' | 'removed_at'>> & { updated_at: string },
+  ): Promise<boolean> {
+    const r = await db
+      .updateTable('users')
+      .set(set)
+      .where('id', '=', id)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+};

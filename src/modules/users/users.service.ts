@@ -1,0 +1,122 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { Role, UsersTable } from '../../db/types.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
+import { fieldError, NotFoundError, UnauthorizedError, ValidationError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Page, PageRequest } from '../../lib/paging.js';
+import { assertValid } from '../../lib/validate.js';
+import type { Actor, WriteRunner } from '../keys/actor.js';
+import { isIanaTimezone } from './timezone.js';
+import { usersRepository as repo, toUser } from './users.repository.js';
+import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
+
+/** Profiles (D8), the member list, and the D10 test-mode overlay. */
+export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Clock; writeAs: WriteRunner }) {
+  const { db, dialect, clock, writeAs } = deps;
+
+  async function me(actor: Actor): Promise<User> {
+    const row = await repo.find(db, actor.userId);
+    if (!row) throw new UnauthorizedError('expired_token');
+    const overlay = actor.env === 'test' ? await repo.findOverlay(db, row.id) : undefined;
+    return toUser(row, overlay);
+  }
+
+  /** PATCH /users/me: live keys write the profile, test keys the sandbox overlay (D10). */
+  async function patchMe(actor: Actor, input: PatchMeInput): Promise<User> {
+    if (input.timezone !== undefined && !isIanaTimezone(input.timezone)) {
+      throw fieldError('timezone', 'invalid_value', `timezone "${input.timezone}" is not an IANA time zone name.`);
+    }
+    if (input.name === undefined && input.timezone === undefined) return me(actor); // D8: {} is a no-op
+    return writeAs(actor, async (trx) => {
+      const row = await repo.find(trx, actor.userId);
+      if (!row) throw new UnauthorizedError('expired_token');
+      const now = clock.now();
+      if (actor.env === 'test') {
+        const prev = await repo.findOverlay(trx, row.id);
+        const overlay = {
+          user_id: row.id,
+          name: input.name ?? prev?.name ?? null,
+          timezone: input.timezone ?? prev?.timezone ?? null,
+          updated_at: isoAt(Math.max(now, Date.parse(prev?.updated_at ?? row.updated_at))),
+        };
+        await repo.upsertOverlay(trx, overlay);
+        return toUser(row, overlay);
+      }
+      const set: Partial<UsersTable> = { updated_at: isoAt(Math.max(now, Date.parse(row.updated_at))) };
+      if (input.name !== undefined) set.name = input.name;
+      if (input.timezone !== undefined) set.timezone = input.timezone;
+      await repo.update(trx, row.id, set);
+      return toUser({ ...row, ...set });
+    });
+  }
+
+  async function list(actor: Actor, page: PageRequest): Promise<Page<User>> {
+    const p = await repo.list(db, actor.workspaceId, page);
+    const overlays =
+      actor.env === 'test'
+        ? await repo.overlaysFor(
+            db,
+            p.items.map((u) => u.id),
+          )
+        : new Map();
+    return { ...p, items: p.items.map((u) => toUser(u, overlays.get(u.id))) };
+  }
+
+  /** Adds a member to a workspace (CLI). Throws ValidationError, NotFoundError. */
+  async function create(input: CreateUserInput, trx?: Db): Promise<User> {
+    assertValid(CreateUserInput, input);
+    const run = async (t: Db) => {
+      const ws = await t.selectFrom('workspaces').select('id').where('id', '=', input.workspaceId).executeTakeFirst();
+      if (!ws) throw new NotFoundError('workspace');
+      const now = isoAt(clock.now());
+      const row: UsersTable = {
+        id: newId('user'),
+        workspace_id: ws.id,
+        email: input.email,
+        name: input.name ?? null,
+        role: input.role,
+        timezone: null,
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await repo.insert(t, row);
+      } catch (err) {
+        if (dialect.isUniqueViolation(err)) {
+          throw new ValidationError('A user with this email is already in the workspace.', [
+            { field: 'email', issue: 'taken', message: 'email is already a member of this workspace.' },
+          ]);
+        }
+        throw err;
+      }
+      return toUser(row);
+    };
+    return trx ? run(trx) : dialect.writeTransaction(db, run);
+  }
+
+  /** D9: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
+  async function setRole(userId: string, role: Role): Promise<User> {
+    assertValid(RoleSchema, role);
+    return dialect.writeTransaction(db, async (trx) => {
+      const row = await repo.find(trx, userId);
+      if (!row || row.removed_at) throw new NotFoundError('user');
+      const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
+      await repo.setMembership(trx, userId, { role, updated_at });
+      return toUser({ ...row, role, updated_at });
+    });
+  }
+
+  /** D9: removes a member; every key they hold answers 401 expired_token from now on. */
+  async function remove(userId: string): Promise<{ id: string; removed_at: string }> {
+    return dialect.writeTransaction(db, async (trx) => {
+      const now = isoAt(clock.now());
+      if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
+        throw new NotFoundError('user');
+      }
+      return { id: userId, removed_at: now };
+    });
+  }
+
+  return { me, patchMe, list, create, setRole, remove };
+}
+export type UsersService = ReturnType<typeof createUsersService>;

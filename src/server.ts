@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { openStorage, type Storage } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { openRedis, waitForRedis } from './redis.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  storage: Storage;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Opens the database, migrates, listens; `stop` drains in-flight requests then closes. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const storage = openStorage({
+    url: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  });
+  await migrateToLatest(storage.db, storage.dialect);
+  // REDIS_URL: rate-limit counters shared by every API process (D11); without it, per process.
+  const logger = config.LOG_LEVEL === 'silent' ? { warn() {}, info() {} } : undefined;
+  let app: FastifyInstance;
+  const redis = config.REDIS_URL
+    ? openRedis(
+        config.REDIS_URL,
+        logger ?? { warn: (o, m) => app?.log.warn(o, m), info: (o, m) => app?.log.info(o, m) },
+      )
+    : undefined;
+  app = await buildApp({ config, storage, redis, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
+  app.server.keepAliveTimeout = 65_000;
+  app.server.headersTimeout = 66_000;
+  app.server.requestTimeout = 30_000;
+  // Start with shared counters when Redis is there; if it is not, serve anyway (fail-open).
+  if (redis) await waitForRedis(redis);
+  const url = await app.listen({ port: config.PORT, host: config.HOST });
+  let stopping: Promise<void> | null = null;
+  return {
+    app,
+    storage,
+    url,
+    stop() {
+      stopping ??= (async () => {
+        await app.close(); // stops accepting, waits for in-flight requests
+        await storage.close();
+        redis?.disconnect();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** SIGTERM/SIGINT: finish in-flight work (bounded), then exit. */
+export function stopOnSignals(stop: () => Promise<void>, log: (msg: string) => void, graceMs = 10_000): void {
+  let signalled = false;
+  const handler = (signal: string) => {
+    if (signalled) return;
+    signalled = true;
+    log(`${signal} received: finishing in-flight work`);
+    const timer = setTimeout(() => {
+      log(`shutdown took longer than ${graceMs} ms; exiting`);
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log(`shutdown failed: ${String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGINT', () => handler('SIGINT'));
+}

@@ -1,0 +1,277 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
+import { createResource } from './helpers/auth-matrix.js';
+import { expectError, expectRateLimitHeaders } from './helpers/expect.js';
+import { expectNoChange } from './helpers/snapshot.js';
+
+let t: TestApp;
+let ws: TestWorkspace;
+let resId: string;
+beforeAll(async () => {
+  t = await startTestApp();
+  ws = await newWorkspace(t);
+  resId = await createResource(t, ws.live);
+});
+afterAll(() => t.close());
+
+describe('bodies (D1): 413, 415, invalid_json, nothing written', () => {
+  const writes = () => [
+    { method: 'POST' as const, url: '/v1/resources' },
+    { method: 'PUT' as const, url: `/v1/resources/${resId}` },
+    { method: 'PATCH' as const, url: '/v1/users/me' },
+  ];
+
+  it('a body over 1 MiB is 413 payload_too_large', async () => {
+    const body = JSON.stringify({ name: 'a', metadata: { a: 'x'.repeat(1024 * 1024) } });
+    for (const w of writes()) {
+      const res = await expectNoChange(t, () =>
+        t.request({ ...w, key: ws.live, body, headers: { 'content-type': 'application/json' } }),
+      );
+      expectError(res, 413, 'payload_too_large');
+      expectRateLimitHeaders(res);
+    }
+  });
+
+  it('a body just under 1 MiB is read (and then validated)', async () => {
+    const pad = 1024 * 1024 - 200;
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/resources',
+      key: ws.live,
+      body: `{"name":"a","type":"standard","metadata":{"a":"${'x'.repeat(pad)}"}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    // Parsed fine; refused by D7 (value > 500), not by size.
+    expectError(res, 400, 'validation_error');
+  });
+
+  for (const type of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+    'application/vnd.api+json',
+  ]) {
+    it(`Content-Type ${type} is 415 unsupported_media_type`, async () => {
+      for (const w of writes()) {
+        const res = await expectNoChange(t, () =>
+          t.request({ ...w, key: ws.live, body: '{"name":"a","type":"standard"}', headers: { 'content-type': type } }),
+        );
+        expectError(res, 415, 'unsupported_media_type');
+      }
+    });
+  }
+
+  it('a body without Content-Type is 415', async () => {
+    const res = await expectNoChange(t, () =>
+      t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body: '{"name":"a","type":"standard"}' }),
+    );
+    expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('application/json with a charset is accepted', async () => {
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/resources',
+      key: ws.live,
+      body: '{"name":"a","type":"standard"}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(res.statusCode).toBe(201);
+  });
+
+  for (const raw of [
+    '{',
+    '{"name": "a",}',
+    "{'name': 'a'}",
+    'nul',
+    '{"name":"a"}{"x":1}',
+    '\u0000',
+    '{"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{"x":1}}}',
+  ]) {
+    it(`malformed JSON ${JSON.stringify(raw)} is 400 invalid_json`, async () => {
+      for (const w of writes()) {
+        const res = await expectNoChange(t, () =>
+          t.request({ ...w, key: ws.live, body: raw, headers: { 'content-type': 'application/json' } }),
+        );
+        expectError(res, 400, 'invalid_json');
+      }
+    });
+  }
+
+  it('a write without a body is a validation_error naming the body', async () => {
+    const res = await expectNoChange(t, () => t.request({ method: 'POST', url: '/v1/resources', key: ws.live }));
+    expectError(res, 400, 'validation_error');
+  });
+});
+
+describe('routing (D1): 405 with Allow, 404 for unknown routes', () => {
+  const paths: [string, string[]][] = [
+    ['/v1/users/me', ['GET', 'HEAD', 'PATCH']],
+    ['/v1/users', ['GET', 'HEAD']],
+    ['/v1/resources', ['GET', 'HEAD', 'POST']],
+    ['/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R', ['DELETE', 'GET', 'HEAD', 'PUT']],
+    ['/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R/archive', ['POST']],
+    ['/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R/unarchive', ['POST']],
+  ];
+  for (const [path, allowed] of paths) {
+    const others = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !allowed.includes(m));
+    it(`${path}: ${others.join(', ')} are 405 with Allow: ${allowed.join(', ')}`, async () => {
+      for (const method of others) {
+        const res = await expectNoChange(t, () => t.request({ method: method as 'GET', url: path, key: ws.live }));
+        expect(res.statusCode, `${method} ${path}`).toBe(405);
+        expect(res.headers.allow).toBe(allowed.join(', '));
+        if (method !== 'HEAD') expectError(res, 405, 'method_not_allowed');
+      }
+    });
+  }
+
+  for (const url of [
+    '/',
+    '/v1',
+    '/v1/',
+    '/v1/nope',
+    '/v2/resources',
+    '/v1/resources/x/y/z',
+    '/v1/users/me/extra',
+    '/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R/delete',
+  ]) {
+    it(`${url} is 404 not_found with the D1 body, with or without a key`, async () => {
+      for (const key of [ws.live, undefined]) {
+        expectError(await t.request({ method: 'GET', url, key }), 404, 'not_found');
+      }
+    });
+  }
+
+  it('an id longer than the router allows is a 404, not a 500', async () => {
+    const res = await t.request({ method: 'GET', url: `/v1/resources/res_${'A'.repeat(500)}`, key: ws.live });
+    expectError(res, 404, 'not_found');
+  });
+
+  it('/healthz, /readyz, /docs and /v1/openapi.json answer without a key (D21)', async () => {
+    expect(json(await t.request({ method: 'GET', url: '/healthz' }))).toEqual({ status: 'ok' });
+    expect(json(await t.request({ method: 'GET', url: '/readyz' }))).toMatchObject({ status: 'ready', database: 'ok' });
+    const docs = await t.request({ method: 'GET', url: '/docs' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.headers['content-type']).toMatch(/text\/html/);
+    expect(docs.body).toMatch(/swagger-ui/i);
+    const init = await t.request({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    expect(init.statusCode).toBe(200);
+    const doc = await t.request({ method: 'GET', url: '/v1/openapi.json' });
+    expect(doc.statusCode).toBe(200);
+    expect(json(doc).openapi).toBe('3.1.0');
+  });
+});
+
+describe('X-Request-Id (D1, D2)', () => {
+  it('is a new req_ id on every response, and the error body carries the same id', async () => {
+    const a = await t.request({ method: 'GET', url: '/v1/users/me', key: ws.live });
+    const b = await t.request({ method: 'GET', url: '/v1/users/me' });
+    expect(a.headers['x-request-id']).toMatch(/^req_[0-9A-Z]{26}$/);
+    expect(b.headers['x-request-id']).toMatch(/^req_[0-9A-Z]{26}$/);
+    expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+    expect(json(b).error.request_id).toBe(b.headers['x-request-id']);
+    for (const url of ['/healthz', '/nope', '/docs']) {
+      expect((await t.request({ method: 'GET', url })).headers['x-request-id']).toMatch(/^req_/);
+    }
+  });
+
+  it('echoes a sane incoming id', async () => {
+    for (const id of ['abc-123', 'trace.id:42_x', 'A'.repeat(128)]) {
+      const res = await t.request({ method: 'GET', url: '/v1/nope', headers: { 'x-request-id': id } });
+      expect(res.headers['x-request-id']).toBe(id);
+      expect(json(res).error.request_id).toBe(id);
+    }
+  });
+
+  it('replaces an insane one (too long, spaces, markup, non-ASCII, empty)', async () => {
+    for (const id of ['A'.repeat(129), 'a b', '<script>', 'ré', '', 'a\tb', 'x;y']) {
+      const res = await t.request({
+        method: 'GET',
+        url: '/v1/users/me',
+        key: ws.live,
+        headers: { 'x-request-id': id },
+      });
+      expect(res.headers['x-request-id']).toMatch(/^req_[0-9A-Z]{26}$/);
+    }
+  });
+});
+
+describe('rate limits (D11)', () => {
+  it('every authenticated response carries X-RateLimit-*, errors included', async () => {
+    const requests = [
+      { method: 'GET' as const, url: '/v1/users/me' },
+      { method: 'GET' as const, url: '/v1/resources?limit=0' },
+      { method: 'GET' as const, url: '/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R' },
+      { method: 'POST' as const, url: '/v1/resources', body: { name: '' } },
+      { method: 'POST' as const, url: '/v1/resources', body: '{', headers: { 'content-type': 'application/json' } },
+      { method: 'PATCH' as const, url: '/v1/users/me', body: 'x', headers: { 'content-type': 'text/plain' } },
+      { method: 'DELETE' as const, url: `/v1/resources/${resId}x` },
+    ];
+    let last = Number.POSITIVE_INFINITY;
+    for (const r of requests) {
+      const res = await t.request({ ...r, key: ws.live });
+      expectRateLimitHeaders(res);
+      expect(Number(res.headers['x-ratelimit-limit'])).toBe(6000);
+      const remaining = Number(res.headers['x-ratelimit-remaining']);
+      expect(remaining).toBeLessThan(last);
+      last = remaining;
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeLessThanOrEqual(60);
+    }
+  });
+
+  it('test keys have their own limit (1,500 by default)', async () => {
+    const res = await t.request({ method: 'GET', url: '/v1/users/me', key: ws.test });
+    expect(res.headers['x-ratelimit-limit']).toBe('1500');
+  });
+
+  it('unauthenticated responses (401, health) carry none', async () => {
+    const res = await t.request({ method: 'GET', url: '/v1/users/me' });
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    expect((await t.request({ method: 'GET', url: '/healthz' })).headers['x-ratelimit-limit']).toBeUndefined();
+  });
+});
+
+describe('rate limit exhaustion (D11, small limits through settings)', () => {
+  let small: TestApp;
+  let w: TestWorkspace;
+  beforeAll(async () => {
+    small = await startTestApp({ config: { RATE_LIMIT_LIVE: 3, RATE_LIMIT_TEST: 2, RATE_LIMIT_WINDOW_S: 3600 } });
+    w = await newWorkspace(small);
+  });
+  afterAll(() => small.close());
+
+  it('the request after the limit is 429 rate_limited with Retry-After; other keys are unaffected', async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await small.request({ method: 'GET', url: '/v1/users/me', key: w.live });
+      statuses.push(res.statusCode);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(2 - i));
+    }
+    expect(statuses).toEqual([200, 200, 200]);
+    const limited = await expectNoChange(small, () =>
+      small.request({ method: 'POST', url: '/v1/resources', key: w.live, body: { name: 'a', type: 'standard' } }),
+    );
+    expectError(limited, 429, 'rate_limited');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(3600);
+    expect(limited.headers['x-ratelimit-limit']).toBe('3');
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    expectRateLimitHeaders(limited);
+
+    // The test key of the same user, and another user's key, have their own counters.
+    const m = await w.member('member');
+    expect((await small.request({ method: 'GET', url: '/v1/users/me', key: w.test })).statusCode).toBe(200);
+    expect((await small.request({ method: 'GET', url: '/v1/users/me', key: w.test })).statusCode).toBe(200);
+    expectError(await small.request({ method: 'GET', url: '/v1/users/me', key: w.test }), 429, 'rate_limited');
+    expect((await small.request({ method: 'GET', url: '/v1/users/me', key: m.live })).statusCode).toBe(200);
+  });
+});
+
+describe('URLs the router cannot take', () => {
+  it('broken %-encoding in a path is a D1 404, not a framework body', async () => {
+    const res = await t.request({ method: 'GET', url: '/v1/resources/%E0%A4%A', key: ws.live });
+    expectError(res, 404, 'not_found');
+  });
+});
