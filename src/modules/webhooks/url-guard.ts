@@ -1,0 +1,176 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import { lookup as lookupAsync } from 'node:dns/promises';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** Why a webhook URL was refused at creation. */
+export type GuardIssue =
+  | 'invalid_url'
+  | 'insecure_scheme'
+  | 'too_long'
+  | 'forbidden_address'
+  | 'unresolvable_host'
+  | 'credentials_not_allowed';
+
+/** How strict the guard is, and how it resolves host names (injectable for tests). */
+export interface UrlGuardOptions {
+  allowInsecure: boolean;
+  resolve?: (host: string) => Promise<string[]>;
+}
+
+type GuardResult = { ok: true; url: URL } | { ok: false; issue: GuardIssue; message: string };
+
+const MAX_URL_LENGTH = 2048; // D16
+const BLOCKED_CODE = 'EBLOCKEDADDRESS';
+
+// The ranges ipaddr.js does not name. Its IPv6 default 'unicast' is "none of the listed ranges",
+// which also covers unallocated space and the deprecated IPv4-compatible ::/96; only 2000::/3 is
+// allocated global unicast, so that is what we accept.
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+// ipaddr.js files both NAT64 prefixes under 'rfc6052'; only the well-known /96 reaches the public
+// IPv4 internet, 64:ff9b:1::/48 is for local use (RFC 8215).
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+
+/** Whether an IP address string is a public unicast address; anything unparsable is not. */
+export function isPublicAddress(ip: string): boolean {
+  // net.isIP is strict: odd spellings ipaddr.js would accept (0x7f.1) never pass as "public".
+  if (isIP(ip) === 0) return false;
+  const addr = ipaddr.parse(ip);
+  return addr.kind() === 'ipv4' ? isPublicV4(addr as ipaddr.IPv4) : isPublicV6(addr as ipaddr.IPv6);
+}
+
+function isPublicV4(addr: ipaddr.IPv4): boolean {
+  // Allow-list: the anycast service ranges ipaddr.js names (AS112, AMT) are refused as well;
+  // no webhook receiver lives there, and refusing is the safe side.
+  return addr.range() === 'unicast';
+}
+
+function isPublicV6(addr: ipaddr.IPv6): boolean {
+  const p = addr.parts as [number, number, number, number, number, number, number, number];
+  switch (addr.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return isPublicV4(v4FromParts(p[6], p[7]));
+    case 'rfc6052':
+      return addr.match(NAT64_WELL_KNOWN) && isPublicV4(v4FromParts(p[6], p[7]));
+    case '6to4':
+      return isPublicV4(v4FromParts(p[1], p[2]));
+    case 'teredo':
+      // 2001:0:<server v4>:<flags>:<port>:<client v4 XOR ffff:ffff>; traffic goes to both.
+      return isPublicV4(v4FromParts(p[2], p[3])) && isPublicV4(v4FromParts(~p[6], ~p[7]));
+    case 'unicast':
+      return addr.match(GLOBAL_UNICAST_V6);
+    default:
+      return false;
+  }
+}
+
+function v4FromParts(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([(high >> 8) & 0xff, high & 0xff, (low >> 8) & 0xff, low & 0xff]);
+}
+
+/** Checks a webhook URL at creation (D16 length, D19 https and public addresses); never throws. */
+export async function checkWebhookUrl(url: string, opts: UrlGuardOptions): Promise<GuardResult> {
+  const parsed = parseWebhookUrl(url);
+  if (!parsed.ok || opts.allowInsecure) return parsed;
+  if (parsed.url.protocol !== 'https:') {
+    return refuse('insecure_scheme', 'url must use https:// (D19)');
+  }
+  const host = bareHost(parsed.url);
+  if (isIP(host) !== 0) {
+    return isPublicAddress(host) ? parsed : refuse('forbidden_address', notPublic('points to', host));
+  }
+  return checkResolvedHost(parsed.url, host, opts.resolve ?? resolveAll);
+}
+
+// The checks that hold even with WEBHOOK_ALLOW_INSECURE_URLS.
+function parseWebhookUrl(url: string): GuardResult {
+  if (url.length > MAX_URL_LENGTH) {
+    return refuse('too_long', `url must be at most ${MAX_URL_LENGTH} characters (D16)`);
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return refuse('invalid_url', 'url must be an absolute http:// or https:// URL');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    return refuse('invalid_url', 'url must be an absolute http:// or https:// URL');
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    return refuse('credentials_not_allowed', 'url must not contain a user name or password');
+  }
+  return { ok: true, url: parsed };
+}
+
+async function checkResolvedHost(
+  url: URL,
+  host: string,
+  resolve: (host: string) => Promise<string[]>,
+): Promise<GuardResult> {
+  let addresses: string[];
+  try {
+    addresses = await resolve(host);
+  } catch {
+    addresses = [];
+  }
+  if (addresses.length === 0) {
+    return refuse('unresolvable_host', `url host ${host} could not be resolved`);
+  }
+  // Every address, not just the first: the client may dial any of them.
+  const bad = addresses.find((a) => !isPublicAddress(a));
+  return bad === undefined ? { ok: true, url } : refuse('forbidden_address', notPublic('resolves to', bad));
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  const found = await lookupAsync(host, { all: true, verbatim: true });
+  return found.map((a) => a.address);
+}
+
+function refuse(issue: GuardIssue, message: string): GuardResult {
+  return { ok: false, issue, message };
+}
+
+function notPublic(verb: string, address: string): string {
+  return `url ${verb} ${address}, which is not a public address (D19)`;
+}
+
+// WHATWG keeps the brackets of an IPv6 literal in `hostname`; dialling and isIP want them off.
+function bareHost(url: URL): string {
+  const h = url.hostname;
+  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
+}
+
+function blockedAddressError(hostname: string, address: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException & { hostname?: string; address?: string } = new Error(
+    `refusing to connect to ${hostname === address ? address : `${address} (${hostname})`}: not a public address (D19)`,
+  );
+  err.code = BLOCKED_CODE;
+  err.hostname = hostname;
+  err.address = address;
+  return err;
+}
+
+/** A node:net `lookup` that resolves like dns.lookup but fails with code EBLOCKEDADDRESS when any address is not public. */
+export function guardedLookup(): LookupFunction {
+  return (hostname, options, callback) => {
+    // Resolve everything so one private address among public ones still blocks the host;
+    // dns.lookup orders `all` results the same way, so the first is what a single lookup returns.
+    const allOptions: LookupAllOptions = { ...options, all: true };
+    dnsLookup(hostname, allOptions, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, options.all ? [] : '');
+      const bad = addresses.find((a) => !isPublicAddress(a.address));
+      if (bad) return callback(blockedAddressError(hostname, bad.address), options.all ? [] : '');
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(blockedAddressError(hostname, '(none)'), '');
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Throws the EBLOCKEDADDRESS error when the URL's host is an IP literal that is not public (Node skips `lookup` for those). */
+export function assertDialableHost(url: URL): void {
+  const host = bareHost(url);
+  if (isIP(host) !== 0 && !isPublicAddress(host)) throw blockedAddressError(host, host);
+}
