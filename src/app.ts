@@ -14,10 +14,14 @@ import { ErrorSchema } from './http/schemas.js';
 import { installValidators, unstorableStrings } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { AppError, ValidationError } from './lib/errors.js';
+import { eventsRoutes } from './modules/events/events.routes.js';
+import { EventSchema } from './modules/events/events.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
 import { redisState } from './redis.js';
 import { createServices, type Services } from './services.js';
 
@@ -66,7 +70,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return done(new ValidationError('The body has strings that cannot be stored.', unstorable));
     done(null, parsed);
   });
-  for (const schema of [ErrorSchema, ResourceSchema, UserSchema]) app.addSchema(schema);
+  for (const schema of [ErrorSchema, ResourceSchema, UserSchema, EventSchema, WebhookSchema, DeliverySchema]) {
+    app.addSchema(schema);
+  }
 
   await installOpenApi(app);
   installAuth(app, services.keys);
@@ -97,6 +103,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (v1) => {
       await v1.register(usersRoutes, { users: services.users });
       await v1.register(resourcesRoutes, { resources: services.resources });
+      await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+      await v1.register(eventsRoutes, { events: services.events });
     },
     { prefix: '/v1' },
   );

@@ -1,21 +1,41 @@
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
+import { createSignal } from './lib/signal.js';
+import { createEventsService } from './modules/events/events.service.js';
 import { createWriteRunner } from './modules/keys/actor.js';
 import { createKeysService } from './modules/keys/keys.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createUsersService } from './modules/users/users.service.js';
+import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
 
 /** Wires every service once; routes, the CLI and the worker all call these (STYLE 1, 2). */
-export function createServices(deps: { storage: Storage; clock: Clock; config: Config }) {
+export function createServices(deps: {
+  storage: Storage;
+  clock: Clock;
+  config: Config;
+  /** DNS resolution for the D19 check at webhook creation (tests inject one); the system's by default. */
+  resolveHost?: (host: string) => Promise<string[]>;
+}) {
   const { db, dialect } = deps.storage;
   const clock = deps.clock;
+  // Rung after a commit that queued deliveries; this process's delivery worker listens.
+  const deliveriesDue = createSignal();
   const writeAs = createWriteRunner({ db, dialect });
   const keys = createKeysService({ db, dialect, clock });
   const users = createUsersService({ db, dialect, clock, writeAs });
-  const resources = createResourcesService({ db, clock, writeAs });
+  const events = createEventsService({ db, dialect, clock, deliveriesDue });
+  const resources = createResourcesService({ db, clock, writeAs, events });
+  const webhooks = createWebhooksService({
+    db,
+    dialect,
+    clock,
+    writeAs,
+    deliveriesDue,
+    urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
+  });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
-  return { keys, users, resources, workspaces };
+  return { keys, users, resources, events, webhooks, workspaces, deliveriesDue };
 }
 export type Services = ReturnType<typeof createServices>;

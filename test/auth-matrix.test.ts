@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { json, startTestApp, type TestApp } from './helpers/app.js';
 import { createResource, describeAuthMatrix, type RouteCase, registeredRoutes } from './helpers/auth-matrix.js';
 
 let t: TestApp;
@@ -7,6 +7,36 @@ beforeAll(async () => {
   t = await startTestApp();
 });
 afterAll(() => t.close());
+
+/** A public address literal: passes D19 without DNS, and no worker runs here to dial it. */
+const HOOK_URL = 'https://93.184.216.34/hooks/matrix';
+
+const webhookUrl = async (ctx: { t: TestApp; key: string }, suffix = '') => {
+  const res = await ctx.t.request({
+    method: 'POST',
+    url: '/v1/webhooks',
+    key: ctx.key,
+    body: { url: HOOK_URL, events: ['*'] },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return `/v1/webhooks/${json(res).data.id}${suffix}`;
+};
+
+/** A webhook with one pending delivery (of a resource.created event); returns the delivery's URL. */
+const deliveryUrl = async (ctx: { t: TestApp; key: string }, suffix = '') => {
+  const hook = await webhookUrl(ctx);
+  await createResource(ctx.t, ctx.key);
+  const res = await ctx.t.request({ method: 'GET', url: `${hook}/deliveries`, key: ctx.key });
+  expect(res.statusCode, res.body).toBe(200);
+  return `${hook}/deliveries/${json(res).data[0].id}${suffix}`;
+};
+
+const eventUrl = async (ctx: { t: TestApp; key: string }) => {
+  await createResource(ctx.t, ctx.key);
+  const res = await ctx.t.request({ method: 'GET', url: '/v1/events?limit=1', key: ctx.key });
+  expect(res.statusCode, res.body).toBe(200);
+  return `/v1/events/${json(res).data[0].id}`;
+};
 
 const resourceUrl = async (ctx: { t: TestApp; key: string }, suffix = '') =>
   `/v1/resources/${await createResource(ctx.t, ctx.key)}${suffix}`;
@@ -86,6 +116,75 @@ const ROUTES: RouteCase[] = [
       expect(res.statusCode).toBe(200);
       return { url: `${url}/unarchive` };
     },
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks',
+    scope: 'webhooks:write',
+    success: 201,
+    prepare: async () => ({ url: '/v1/webhooks', body: { url: HOOK_URL, events: ['resource.created'], label: 'M' } }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks',
+    scope: 'webhooks:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/webhooks' }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/:id',
+    scope: 'webhooks:read',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx) }),
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/webhooks/:id',
+    scope: 'webhooks:write',
+    success: 204,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx) }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/:id/deliveries',
+    scope: 'webhooks:read',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx, '/deliveries') }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/:id/deliveries/:delivery_id',
+    scope: 'webhooks:read',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await deliveryUrl(ctx) }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/deliveries/:delivery_id/retry',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await deliveryUrl(ctx, '/retry') }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/events',
+    scope: 'events:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/events' }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/events/:id',
+    scope: 'events:read',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await eventUrl(ctx) }),
   },
 ];
 

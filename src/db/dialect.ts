@@ -25,7 +25,15 @@ export interface Dialect {
    * it: without it, Kysely finds its tables in any schema of the database and skips creating them.
    */
   currentSchema?(db: Db): Promise<string>;
+  /**
+   * Tells other processes, when `trx` commits, that deliveries are due (PostgreSQL NOTIFY on
+   * DELIVERY_CHANNEL; D20 workers LISTEN). Absent where there is no such channel (SQLite polls).
+   */
+  notifyOnCommit?(trx: Db): Promise<void>;
 }
+
+/** PostgreSQL channel on which new deliveries are announced to workers. */
+export const DELIVERY_CHANNEL = 'wsvc_deliveries';
 
 /** Parses a JSON column read from either dialect. */
 export function readJson<T>(value: unknown): T {

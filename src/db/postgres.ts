@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Db, Dialect } from './dialect.js';
+import { type Db, DELIVERY_CHANNEL, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
 const TIMESTAMPTZ_OID = 1184;
@@ -63,6 +63,10 @@ export const postgresDialect: Dialect = {
   },
   types: { timestamp: 'timestamptz', json: 'jsonb' },
   rowLocks: true,
+  async notifyOnCommit(trx) {
+    // NOTIFY inside a transaction is delivered when, and only if, it commits.
+    await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);
+  },
   writeTransaction(db, fn) {
     return db.transaction().execute(fn);
   },

@@ -90,6 +90,51 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+/** D17 outbox row; `payload` is the exact JSON body receivers get (`{id, event, created_at, data}`). */
+export interface EventsTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  type: string;
+  resource_id: string | null;
+  payload: string;
+  created_at: string;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One event to one webhook (D18); claimed by a worker with a lease (D20). */
+export interface DeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  workspace_id: string;
+  env: Env;
+  status: DeliveryStatus;
+  attempt_count: number;
+  /** When a pending delivery is due; null once it is final. */
+  next_attempt_at: string | null;
+  /** A worker's claim: other workers skip the row until this passes. */
+  lease_until: string | null;
+  leased_by: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryAttemptsTable {
+  delivery_id: string;
+  number: number;
+  attempted_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  /** First 1 KiB of the receiver's response body. */
+  response_body: string | null;
+  error: string | null;
+}
+
 export interface MigrationsMarker {
   id: Generated<number>;
 }
@@ -102,4 +147,7 @@ export interface Database {
   resources: ResourcesTable;
   webhooks: WebhooksTable;
   idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
 }

@@ -41,12 +41,14 @@ export async function startTestApp(
     rateLimitNamespace?: string;
     /** Lets a test wrap service calls, e.g. to revoke a key while its request runs (D12). */
     wrapServices?: (services: Services) => void;
+    /** DNS for the D19 check at webhook creation (default: the system's). */
+    resolveHost?: (host: string) => Promise<string[]>;
   } = {},
 ): Promise<TestApp> {
   const storage = opts.storage ?? (await openTestStorage());
   const config = loadConfig({}, { LOG_LEVEL: 'silent', DATABASE_URL: storage.url, ...opts.config });
   const clock = opts.clock ?? { now: () => Date.now() };
-  const services = createServices({ storage, clock, config });
+  const services = createServices({ storage, clock, config, resolveHost: opts.resolveHost });
   opts.wrapServices?.(services);
   // With TEST_REDIS_URL the same tests run with Redis-backed rate limits, in their own key namespace.
   const redisUrl = opts.redisUrl === undefined ? process.env.TEST_REDIS_URL || undefined : (opts.redisUrl ?? undefined);

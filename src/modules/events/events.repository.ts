@@ -1,0 +1,74 @@
+import type { Db } from '../../db/dialect.js';
+import { pageById } from '../../db/keyset.js';
+import type { EventsTable } from '../../db/types.js';
+import type { PageRequest } from '../../lib/paging.js';
+import type { Scope } from '../resources/resources.repository.js';
+import type { Event, ListEventsFilter } from './events.schemas.js';
+
+/** Row → API object: the stored payload is the event object itself (D18). */
+export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
+  return JSON.parse(row.payload) as Event;
+}
+
+/** SQL for the D17 outbox; reads are confined to one workspace and environment (D10). */
+export const eventsRepository = {
+  insert(db: Db, row: EventsTable) {
+    return db.insertInto('events').values(row).execute();
+  },
+
+  find(db: Db, scope: Scope, id: string): Promise<EventsTable | undefined> {
+    return db
+      .selectFrom('events')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', scope.workspaceId)
+      .where('env', '=', scope.env)
+      .executeTakeFirst();
+  },
+
+  list(db: Db, scope: Scope, filter: ListEventsFilter, page: PageRequest) {
+    return pageById(
+      db,
+      'events',
+      (eb) => {
+        const conds = [eb('workspace_id', '=', scope.workspaceId), eb('env', '=', scope.env)];
+        if (filter.event) conds.push(eb('type', '=', filter.event));
+        if (filter.resource_id) conds.push(eb('resource_id', '=', filter.resource_id));
+        return eb.and(conds);
+      },
+      page,
+    );
+  },
+
+  /** D15: a deleted resource's events and their pending deliveries go with it. */
+  async purgeResource(db: Db, scope: Scope, resourceId: string): Promise<void> {
+    const ids = db
+      .selectFrom('events')
+      .select('id')
+      .where('workspace_id', '=', scope.workspaceId)
+      .where('env', '=', scope.env)
+      .where('resource_id', '=', resourceId);
+    const pending = db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('event_id', 'in', ids)
+      .where('status', '=', 'pending');
+    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', pending).execute();
+    await db.deleteFrom('deliveries').where('event_id', 'in', ids).where('status', '=', 'pending').execute();
+    await db
+      .deleteFrom('events')
+      .where('workspace_id', '=', scope.workspaceId)
+      .where('env', '=', scope.env)
+      .where('resource_id', '=', resourceId)
+      .execute();
+  },
+
+  /** Deletes events, and deliveries with their attempts, created before `cutoff` (30-day retention, D17). */
+  async purgeBefore(db: Db, cutoff: string): Promise<number> {
+    const old = db.selectFrom('deliveries').select('id').where('created_at', '<', cutoff);
+    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', old).execute();
+    await db.deleteFrom('deliveries').where('created_at', '<', cutoff).execute();
+    const r = await db.deleteFrom('events').where('created_at', '<', cutoff).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  },
+};

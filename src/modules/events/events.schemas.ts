@@ -1,0 +1,107 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { ResourceSchema } from '../resources/resources.schemas.js';
+
+/** D17: the event catalogue. `*` in a webhook's `events` subscribes to all, current and future. */
+export const EVENT_TYPES = [
+  'resource.created',
+  'resource.updated',
+  'resource.status_changed',
+  'resource.deleted',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const ResourceId = Type.String({ examples: ['res_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] });
+/** Receivers must tolerate `paused` (D13); the service never emits it in v1. */
+const EventStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('paused')]);
+
+const CreatedData = Type.Object(
+  { resource_id: ResourceId, resource: Type.Ref(ResourceSchema) },
+  { title: 'resource.created data' },
+);
+const UpdatedData = Type.Object(
+  {
+    resource_id: ResourceId,
+    resource: Type.Ref(ResourceSchema),
+    previous_attributes: Type.Object(
+      {
+        name: Type.Optional(Type.String()),
+        metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+      },
+      { description: 'The changed fields, with their values before the change.' },
+    ),
+  },
+  { title: 'resource.updated data' },
+);
+const StatusChangedData = Type.Object(
+  { resource_id: ResourceId, previous_status: EventStatus, current_status: EventStatus },
+  { title: 'resource.status_changed data' },
+);
+const DeletedData = Type.Object(
+  { resource_id: ResourceId },
+  { title: 'resource.deleted data', description: 'Only the id: a deleted resource leaves no data behind (D15).' },
+);
+
+/** The event object: what `GET /events` answers and exactly the JSON body a webhook receives (D18). */
+export const EventSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
+    event: Type.Union(
+      EVENT_TYPES.map((t) => Type.Literal(t)),
+      { description: 'Event type (D17).' },
+    ),
+    created_at: Timestamp,
+    // Most specific first: the serializer picks the first shape that matches.
+    data: Type.Union([UpdatedData, CreatedData, StatusChangedData, DeletedData], {
+      description: 'Depends on `event`: see the four shapes (D17).',
+    }),
+  },
+  {
+    $id: 'Event',
+    title: 'Event',
+    examples: [
+      {
+        id: 'evt_01JD3K9A1B2C3D4E5F6G7H8J9K',
+        event: 'resource.status_changed',
+        created_at: '2026-11-22T10:15:30.123Z',
+        data: { resource_id: 'res_01JD3K8Z6W6J9Q4X1V5N2M7P8R', previous_status: 'active', current_status: 'archived' },
+      },
+      {
+        id: 'evt_01JD3K9A1B2C3D4E5F6G7H8J9M',
+        event: 'resource.updated',
+        created_at: '2026-11-22T10:15:31.004Z',
+        data: {
+          resource_id: 'res_01JD3K8Z6W6J9Q4X1V5N2M7P8R',
+          resource: {
+            id: 'res_01JD3K8Z6W6J9Q4X1V5N2M7P8R',
+            name: 'Renamed',
+            type: 'standard',
+            status: 'active',
+            metadata: { color: 'blue' },
+            workspace_id: 'ws_01JD3K8Z6W6J9Q4X1V5N2M7P8A',
+            created_at: '2026-11-22T10:15:30.123Z',
+            updated_at: '2026-11-22T10:15:31.004Z',
+          },
+          previous_attributes: { name: 'Original' },
+        },
+      },
+      {
+        id: 'evt_01JD3K9A1B2C3D4E5F6G7H8J9N',
+        event: 'resource.deleted',
+        created_at: '2026-11-22T10:15:32.000Z',
+        data: { resource_id: 'res_01JD3K8Z6W6J9Q4X1V5N2M7P8R' },
+      },
+    ],
+  },
+);
+export type Event = Static<typeof EventSchema>;
+
+export const ListEventsQuery = Type.Object(
+  {
+    ...PageQueryProps,
+    event: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)))),
+    resource_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+export type ListEventsFilter = { event?: EventType; resource_id?: string };

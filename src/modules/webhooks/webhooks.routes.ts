@@ -1,0 +1,141 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { pageMeta, toPageRequest } from '../../lib/paging.js';
+import {
+  CreatedWebhookSchema,
+  CreateWebhookBody,
+  DeliveryDetailSchema,
+  DeliverySchema,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  WebhookSchema,
+} from './webhooks.schemas.js';
+import type { WebhooksService } from './webhooks.service.js';
+
+const tags = ['Webhooks'];
+const Params = IdParam('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
+const DeliveryParams = Type.Object({
+  id: Type.String({ description: 'wh_… id' }),
+  delivery_id: Type.String({ description: 'dlv_… id', examples: ['dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
+});
+
+/** HTTP for /v1/webhooks: endpoints (D16) and their delivery logs (D18). */
+export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
+  app.post(
+    '/webhooks',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Register a webhook endpoint',
+        description:
+          'The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses ' +
+          '(D19). At most 16 per workspace and environment. Accepts `Idempotency-Key` (D14).',
+        body: CreateWebhookBody,
+        response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.actor, req.body) }),
+  );
+
+  app.get(
+    '/webhooks',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'List webhook endpoints',
+        description: 'Oldest first, D4 paging; never includes `secret`.',
+        querystring: ListWebhooksQuery,
+        response: { 200: ListOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS) },
+      },
+    },
+    async (req) => {
+      const page = await webhooks.list(req.actor, toPageRequest(req.query, 'webhook'));
+      return { data: page.items, meta: pageMeta(page) };
+    },
+  );
+
+  app.get(
+    '/webhooks/:id',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'Get a webhook endpoint',
+        params: Params,
+        response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
+      },
+    },
+    async (req) => ({ data: await webhooks.get(req.actor, req.params.id) }),
+  );
+
+  app.delete(
+    '/webhooks/:id',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Delete a webhook endpoint',
+        description: 'Cancels every pending delivery (and drops its log) before answering 204 (D18).',
+        params: Params,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
+      },
+    },
+    async (req, reply) => {
+      await webhooks.remove(req.actor, req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: "List a webhook's deliveries",
+        description: 'The delivery log: oldest first, D4 paging, filter by `status`.',
+        params: Params,
+        querystring: ListDeliveriesQuery,
+        response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
+      },
+    },
+    async (req) => {
+      const { status, ...paging } = req.query;
+      const page = await webhooks.listDeliveries(req.actor, req.params.id, status, toPageRequest(paging, 'delivery'));
+      return { data: page.items, meta: pageMeta(page) };
+    },
+  );
+
+  app.get(
+    '/webhooks/:id/deliveries/:delivery_id',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'Get a delivery with every attempt',
+        params: DeliveryParams,
+        response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
+      },
+    },
+    async (req) => ({ data: await webhooks.getDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+  );
+
+  app.post(
+    '/webhooks/:id/deliveries/:delivery_id/retry',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Resend a delivery now',
+        description:
+          'Queues one more attempt at once, whatever the state; 409 `delivery_in_progress` while an attempt runs.',
+        params: DeliveryParams,
+        response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
+      },
+    },
+    async (req) => ({ data: await webhooks.retryDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+  );
+};
