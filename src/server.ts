@@ -3,7 +3,10 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openStorage, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { systemClock } from './lib/clock.js';
 import { openRedis, waitForRedis } from './redis.js';
+import { createServices } from './services.js';
+import { type RunningWorker, runDeliveryWorker } from './worker.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -12,8 +15,11 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Opens the database, migrates, listens; `stop` drains in-flight requests then closes. */
-export async function startServer(config: Config): Promise<RunningServer> {
+/**
+ * Opens the database, migrates, listens, and (unless `apiOnly`) runs the delivery worker in the
+ * process; `stop` drains in-flight requests and attempts, then closes.
+ */
+export async function startServer(config: Config, opts: { apiOnly?: boolean } = {}): Promise<RunningServer> {
   const storage = openStorage({
     url: config.DATABASE_URL,
     poolSize: config.DATABASE_POOL_SIZE,
@@ -29,13 +35,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
         logger ?? { warn: (o, m) => app?.log.warn(o, m), info: (o, m) => app?.log.info(o, m) },
       )
     : undefined;
-  app = await buildApp({ config, storage, redis, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
+  const services = createServices({ storage, clock: systemClock, config });
+  app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
   app.server.requestTimeout = 30_000;
   // Start with shared counters when Redis is there; if it is not, serve anyway (fail-open).
   if (redis) await waitForRedis(redis);
   const url = await app.listen({ port: config.PORT, host: config.HOST });
+  const worker: RunningWorker | undefined = opts.apiOnly
+    ? undefined
+    : await runDeliveryWorker({ storage, config, log: app.log, deliveriesDue: services.deliveriesDue });
   let stopping: Promise<void> | null = null;
   return {
     app,
@@ -44,6 +54,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     stop() {
       stopping ??= (async () => {
         await app.close(); // stops accepting, waits for in-flight requests
+        await worker?.stop(8_000); // finishes attempts in flight, inside stopOnSignals' 10 s
         await storage.close();
         redis?.disconnect();
       })();

@@ -1,28 +1,34 @@
 import type { Command } from 'commander';
+import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config.js';
 import { openStorage } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startServer, stopOnSignals } from '../server.js';
+import { runDeliveryWorker } from '../worker.js';
 import { print } from './output.js';
+
+/** Settings for a long-running command; a bad one stops start-up naming every bad setting. */
+function configOrExit(): ReturnType<typeof loadConfig> {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
 
 /** `wsvc serve` and `wsvc migrate`. */
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
-    .description('run the HTTP API (and, once it exists, the in-process delivery worker)')
-    .option('--api-only', 'run the API without a delivery worker')
-    .action(async () => {
-      let config: ReturnType<typeof loadConfig>;
-      try {
-        config = loadConfig();
-      } catch (err) {
-        if (err instanceof ConfigError) {
-          process.stderr.write(`${err.message}\n`);
-          process.exit(1);
-        }
-        throw err;
-      }
-      const server = await startServer(config);
+    .description('run the HTTP API and, in the same process, the webhook delivery worker')
+    .option('--api-only', 'run the API without a delivery worker (run `wsvc worker` processes instead)')
+    .action(async (opts: { apiOnly?: boolean }) => {
+      const config = configOrExit();
+      const server = await startServer(config, { apiOnly: opts.apiOnly });
       server.app.log.info(
         { url: server.url, database: config.DATABASE_URL.replace(/\/\/[^@]*@/, '//***@') },
         'listening',
@@ -30,6 +36,28 @@ export function registerServeCommands(program: Command): void {
       stopOnSignals(
         () => server.stop(),
         (m) => server.app.log.info(m),
+      );
+    });
+
+  program
+    .command('worker')
+    .description('run only the webhook delivery worker (any number side by side on PostgreSQL, D20)')
+    .action(async () => {
+      const config = configOrExit();
+      const log = pino({ level: config.LOG_LEVEL });
+      const storage = openStorage({
+        url: config.DATABASE_URL,
+        poolSize: config.DATABASE_POOL_SIZE,
+        statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+      });
+      await migrateToLatest(storage.db, storage.dialect);
+      const running = await runDeliveryWorker({ storage, config, log });
+      stopOnSignals(
+        async () => {
+          await running.stop(8_000);
+          await storage.close();
+        },
+        (m) => log.info(m),
       );
     });
 

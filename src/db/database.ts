@@ -1,5 +1,5 @@
 import type { Db, Dialect } from './dialect.js';
-import { openPostgres } from './postgres.js';
+import { listenPostgres, openPostgres } from './postgres.js';
 import { openSqlite } from './sqlite.js';
 
 export interface Storage {
@@ -7,6 +7,11 @@ export interface Storage {
   dialect: Dialect;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
+  /**
+   * Calls `onNotify` for every notification on `channel` from any process (PostgreSQL LISTEN,
+   * reconnecting by itself); absent on SQLite. Resolves to a function that stops listening.
+   */
+  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -47,6 +52,7 @@ export function openStorage(opts: StorageOptions): Storage {
       async ping() {
         await pool.query('select 1');
       },
+      listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
       async close() {
         await db.destroy();
       },

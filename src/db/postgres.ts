@@ -80,3 +80,47 @@ export const postgresDialect: Dialect = {
     return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(e.message ?? '');
   },
 };
+
+/**
+ * LISTEN on `channel` with a dedicated connection; on a lost connection it reconnects every second
+ * and calls `onNotify` once it is back (notifications sent meanwhile were lost, so look again).
+ */
+export async function listenPostgres(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+  let client: pg.Client | null = null;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('notification', () => onNotify());
+    c.on('error', () => reconnect(c));
+    c.on('end', () => reconnect(c));
+    try {
+      await c.connect();
+      await c.query(`listen ${channel}`);
+      client = c;
+      onNotify();
+    } catch {
+      reconnect(c);
+    }
+  };
+  const reconnect = (c: pg.Client) => {
+    c.removeAllListeners('end');
+    c.end().catch(() => {});
+    if (client === c) client = null;
+    if (stopped || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect();
+    }, 1000);
+    retry.unref();
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const c = client;
+    client = null;
+    c?.removeAllListeners('end');
+    await c?.end().catch(() => {});
+  };
+}

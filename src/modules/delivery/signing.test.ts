@@ -1,0 +1,31 @@
+import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { newWebhookSecret } from '../webhooks/webhooks.service.js';
+import { deliveryHeaders, serviceSignature } from './signing.js';
+
+describe('delivery signatures (D18)', () => {
+  const secret = newWebhookSecret();
+  const body = JSON.stringify({
+    id: 'evt_1',
+    event: 'resource.created',
+    created_at: '2026-11-22T10:15:30.123Z',
+    data: { é: '✓' },
+  });
+
+  it('X-Service-Signature is the hex HMAC-SHA256 of the body keyed with the secret string', () => {
+    const expected = createHmac('sha256', secret).update(body).digest('hex');
+    expect(serviceSignature(secret, body)).toBe(expected);
+    expect(serviceSignature(secret, `${body} `)).not.toBe(expected);
+  });
+
+  it('the Standard Webhooks headers verify with the standardwebhooks package', () => {
+    const now = Date.now();
+    const headers = deliveryHeaders(secret, 'evt_1', body, now);
+    expect(headers['webhook-timestamp']).toBe(String(Math.floor(now / 1000)));
+    const verified = new Webhook(secret).verify(body, headers);
+    expect(verified).toEqual(JSON.parse(body));
+    expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
+    expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
+  });
+});
