@@ -1,28 +1,59 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 
-/** Starts a real `wsvc serve --api-only` child process (LOG_LEVEL=info) and resolves with the URL it logs once listening. */
-export function startApi(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['bin/wsvc.js', 'serve', '--api-only'], {
-    env: { ...process.env, ...env },
+/** A `wsvc` child process, with everything it printed so far. */
+export interface WsvcProcess {
+  child: ChildProcess;
+  /** The URL it listens on (`serve` only). */
+  url: string;
+  output(): string;
+}
+
+/**
+ * Starts a real `wsvc <args>` child process (LOG_LEVEL=info) and resolves once it logged that it
+ * is ready: `listening` for `serve` (with the URL), `delivery worker started` for `worker`.
+ */
+export function startWsvc(args: string[], env: NodeJS.ProcessEnv): Promise<WsvcProcess> {
+  const child = spawn(process.execPath, ['bin/wsvc.js', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const serving = args[0] === 'serve';
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`no 'listening' line: ${out}${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`wsvc ${args.join(' ')} not ready: ${out}${err}`)), 20_000);
     child.stderr?.on('data', (d) => {
       err += d;
     });
+    const ready = () => {
+      const listening = /"url":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out);
+      const working = /"msg":"delivery worker started"/.test(out);
+      if (serving && listening?.[1] && (args.includes('--api-only') || working)) return listening[1];
+      if (!serving && working) return '';
+      return null;
+    };
     child.stdout?.on('data', (d) => {
       out += d;
-      const m = /"url":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out);
-      if (m?.[1]) {
+      const url = ready();
+      if (url !== null) {
         clearTimeout(timer);
-        resolve({ child, url: m[1] });
+        resolve({ child, url, output: () => out + err });
       }
     });
     child.on('exit', (code) => reject(new Error(`wsvc exited ${code}: ${err}`)));
   });
+}
+
+/** Starts a real `wsvc serve --api-only` child process and resolves with the URL it logs once listening. */
+export function startApi(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  return startWsvc(['serve', '--api-only'], env);
+}
+
+/** The DATABASE_URL that points a child process at a test storage (its own PostgreSQL schema, or SQLite file). */
+export function databaseUrlOf(storage: { url: string; schema?: string }): string {
+  return storage.schema
+    ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${storage.schema}`)}`
+    : storage.url;
 }
 
 /** Sends `signal` to a child process and resolves once it has exited (at once if it already has). */

@@ -9,14 +9,15 @@ export interface Received {
   at: number;
 }
 
-/** What a path answers: a status (and body), or `hang` (never answers). */
-export type Reply = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+/** What a path answers: a status (and body, after `delayMs`), or `hang` (never answers). */
+export type Reply = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /**
  * A real HTTP webhook receiver on loopback. `plan(path, replies)` scripts the answers of a path in
- * order (the last one repeats); unplanned paths answer 200. Every request is recorded.
+ * order (the last one repeats); unplanned paths answer 200; a `handler` decides every answer
+ * instead. Every request is recorded.
  */
-export async function startReceiver() {
+export async function startReceiver(handler?: (r: Received) => Reply) {
   const received: Received[] = [];
   const plans = new Map<string, Reply[]>();
   const hanging = new Set<http.ServerResponse>();
@@ -30,13 +31,24 @@ export async function startReceiver() {
       received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       for (const w of waiters.splice(0)) w();
       const plan = plans.get(path);
-      const reply = plan ? (plan.length > 1 ? (plan.shift() as Reply) : plan[0]) : { status: 200, body: 'ok' };
+      const got = received[received.length - 1] as Received;
+      const reply = handler
+        ? handler(got)
+        : plan
+          ? plan.length > 1
+            ? (plan.shift() as Reply)
+            : plan[0]
+          : { status: 200, body: 'ok' };
       if (reply === 'hang' || reply === undefined) {
         hanging.add(res);
         return;
       }
-      res.writeHead(reply.status, reply.headers);
-      res.end(reply.body ?? '');
+      const answer = () => {
+        res.writeHead(reply.status, reply.headers);
+        res.end(reply.body ?? '');
+      };
+      if (reply.delayMs) setTimeout(answer, reply.delayMs);
+      else answer();
     });
   });
   server.on('connection', () => connections++);

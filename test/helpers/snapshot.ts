@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 
@@ -6,8 +7,14 @@ import type { TestApp } from './app.js';
  * proves that a refused request changed nothing (issue 2: "nothing changed").
  */
 export async function snapshot(t: TestApp): Promise<Record<string, string[]>> {
-  // PostgreSQL lists the tables of every schema (other test files' too); names resolve to ours.
-  const tables = [...new Set((await t.storage.db.introspection.getTables()).map((x) => x.name))]
+  // Only this test's schema: introspecting every schema races with other files dropping theirs.
+  const query =
+    t.storage.dialect.name === 'postgres'
+      ? sql<{ name: string }>`select table_name as name from information_schema.tables
+          where table_schema = current_schema() and table_type = 'BASE TABLE'`
+      : sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`;
+  const tables = (await query.execute(t.storage.db)).rows
+    .map((r) => r.name)
     .filter((n) => !n.startsWith('kysely_'))
     .sort();
   const out: Record<string, string[]> = {};
