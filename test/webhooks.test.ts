@@ -190,3 +190,34 @@ describe('DELETE /v1/webhooks/{id}', () => {
     }
   });
 });
+
+describe('OpenAPI (D21)', () => {
+  it('documents the webhook and event routes, the event catalogue and the delivery request', async () => {
+    const doc = json(await t.request({ method: 'GET', url: '/v1/openapi.json' }));
+    for (const path of [
+      '/v1/webhooks',
+      '/v1/webhooks/{id}',
+      '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
+      '/v1/events/{id}',
+    ]) {
+      expect(Object.keys(doc.paths)).toContain(path);
+    }
+    expect(doc.paths['/v1/webhooks'].post.responses['201']).toBeDefined();
+    const event = doc.components.schemas.Event;
+    expect(event.properties.event.anyOf.flatMap((x: { enum: string[] }) => x.enum)).toEqual([
+      'resource.created',
+      'resource.updated',
+      'resource.status_changed',
+      'resource.deleted',
+    ]);
+    expect(event.examples.map((e: { event: string }) => e.event)).toContain('resource.status_changed');
+    const delivery = doc.webhooks.event.post;
+    expect(delivery.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Event' });
+    expect(delivery.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'X-Service-Signature',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
+  });
+});

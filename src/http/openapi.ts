@@ -2,6 +2,38 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 
+const SIGNATURE_HEADERS: Record<string, string> = {
+  'X-Service-Signature': 'Hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret (UTF-8).',
+  'webhook-id': 'The event id; the same on every retry (deduplicate by it).',
+  'webhook-timestamp': 'Unix seconds of this attempt.',
+  'webhook-signature':
+    '`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the base64 part of the secret (Standard Webhooks).',
+};
+const signatureHeaders = Object.entries(SIGNATURE_HEADERS).map(([name, description]) => ({
+  name,
+  in: 'header' as const,
+  required: true,
+  description,
+  schema: { type: 'string' as const },
+}));
+
+/** The delivery request, as an OpenAPI 3.1 webhook: the body is the `Event` schema. */
+const deliveryWebhook = {
+  post: {
+    summary: 'Event delivery',
+    description:
+      'POSTed to each enabled webhook of the workspace and environment whose `events` include the type or `*`. ' +
+      'A 2xx within 15 s is success; anything else (timeout, connection error, 3xx, 4xx, 5xx) is retried up to 5 times ' +
+      '(about 30 s, 2 min, 8 min, 32 min, 2 h, with ±10 % jitter). At least once: deduplicate by `id`.',
+    parameters: signatureHeaders,
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Event' } } },
+    },
+    responses: { '2XX': { description: 'Received. Any other answer is a failed attempt.' } },
+  },
+};
+
 /** D21: OpenAPI 3.1 generated from the route schemas, served at /v1/openapi.json, rendered at /docs. */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -21,6 +53,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         },
       },
       security: [{ apiKey: [] }],
+      // OpenAPI 3.1: what the service sends to a registered endpoint (D17, D18).
+      webhooks: { event: deliveryWebhook },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
