@@ -49,22 +49,23 @@ function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
   if (integers.length === 0) return validate;
   const wrapped: Validator = (data) => {
     const query = (data ?? {}) as Record<string, unknown>;
-    const errors: ErrorObject[] = integers
-      .filter((name) => typeof query[name] === 'string' && !DECIMAL_INTEGER.test(query[name] as string))
-      .map((name) => ({
-        keyword: 'type',
-        instancePath: `/${name}`,
-        schemaPath: `#/properties/${name}/type`,
-        params: { type: 'integer' },
-        message: 'must be a decimal integer',
-      }));
-    if (errors.length > 0) {
-      wrapped.errors = errors;
-      return false;
-    }
+    const badNames = integers.filter(
+      (name) => typeof query[name] === 'string' && !DECIMAL_INTEGER.test(query[name] as string),
+    );
+    const errors: ErrorObject[] = badNames.map((name) => ({
+      keyword: 'type',
+      instancePath: `/${name}`,
+      schemaPath: `#/properties/${name}/type`,
+      params: { type: 'integer' },
+      message: 'must be a decimal integer',
+    }));
+    // D1: one detail per problem, so the schema's own checks run too; a value already refused
+    // above is not reported twice (Ajv may even have coerced it, e.g. `0x10` to 16).
     const ok = validate(data);
-    wrapped.errors = validate.errors;
-    return ok;
+    const bad = new Set(badNames.map((name) => `/${name}`));
+    errors.push(...(validate.errors ?? []).filter((e) => !bad.has(e.instancePath)));
+    wrapped.errors = errors.length > 0 ? errors : validate.errors;
+    return ok && badNames.length === 0;
   };
   return wrapped;
 }
