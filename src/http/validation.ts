@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import type { ErrorDetail } from '../lib/errors.js';
+import { type ErrorDetail, ValidationError } from '../lib/errors.js';
 
 // ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module.
 const addFormats = ajvFormats.default;
@@ -32,6 +32,48 @@ export function installValidators(app: FastifyInstance): void {
     if (httpPart !== 'querystring') return validate;
     return strictIntegers(schema as QuerySchema, validate);
   });
+}
+
+/**
+ * D5: nothing is silently ignored. An authenticated route that declares no body schema takes no
+ * body (empty or `{}` only), and one that declares no query schema takes no query parameters;
+ * anything else is a 400 naming each field, like a declared schema's `additionalProperties`.
+ * One hook for every route, including routes added later. It runs after the declared schemas
+ * (so the parts are still checked path, body, query) and must be installed before the
+ * idempotency hook, so that a refused request claims no `Idempotency-Key` (D14).
+ */
+export function installNoUndeclaredInput(app: FastifyInstance): void {
+  app.addHook('preHandler', async (request) => {
+    if (!request.routeOptions.config?.scope) return;
+    const schema = request.routeOptions.schema ?? {};
+    if (schema.body === undefined && request.body !== undefined) {
+      const details = undeclared(request.body, 'body');
+      if (details.length > 0) throw invalidPart('body', details);
+    }
+    if (schema.querystring === undefined) {
+      const details = undeclared(request.query, 'query');
+      if (details.length > 0) throw invalidPart('query', details);
+    }
+  });
+}
+
+/** The D1 error for one request part (`body`, `query`, `params`) with its details. */
+export function invalidPart(where: string, details: ErrorDetail[]): ValidationError {
+  return new ValidationError(`The ${where} has ${details.length} invalid value(s).`, details);
+}
+
+/** Details for a part that must be empty: each key is an unknown field; a non-object, the part itself. */
+function undeclared(value: unknown, root: string): ErrorDetail[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return [{ field: root, issue: 'invalid_type', message: `${root} must be empty or {}.` }];
+  }
+  const errors: ErrorObject[] = Object.keys(value).map((key) => ({
+    keyword: 'additionalProperties',
+    instancePath: '',
+    schemaPath: '#/additionalProperties',
+    params: { additionalProperty: key },
+  }));
+  return toDetails(errors, root);
 }
 
 type QuerySchema = { properties?: Record<string, { type?: unknown }> };
