@@ -11,7 +11,7 @@ import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { genRequestId, installRequestId } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
-import { installValidators, unstorableStrings } from './http/validation.js';
+import { installNoUndeclaredInput, installValidators, unstorableStrings } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { AppError, ValidationError } from './lib/errors.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
@@ -76,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await installOpenApi(app);
   installAuth(app, services.keys);
+  installNoUndeclaredInput(app);
   await installRateLimit(app, {
     live: config.RATE_LIMIT_LIVE,
     test: config.RATE_LIMIT_TEST,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
 import { createResource } from './helpers/auth-matrix.js';
-import { expectError, expectRateLimitHeaders } from './helpers/expect.js';
+import { expectError, expectRateLimitHeaders, expectValidation } from './helpers/expect.js';
 import { expectNoChange } from './helpers/snapshot.js';
 
 let t: TestApp;
@@ -103,6 +103,117 @@ describe('bodies (D1): 413, 415, invalid_json, nothing written', () => {
   it('a write without a body is a validation_error naming the body', async () => {
     const res = await expectNoChange(t, () => t.request({ method: 'POST', url: '/v1/resources', key: ws.live }));
     expectError(res, 400, 'validation_error');
+  });
+});
+
+describe('input an endpoint does not take is refused, never ignored (D5)', () => {
+  const archive = () => ({ method: 'POST' as const, url: `/v1/resources/${resId}/archive` });
+  const noBody = () => [
+    archive(),
+    { method: 'POST' as const, url: `/v1/resources/${resId}/unarchive` },
+    { method: 'DELETE' as const, url: `/v1/resources/${resId}` },
+  ];
+
+  it('a JSON body on archive, unarchive and DELETE /resources/{id} is 400 naming the field, nothing changed', async () => {
+    for (const w of noBody()) {
+      const res = await expectNoChange(t, () => t.request({ ...w, key: ws.live, body: { x: 1 } }));
+      const err = expectValidation(res, { field: 'x', issue: 'unknown_field' });
+      expect(err.details, `${w.method} ${w.url}`).toHaveLength(1);
+    }
+    expect((await t.request({ method: 'GET', url: `/v1/resources/${resId}`, key: ws.live })).statusCode).toBe(200);
+  });
+
+  it('a body that is not an object there is 400 naming the body', async () => {
+    for (const body of ['[]', 'null', '1', '"x"']) {
+      const res = await expectNoChange(t, () =>
+        t.request({ ...archive(), key: ws.live, body, headers: { 'content-type': 'application/json' } }),
+      );
+      expectValidation(res, { field: 'body', issue: 'invalid_type' });
+    }
+  });
+
+  it('an Idempotency-Key does not store the refused request (D14)', async () => {
+    const req = { ...archive(), key: ws.live, body: { x: 1 }, headers: { 'idempotency-key': 'd5-body' } };
+    expectValidation(await expectNoChange(t, () => t.request(req)), { field: 'x' });
+    const ok = await t.request({ ...req, body: undefined });
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it('an empty body or {} is still fine there', async () => {
+    const id = await createResource(t, ws.live);
+    for (const body of [undefined, '', {}]) {
+      const headers: Record<string, string> = body === '' ? { 'content-type': 'application/json' } : {};
+      const arch = await t.request({ method: 'POST', url: `/v1/resources/${id}/archive`, key: ws.live, body, headers });
+      expect(arch.statusCode, arch.body).toBe(200);
+      const un = await t.request({ method: 'POST', url: `/v1/resources/${id}/unarchive`, key: ws.live, body, headers });
+      expect(un.statusCode, un.body).toBe(200);
+    }
+    for (const body of [undefined, {}]) {
+      const del = await t.request({
+        method: 'DELETE',
+        url: `/v1/resources/${await createResource(t, ws.live)}`,
+        key: ws.live,
+        body,
+      });
+      expect(del.statusCode, del.body).toBe(204);
+    }
+  });
+
+  it('unknown query parameters on GET /users/me and GET /resources/{id} are 400, like GET /users?foo=1', async () => {
+    const like = JSON.parse((await t.request({ method: 'GET', url: '/v1/users?foo=1', key: ws.live })).body).error;
+    for (const url of ['/v1/users/me?foo=1', `/v1/resources/${resId}?foo=1`]) {
+      const err = expectValidation(await t.request({ method: 'GET', url, key: ws.live }), {
+        field: 'foo',
+        issue: 'unknown_field',
+      });
+      expect({ message: err.message, details: err.details }).toEqual({ message: like.message, details: like.details });
+    }
+  });
+
+  it('each unknown query parameter is one detail; a write with one changes nothing', async () => {
+    const res = await expectNoChange(t, () =>
+      t.request({ method: 'POST', url: `/v1/resources/${resId}/archive?foo=1&bar=2`, key: ws.live }),
+    );
+    const err = expectValidation(
+      res,
+      { field: 'foo', issue: 'unknown_field' },
+      { field: 'bar', issue: 'unknown_field' },
+    );
+    expect(err.details).toHaveLength(2);
+  });
+
+  it('every authenticated route without a body or query schema refuses one (from the OpenAPI document)', async () => {
+    const doc = JSON.parse((await t.request({ method: 'GET', url: '/v1/openapi.json' })).body);
+    type Op = { requestBody?: unknown; parameters?: { in: string }[] };
+    const checked: string[] = [];
+    for (const [path, ops] of Object.entries<Record<string, Op>>(doc.paths)) {
+      // Ids need not exist: the check runs before the route looks anything up.
+      const url = path.replace(/\{[^}]+\}/g, 'x_0');
+      for (const [m, op] of Object.entries(ops)) {
+        const method = m.toUpperCase() as 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+        // With a body, send a valid one ({} suits PATCH /users/me) so that the body is not what fails.
+        if (!op.parameters?.some((p) => p.in === 'query') && (!op.requestBody || path === '/v1/users/me')) {
+          const body = op.requestBody ? {} : undefined;
+          const res = await expectNoChange(t, () => t.request({ method, url: `${url}?foo=1`, key: ws.live, body }));
+          expectValidation(res, { field: 'foo', issue: 'unknown_field' });
+          checked.push(`${method} ${path} query`);
+        }
+        if (!op.requestBody && method !== 'GET') {
+          const res = await expectNoChange(t, () => t.request({ method, url, key: ws.live, body: { x: 1 } }));
+          expectValidation(res, { field: 'x', issue: 'unknown_field' });
+          checked.push(`${method} ${path} body`);
+        }
+      }
+    }
+    // Routes registered by later modules are covered too, e.g. the delivery retry.
+    const retry = 'POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry';
+    expect(checked).toEqual(expect.arrayContaining([`${retry} query`, `${retry} body`, 'GET /v1/events/{id} query']));
+  });
+
+  it('public routes are left alone', async () => {
+    for (const url of ['/healthz?foo=1', '/readyz?foo=1', '/v1/openapi.json?foo=1']) {
+      expect((await t.request({ method: 'GET', url })).statusCode, url).toBe(200);
+    }
   });
 });
 

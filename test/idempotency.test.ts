@@ -64,7 +64,7 @@ describe('Idempotency-Key on POST (D14)', () => {
       'idempotency_key_reused',
     );
     expectError(
-      await expectNoChange(t, () => post(ws, 'k1', undefined, ws.live, `/v1/resources/${id}/archive`)),
+      await expectNoChange(t, () => post(ws, 'k1', {}, ws.live, `/v1/resources/${id}/archive`)),
       409,
       'idempotency_key_reused',
     );

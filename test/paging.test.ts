@@ -174,6 +174,29 @@ describe('bad paging and filter values: 400, never clamped (D4)', () => {
     }
   }
 
+  for (const list of ['/v1/resources', '/v1/users']) {
+    it(`${list}?limit=abc&offset=-1 → 400 with one detail per problem (D1)`, async () => {
+      const res = await t.request({ method: 'GET', url: `${list}?limit=abc&offset=-1`, key: ws.live });
+      const err = expectValidation(
+        res,
+        { field: 'limit', issue: 'invalid_type' },
+        { field: 'offset', issue: 'out_of_range' },
+      );
+      expect(err.details).toHaveLength(2);
+    });
+  }
+
+  it('a value refused as not decimal is reported once, beside the other problems (D1)', async () => {
+    const res = await t.request({ method: 'GET', url: '/v1/users?limit=0x10&offset=x&foo=1', key: ws.live });
+    const err = expectValidation(
+      res,
+      { field: 'limit', issue: 'invalid_type' },
+      { field: 'offset', issue: 'invalid_type' },
+      { field: 'foo', issue: 'unknown_field' },
+    );
+    expect(err.details).toHaveLength(3);
+  });
+
   it('a cursor from another list is refused', async () => {
     const users = await page('/v1/users?limit=1');
     expect(users.meta.next_cursor).not.toBeNull();

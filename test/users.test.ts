@@ -180,6 +180,29 @@ describe('GET /users (spec, D4)', () => {
     expect(body.meta.total).toBe(1);
   });
 
+  it("a removed user's email can be added again; the old user's keys stay 401 expired_token (D9)", async () => {
+    const w = await newWorkspace(t);
+    const email = `back${Date.now()}@example.test`;
+    const old = await t.services.users.create({ workspaceId: w.id, email, role: 'member' });
+    const oldKey = await w.key(old.id, 'live');
+    await t.services.users.remove(old.id);
+
+    const again = await t.services.users.create({ workspaceId: w.id, email, role: 'viewer' });
+    expect(again).toMatchObject({ email, role: 'viewer', workspace_id: w.id });
+    expect(again.id).not.toBe(old.id);
+    expectError(await me(oldKey.key), 401, 'expired_token');
+    const newKey = await w.key(again.id, 'live');
+    expect(json(await me(newKey.key)).data).toMatchObject({ id: again.id, email });
+    const list = json(await t.request({ method: 'GET', url: '/v1/users', key: w.live })).data;
+    expect(list.map((u: { id: string }) => u.id)).toEqual([w.adminId, again.id]);
+
+    // While that email belongs to a current member, adding it again is refused and writes nothing.
+    const dup = await expectNoChange(t, () =>
+      t.services.users.create({ workspaceId: w.id, email, role: 'member' }).catch((e: unknown) => e),
+    );
+    expect(dup).toMatchObject({ code: 'validation_error', details: [{ field: 'email', issue: 'taken' }] });
+  });
+
   it('demoting a user narrows their keys at once (D9)', async () => {
     const w = await newWorkspace(t);
     const m = await w.member('member');

@@ -3,6 +3,7 @@ import type { Db, Dialect } from './dialect.js';
 import * as core from './migrations/001-core.js';
 import * as userRemoval from './migrations/002-user-removal.js';
 import * as eventsDeliveries from './migrations/003-events-deliveries.js';
+import * as userEmailReuse from './migrations/004-user-email-reuse.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '001-core': core,
   '002-user-removal': userRemoval,
   '003-events-deliveries': eventsDeliveries,
+  '004-user-email-reuse': userEmailReuse,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dialect } from '../db/dialect.js';
 import { AppError, type ErrorDetail, UnavailableError } from '../lib/errors.js';
-import { toDetails } from './validation.js';
+import { invalidPart, toDetails } from './validation.js';
 
 /** Builds the D1 body. */
 export function errorBody(request: FastifyRequest, code: string, message: string, details?: ErrorDetail[]) {
@@ -37,12 +37,8 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect): voi
     }
     if (err.validation) {
       const where = err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'request');
-      const details = toDetails(err.validation as never, where);
-      return send(
-        reply,
-        400,
-        errorBody(request, 'validation_error', `The ${where} has ${details.length} invalid value(s).`, details),
-      );
+      const e = invalidPart(where, toDetails(err.validation as never, where));
+      return send(reply, e.statusCode, errorBody(request, e.code, e.message, e.details));
     }
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (known) return send(reply, known.status, errorBody(request, known.code, known.message));

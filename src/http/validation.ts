@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import type { ErrorDetail } from '../lib/errors.js';
+import { type ErrorDetail, ValidationError } from '../lib/errors.js';
 
 // ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module.
 const addFormats = ajvFormats.default;
@@ -34,6 +34,48 @@ export function installValidators(app: FastifyInstance): void {
   });
 }
 
+/**
+ * D5: nothing is silently ignored. An authenticated route that declares no body schema takes no
+ * body (empty or `{}` only), and one that declares no query schema takes no query parameters;
+ * anything else is a 400 naming each field, like a declared schema's `additionalProperties`.
+ * One hook for every route, including routes added later. It runs after the declared schemas
+ * (so the parts are still checked path, body, query) and must be installed before the
+ * idempotency hook, so that a refused request claims no `Idempotency-Key` (D14).
+ */
+export function installNoUndeclaredInput(app: FastifyInstance): void {
+  app.addHook('preHandler', async (request) => {
+    if (!request.routeOptions.config?.scope) return;
+    const schema = request.routeOptions.schema ?? {};
+    if (schema.body === undefined && request.body !== undefined) {
+      const details = undeclared(request.body, 'body');
+      if (details.length > 0) throw invalidPart('body', details);
+    }
+    if (schema.querystring === undefined) {
+      const details = undeclared(request.query, 'query');
+      if (details.length > 0) throw invalidPart('query', details);
+    }
+  });
+}
+
+/** The D1 error for one request part (`body`, `query`, `params`) with its details. */
+export function invalidPart(where: string, details: ErrorDetail[]): ValidationError {
+  return new ValidationError(`The ${where} has ${details.length} invalid value(s).`, details);
+}
+
+/** Details for a part that must be empty: each key is an unknown field; a non-object, the part itself. */
+function undeclared(value: unknown, root: string): ErrorDetail[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return [{ field: root, issue: 'invalid_type', message: `${root} must be empty or {}.` }];
+  }
+  const errors: ErrorObject[] = Object.keys(value).map((key) => ({
+    keyword: 'additionalProperties',
+    instancePath: '',
+    schemaPath: '#/additionalProperties',
+    params: { additionalProperty: key },
+  }));
+  return toDetails(errors, root);
+}
+
 type QuerySchema = { properties?: Record<string, { type?: unknown }> };
 type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
@@ -49,22 +91,23 @@ function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
   if (integers.length === 0) return validate;
   const wrapped: Validator = (data) => {
     const query = (data ?? {}) as Record<string, unknown>;
-    const errors: ErrorObject[] = integers
-      .filter((name) => typeof query[name] === 'string' && !DECIMAL_INTEGER.test(query[name] as string))
-      .map((name) => ({
-        keyword: 'type',
-        instancePath: `/${name}`,
-        schemaPath: `#/properties/${name}/type`,
-        params: { type: 'integer' },
-        message: 'must be a decimal integer',
-      }));
-    if (errors.length > 0) {
-      wrapped.errors = errors;
-      return false;
-    }
+    const badNames = integers.filter(
+      (name) => typeof query[name] === 'string' && !DECIMAL_INTEGER.test(query[name] as string),
+    );
+    const errors: ErrorObject[] = badNames.map((name) => ({
+      keyword: 'type',
+      instancePath: `/${name}`,
+      schemaPath: `#/properties/${name}/type`,
+      params: { type: 'integer' },
+      message: 'must be a decimal integer',
+    }));
+    // D1: one detail per problem, so the schema's own checks run too; a value already refused
+    // above is not reported twice (Ajv may even have coerced it, e.g. `0x10` to 16).
     const ok = validate(data);
-    wrapped.errors = validate.errors;
-    return ok;
+    const bad = new Set(badNames.map((name) => `/${name}`));
+    errors.push(...(validate.errors ?? []).filter((e) => !bad.has(e.instancePath)));
+    wrapped.errors = errors.length > 0 ? errors : validate.errors;
+    return ok && badNames.length === 0;
   };
   return wrapped;
 }

@@ -10,8 +10,12 @@ export function testBackend(): 'sqlite' | 'postgres' {
 /**
  * A fresh, migrated database for one test file: a SQLite file in the OS temp dir (real WAL
  * and fsync, like production), or its own PostgreSQL schema so runs never collide.
+ * `migrate: false` leaves it empty (migration tests apply the steps themselves).
  */
-export async function openTestStorage(): Promise<Storage & { url: string; schema?: string }> {
+export async function openTestStorage(
+  opts: { migrate?: boolean } = {},
+): Promise<Storage & { url: string; schema?: string }> {
+  const migrate = opts.migrate ?? true;
   const suffix = randomBytes(6).toString('hex');
   const pgUrl = process.env.TEST_DATABASE_URL;
   if (pgUrl) {
@@ -21,7 +25,7 @@ export async function openTestStorage(): Promise<Storage & { url: string; schema
     await sql.raw(`create schema ${schema}`).execute(admin.db);
     await admin.close();
     const storage = openStorage({ url: pgUrl, poolSize: 5, schema });
-    await migrateToLatest(storage.db, storage.dialect);
+    if (migrate) await migrateToLatest(storage.db, storage.dialect);
     return {
       ...storage,
       url: pgUrl,
@@ -40,7 +44,7 @@ export async function openTestStorage(): Promise<Storage & { url: string; schema
   const path = join(tmpdir(), `wsvc-test-${suffix}.db`);
   const url = `sqlite:${path}`;
   const storage = openStorage({ url });
-  await migrateToLatest(storage.db, storage.dialect);
+  if (migrate) await migrateToLatest(storage.db, storage.dialect);
   return {
     ...storage,
     url,

@@ -82,6 +82,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
       try {
         await repo.insert(t, row);
       } catch (err) {
+        // Unique among current members only (migration 004): a removed user's email is free again.
         if (dialect.isUniqueViolation(err)) {
           throw new ValidationError('A user with this email is already in the workspace.', [
             { field: 'email', issue: 'taken', message: 'email is already a member of this workspace.' },
