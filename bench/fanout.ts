@@ -99,7 +99,9 @@ function freePort(): Promise<number> {
 /** Starts `wsvc serve` (LOG_LEVEL=warn: no per-request logs) and waits for /healthz. */
 async function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; rssMb(): number }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/wsvc.js', 'serve'], {
+  // FANOUT_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server.
+  const nodeArgs = process.env.FANOUT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, 'bin/wsvc.js', 'serve'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -87,6 +87,8 @@ describe('signed deliveries (D18)', () => {
     await t.request({ method: 'POST', url: `/v1/resources/${r.id}/archive`, key: ws.live });
     await t.request({ method: 'POST', url: `/v1/resources/${r.id}/archive`, key: ws.live }); // D13: no event
     await t.request({ method: 'POST', url: `/v1/resources/${r.id}/unarchive`, key: ws.live });
+    // Delivered before the delete: D15 purges deliveries of the resource's events still pending.
+    await rx.until(() => rx.to(all.path).length === 4 && rx.to(status.path).length === 2);
     await t.request({ method: 'DELETE', url: `/v1/resources/${r.id}`, key: ws.live });
     await rx.until(() => rx.to(all.path).length === 5 && rx.to(status.path).length === 2);
     const bodies = rx.to(all.path).map((x) => JSON.parse(x.body));

@@ -59,52 +59,88 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   let results: AttemptResult[] = [];
   let running = false;
   let stopping = false;
-  let pumping: Promise<void> | null = null;
-  let pumpAgain = false;
-  let flushing: Promise<void> | null = null;
+  let cycling: Promise<void> | null = null;
+  let again = false;
+  let scheduled = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let dueTimer: { at: number; timer: NodeJS.Timeout } | undefined;
   let unsubscribe: (() => void) | undefined;
   const stats = { claimed: 0, succeeded: 0, failed: 0 };
 
-  /** Claims and starts attempts until the pool is full or nothing is due. */
-  function pump(): Promise<void> {
-    if (pumping) {
-      pumpAgain = true;
-      return pumping;
+  /**
+   * One write transaction per cycle: the outcomes of every attempt finished since the last cycle,
+   * and claims for the free slots. On SQLite with synchronous=FULL a commit is an fsync that
+   * blocks the thread, so one commit per cycle instead of two per delivery is what lets fan-out
+   * go at thousands per second. Outcomes not yet written when the process dies are attempted
+   * again after their lease (at least once).
+   */
+  async function cycle(): Promise<void> {
+    do {
+      again = false;
+      const batch = results;
+      results = [];
+      const room = stopping || !running ? 0 : config.WEBHOOK_CONCURRENCY - inflight.size;
+      const limit = Math.min(CLAIM_BATCH, room);
+      if (batch.length === 0 && limit === 0) return;
+      const now = clock.now();
+      let claimed: ClaimedDelivery[] = [];
+      try {
+        claimed = await dialect.writeTransaction(db, async (trx) => {
+          if (batch.length > 0) await repo.complete(trx, workerId, batch, isoAt(now));
+          if (limit === 0) return [];
+          return repo.claim(trx, {
+            now: isoAt(now),
+            leaseUntil: isoAt(now + leaseMs),
+            workerId,
+            limit,
+            rowLocks: dialect.rowLocks,
+          });
+        });
+      } catch (err) {
+        // Not written: those leases lapse and the attempts run again (at least once, D18).
+        deps.log?.warn({ err, outcomes: batch.length }, 'delivery cycle failed; retrying on the next tick');
+        return;
+      }
+      stats.claimed += claimed.length;
+      for (const d of claimed) start(d);
+      if (claimed.length === limit && limit > 0) again = true;
+    } while (again || results.length > 0);
+  }
+
+  /** Runs a cycle soon, coalescing every request of this turn of the event loop into one. */
+  function schedule(): void {
+    if (cycling) {
+      again = true;
+      return;
     }
-    pumping = (async () => {
-      do {
-        pumpAgain = false;
-        while (!stopping && inflight.size < config.WEBHOOK_CONCURRENCY) {
-          const limit = Math.min(CLAIM_BATCH, config.WEBHOOK_CONCURRENCY - inflight.size);
-          const now = clock.now();
-          const claimed = await dialect.writeTransaction(db, (trx) =>
-            repo.claim(trx, {
-              now: isoAt(now),
-              leaseUntil: isoAt(now + leaseMs),
-              workerId,
-              limit,
-              rowLocks: dialect.rowLocks,
-            }),
-          );
-          stats.claimed += claimed.length;
-          for (const d of claimed) start(d);
-          if (claimed.length < limit) break;
-        }
-      } while (pumpAgain && !stopping);
-    })()
-      .catch((err) => deps.log?.warn({ err }, 'claiming deliveries failed; retrying on the next tick'))
-      .finally(() => {
-        pumping = null;
-      });
-    return pumping;
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      void runCycle();
+    });
+  }
+
+  function runCycle(): Promise<void> {
+    if (cycling) {
+      again = true;
+      return cycling;
+    }
+    cycling = cycle().finally(() => {
+      cycling = null;
+      // A request that came after the cycle's last look must not be lost.
+      if (again) {
+        again = false;
+        schedule();
+      }
+    });
+    return cycling;
   }
 
   function start(d: ClaimedDelivery): void {
     const p = attempt(d).finally(() => {
       inflight.delete(d.id);
-      if (running) void pump();
+      schedule();
     });
     inflight.set(d.id, p);
   }
@@ -130,43 +166,30 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       },
     });
     if (next.nextAttemptAtMs !== null) wakeAt(next.nextAttemptAtMs);
-    await flush();
   }
 
-  /** Writes every queued outcome in one transaction (one commit for many attempts). */
-  function flush(): Promise<void> {
-    if (flushing) return flushing.then(() => (results.length > 0 ? flush() : undefined));
-    if (results.length === 0) return Promise.resolve();
-    const batch = results;
-    results = [];
-    flushing = dialect
-      .writeTransaction(db, (trx) => repo.complete(trx, workerId, batch, isoAt(clock.now())))
-      .then(
-        () => undefined,
-        (err) => {
-          // Not written: the leases lapse and the attempts run again (at least once, D18).
-          deps.log?.warn({ err, deliveries: batch.length }, 'recording delivery attempts failed');
-        },
-      )
-      .finally(() => {
-        flushing = null;
-      });
-    return flushing;
-  }
-
-  /** Wakes the pump when this process's own retry falls due (others' retries: the poll). */
+  /** Wakes the worker when this process's own retry falls due (others' retries: the poll). */
   function wakeAt(atMs: number): void {
     if (!running || (dueTimer && dueTimer.at <= atMs)) return;
     if (dueTimer) clearTimeout(dueTimer.timer);
     const timer = setTimeout(
       () => {
         dueTimer = undefined;
-        void pump();
+        schedule();
       },
       Math.max(0, atMs - clock.now()),
     );
     timer.unref();
     dueTimer = { at: atMs, timer };
+  }
+
+  /** Waits for the attempts in flight, then writes their outcomes. */
+  async function settle(): Promise<void> {
+    while (cycling || inflight.size > 0 || results.length > 0) {
+      await cycling;
+      await Promise.allSettled([...inflight.values()]);
+      await runCycle();
+    }
   }
 
   return {
@@ -177,14 +200,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       if (running) return;
       running = true;
       stopping = false;
-      unsubscribe = deps.deliveriesDue?.subscribe(() => void pump());
-      pollTimer = setInterval(() => void pump(), config.WEBHOOK_POLL_MS);
+      unsubscribe = deps.deliveriesDue?.subscribe(schedule);
+      pollTimer = setInterval(schedule, config.WEBHOOK_POLL_MS);
       pollTimer.unref();
-      void pump();
+      schedule();
     },
     /** Wakes the worker now (e.g. on a PostgreSQL NOTIFY). */
     wake(): void {
-      if (running) void pump();
+      if (running) schedule();
     },
     /**
      * Stops claiming, waits up to `graceMs` for attempts in flight and writes their outcomes.
@@ -197,31 +220,29 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       clearInterval(pollTimer);
       if (dueTimer) clearTimeout(dueTimer.timer);
       dueTimer = undefined;
-      await pumping;
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((r) => {
         timer = setTimeout(r, graceMs);
       });
-      await Promise.race([Promise.allSettled([...inflight.values()]), grace]);
+      await Promise.race([settle(), grace]);
       clearTimeout(timer);
-      await flush();
+      // Whatever finished within the grace period is written; the rest keeps its lease.
+      await runCycle();
     },
-    /** One claim pass without starting the loop, then waits for its attempts (tests with a controlled clock). */
+    /** One claim cycle without starting the loop, then waits for its attempts and writes them (tests). */
     async runOnce(): Promise<number> {
       const before = stats.claimed;
-      await pump();
-      await Promise.allSettled([...inflight.values()]);
-      await flush();
+      running = true;
+      try {
+        await runCycle();
+      } finally {
+        running = false;
+      }
+      await settle();
       return stats.claimed - before;
     },
     /** Resolves when nothing is in flight and every outcome is written. */
-    async idle(): Promise<void> {
-      while (pumping || inflight.size > 0 || flushing || results.length > 0) {
-        await pumping;
-        await Promise.allSettled([...inflight.values()]);
-        await flush();
-      }
-    },
+    idle: settle,
   };
 }
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
