@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 import { startReceiver } from './helpers/receiver.js';
+import { testWorker } from './helpers/worker.js';
 
 // Issue 3: the retry schedule under a controlled clock, and D19 on the address actually dialled.
 
@@ -21,13 +21,7 @@ describe('retry schedule under a controlled clock (D18)', () => {
   });
 
   it('retries at 30 s, 2 min, 8 min, 32 min, 2 h 8 min after each failure, then fails', async () => {
-    const worker = createDeliveryWorker({
-      db: t.storage.db,
-      dialect: t.storage.dialect,
-      clock,
-      config: t.config,
-      random: () => 0.5, // jitter factor 1: the plain schedule
-    });
+    const worker = testWorker(t, { clock, random: () => 0.5 }); // jitter factor 1: the plain schedule
     const ws = await newWorkspace(t);
     rx.plan('/down', [{ status: 503 }]);
     const hook = json(
@@ -90,12 +84,7 @@ describe('D19 at delivery: the dialled address is checked (no DNS rebinding)', (
   });
 
   it('a name that resolves to loopback at delivery time is never dialled', async () => {
-    const worker = createDeliveryWorker({
-      db: t.storage.db,
-      dialect: t.storage.dialect,
-      clock: { now: () => Date.now() },
-      config: t.config,
-    });
+    const worker = testWorker(t);
     const ws = await newWorkspace(t);
     const created = await t.request({
       method: 'POST',
@@ -115,12 +104,7 @@ describe('D19 at delivery: the dialled address is checked (no DNS rebinding)', (
   });
 
   it('literal private addresses and http:// stored earlier (e.g. under the development setting) are refused at dial time', async () => {
-    const worker = createDeliveryWorker({
-      db: t.storage.db,
-      dialect: t.storage.dialect,
-      clock: { now: () => Date.now() },
-      config: t.config,
-    });
+    const worker = testWorker(t);
     const ws = await newWorkspace(t);
     const urls = [
       `https://127.0.0.1:${rx.port}/a`,

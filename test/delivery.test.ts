@@ -2,9 +2,10 @@ import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../src/config.js';
-import { createDeliveryWorker, type DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
+import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
 import { eventually, type Receiver, startReceiver } from './helpers/receiver.js';
+import { testWorker } from './helpers/worker.js';
 
 // Issue 3: deliveries to a real HTTP receiver on loopback, from the real worker on a real database.
 const FAST: Partial<Config> = {
@@ -21,13 +22,7 @@ let worker: DeliveryWorker;
 beforeAll(async () => {
   t = await startTestApp({ config: FAST });
   rx = await startReceiver();
-  worker = createDeliveryWorker({
-    db: t.storage.db,
-    dialect: t.storage.dialect,
-    clock: { now: () => Date.now() },
-    config: t.config,
-    deliveriesDue: t.services.deliveriesDue,
-  });
+  worker = testWorker(t);
   worker.start();
 });
 afterAll(async () => {
@@ -198,13 +193,7 @@ describe('failures and retries', () => {
 
   it('a hanging receiver times out while another webhook is served at once', async () => {
     const slow = await startTestApp({ config: { ...FAST, WEBHOOK_TIMEOUT_MS: 1500, WEBHOOK_MAX_RETRIES: 0 } });
-    const w = createDeliveryWorker({
-      db: slow.storage.db,
-      dialect: slow.storage.dialect,
-      clock: { now: () => Date.now() },
-      config: slow.config,
-      deliveriesDue: slow.services.deliveriesDue,
-    });
+    const w = testWorker(slow);
     w.start();
     try {
       const ws = await newWorkspace(slow);

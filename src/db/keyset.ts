@@ -45,3 +45,23 @@ export async function pageById<T extends PagedTable>(
     nextCursor: hasMore && last ? encodeCursor(last.id) : null,
   };
 }
+
+type ScopedTable = 'resources' | 'webhooks' | 'events';
+
+/** One row of `table` by id, only inside the caller's workspace and environment (D10); else undefined. */
+export function findInScope<T extends ScopedTable>(
+  db: Db,
+  table: T,
+  scope: { workspaceId: string; env: string },
+  id: string,
+): Promise<Database[T] | undefined> {
+  // As in pageById: Kysely cannot type a table chosen at run time; the cast stays here.
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  return (db as any)
+    .selectFrom(table)
+    .selectAll()
+    .where('id', '=', id)
+    .where('workspace_id', '=', scope.workspaceId)
+    .where('env', '=', scope.env)
+    .executeTakeFirst();
+}

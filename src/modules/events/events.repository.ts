@@ -1,5 +1,5 @@
 import type { Db } from '../../db/dialect.js';
-import { pageById } from '../../db/keyset.js';
+import { findInScope, pageById } from '../../db/keyset.js';
 import type { EventsTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Scope } from '../resources/resources.repository.js';
@@ -17,13 +17,7 @@ export const eventsRepository = {
   },
 
   find(db: Db, scope: Scope, id: string): Promise<EventsTable | undefined> {
-    return db
-      .selectFrom('events')
-      .selectAll()
-      .where('id', '=', id)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
-      .executeTakeFirst();
+    return findInScope(db, 'events', scope, id);
   },
 
   list(db: Db, scope: Scope, filter: ListEventsFilter, page: PageRequest) {

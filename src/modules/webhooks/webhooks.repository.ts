@@ -1,5 +1,5 @@
 import { type Db, readJson } from '../../db/dialect.js';
-import { pageById } from '../../db/keyset.js';
+import { findInScope, pageById } from '../../db/keyset.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Scope } from '../resources/resources.repository.js';
@@ -26,13 +26,7 @@ export const webhooksRepository = {
   },
 
   find(db: Db, scope: Scope, id: string): Promise<WebhooksTable | undefined> {
-    return db
-      .selectFrom('webhooks')
-      .selectAll()
-      .where('id', '=', id)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
-      .executeTakeFirst();
+    return findInScope(db, 'webhooks', scope, id);
   },
 
   async count(db: Db, scope: Scope): Promise<number> {

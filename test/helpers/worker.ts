@@ -1,0 +1,21 @@
+import type { Clock } from '../../src/lib/clock.js';
+import { createDeliveryWorker, type DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import type { TestApp } from './app.js';
+
+/**
+ * The real delivery worker on a test app's database, with its settings. It listens to the app's
+ * commits unless `listen: false`; nothing runs until `start()` or `runOnce()`.
+ */
+export function testWorker(
+  t: TestApp,
+  opts: { clock?: Clock; random?: () => number; listen?: boolean } = {},
+): DeliveryWorker {
+  return createDeliveryWorker({
+    db: t.storage.db,
+    dialect: t.storage.dialect,
+    clock: opts.clock ?? { now: () => Date.now() },
+    config: t.config,
+    deliveriesDue: opts.listen === false ? undefined : t.services.deliveriesDue,
+    random: opts.random,
+  });
+}
