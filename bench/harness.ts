@@ -223,6 +223,11 @@ export async function freshDb(backend: Backend, dir: string, name: string): Prom
   };
 }
 
+/** The bulk seed bypasses the repository, so it rebuilds the workspace's meta.total counters itself. */
+const RECOUNT = `insert into resource_counts (workspace_id, env, status, type, slot, n)
+  select workspace_id, env, status, type, 0, count(*) from resources where workspace_id = ?
+  group by workspace_id, env, status, type`;
+
 /** Direct inserts in big transactions; the durability pragma is relaxed for the seed only (the server reopens with D20). */
 function bulkSqlite(path: string, workspaceId: string, n: number): void {
   const raw = new SqliteDatabase(path);
@@ -249,6 +254,8 @@ function bulkSqlite(path: string, workspaceId: string, n: number): void {
     }
   });
   for (let i = 0; i < n; i += 100_000) batch(i, Math.min(n, i + 100_000));
+  raw.prepare('delete from resource_counts where workspace_id = ?').run(workspaceId);
+  raw.prepare(RECOUNT).run(workspaceId);
   raw.pragma('wal_checkpoint(TRUNCATE)');
   raw.close();
 }
@@ -265,6 +272,8 @@ async function bulkPostgres(pgUrl: string, schema: string, workspaceId: string, 
           now() - make_interval(secs => (${n} - g) / 1000.0)
         from generate_series(${i}::int, ${Math.min(n, i + step) - 1}::int) g`.execute(st.db);
     }
+    await sql`delete from resource_counts where workspace_id = ${workspaceId}`.execute(st.db);
+    await sql.raw(RECOUNT.replace('?', `'${workspaceId}'`)).execute(st.db);
     await sql`analyze resources`.execute(st.db);
   } finally {
     await st.close();

@@ -2,6 +2,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'k
 import type { Db, Dialect } from './dialect.js';
 import * as core from './migrations/001-core.js';
 import * as userRemoval from './migrations/002-user-removal.js';
+import * as resourceCounts from './migrations/004-resource-counts.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -9,6 +10,8 @@ type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<voi
 const MIGRATIONS: Record<string, DialectMigration> = {
   '001-core': core,
   '002-user-removal': userRemoval,
+  // 004, not 003: the events migration of issue 3 takes 003.
+  '004-resource-counts': resourceCounts,
 };
 
 class StaticProvider implements MigrationProvider {
