@@ -59,10 +59,14 @@ export async function pageById<T extends PagedTable>(
     rowsQuery = rowsQuery.limit(req.limit + 1);
   }
   const rows = (await rowsQuery.execute()) as Database[T][];
+  return toPage(rows, req, total, req.afterId === null ? req.offset : (req.afterOffset ?? before));
+}
+
+/** The Page of up to `limit + 1` rows fetched for `req`, at `offset` (the extra row only says there is more). */
+export function toPage<R extends { id: string }>(rows: R[], req: PageRequest, total: number, offset: number): Page<R> {
   const hasMore = rows.length > req.limit;
   const items = hasMore ? rows.slice(0, req.limit) : rows;
-  const last = items.at(-1) as { id: string } | undefined;
-  const offset = req.afterId === null ? req.offset : (req.afterOffset ?? before);
+  const last = items.at(-1);
   return {
     items,
     total,
