@@ -25,12 +25,16 @@ export interface Measured {
   p50: number;
   p99: number;
   non2xx: number;
+  /** Server CPU time (user + system) per request, in µs: steadier than req/s on a shared machine. */
+  cpuUs?: number;
 }
 
 export interface Child {
   port: number;
   child: ChildProcess;
   peakRssMb(): number;
+  /** CPU time used so far (user + system), in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -79,6 +83,14 @@ export function startChild(
             return 0;
           }
         },
+        cpuMs() {
+          try {
+            const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+            return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
+          } catch {
+            return 0;
+          }
+        },
         stop: () =>
           new Promise<void>((r) => {
             if (child.exitCode !== null) return r();
@@ -112,20 +124,23 @@ export function startChild(
   });
 }
 
-/** One autocannon run: CONNECTIONS connections cycling through `requests`. */
+/** One autocannon run against `server`: CONNECTIONS connections cycling through `requests`. */
 export async function load(
-  port: number,
+  server: Child,
   duration: number,
   requests: autocannon.Request[],
   headers: Record<string, string>,
   connections = CONNECTIONS,
 ): Promise<Measured> {
-  const r = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration, headers, requests });
+  const cpu0 = server.cpuMs();
+  const r = await autocannon({ url: `http://127.0.0.1:${server.port}`, connections, duration, headers, requests });
+  const cpu = server.cpuMs() - cpu0;
   return {
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx + r.errors + r.timeouts,
+    cpuUs: r.requests.total ? Math.round((cpu * 1000) / r.requests.total) : 0,
   };
 }
 

@@ -19,6 +19,8 @@ export interface Row {
   non2xx: number;
   rssMb: number;
   ratio: number;
+  /** Server CPU µs per request. */
+  cpuUs?: number;
 }
 
 export interface BenchOptions {
@@ -79,7 +81,7 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
   try {
     const base = await startChild(['bin/bench-baseline.js'], { PORT: '0', BENCH_BODY: sampleBody() }, /READY (\d+)/);
     try {
-      const m = await load(base.port, opts.duration, [{ method: 'GET', path: '/baseline' }], {});
+      const m = await load(base, opts.duration, [{ method: 'GET', path: '/baseline' }], {});
       rows.push({ backend: 'none', scenario: 'baseline (bare Fastify)', ...m, rssMb: base.peakRssMb(), ratio: 1 });
     } finally {
       await base.stop();
@@ -104,7 +106,7 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
               quick: opts.quick,
               seeded,
               async measure(name, requests, o) {
-                const m = await load(server.port, opts.duration, requests, db.headers, o?.connections);
+                const m = await load(server, opts.duration, requests, db.headers, o?.connections);
                 rows.push({ backend, scenario: name, ...m, rssMb: server.peakRssMb(), ratio: 0 });
                 return m;
               },
@@ -131,12 +133,12 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
 
 export function toMarkdown(rows: Row[]): string {
   const head =
-    '| backend | scenario | req/s | p50 ms | p99 ms | non-2xx | peak RSS MB | × baseline |\n|---|---|---:|---:|---:|---:|---:|---:|';
+    '| backend | scenario | req/s | p50 ms | p99 ms | non-2xx | peak RSS MB | CPU µs/req | × baseline |\n|---|---|---:|---:|---:|---:|---:|---:|---:|';
   return [
     head,
     ...rows.map(
       (r) =>
-        `| ${r.backend} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.rssMb || '–'} | ${r.ratio} |`,
+        `| ${r.backend} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.rssMb || '–'} | ${r.cpuUs ?? '–'} | ${r.ratio} |`,
     ),
   ].join('\n');
 }
