@@ -36,3 +36,21 @@ export function readJson<T>(value: unknown): T {
 export function writeJson(value: unknown): string {
   return JSON.stringify(value);
 }
+
+const epochs = new WeakMap<Db, () => number>();
+
+/**
+ * Issue 5: a number that changes whenever a write may have committed to `db`, or undefined where no such
+ * number exists (PostgreSQL: other processes write without telling this one). SQLite counts this
+ * process's write transactions (after COMMIT, before any caller is answered) and commits by any other
+ * connection (`PRAGMA data_version`, e.g. the `wsvc` CLI revoking a key). Every change to API keys and
+ * users goes through writeTransaction, so a cache filled at epoch e is exact while the epoch is e.
+ */
+export function writeEpoch(db: Db): (() => number) | undefined {
+  return epochs.get(db);
+}
+
+/** Called by a dialect that can tell when its database changed (see writeEpoch). */
+export function registerWriteEpoch(db: Db, epoch: () => number): void {
+  epochs.set(db, epoch);
+}

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
-import type { Db, Dialect } from './dialect.js';
+import { type Db, type Dialect, registerWriteEpoch } from './dialect.js';
 import type { Database } from './types.js';
 
 /** Opens a SQLite file (or `:memory:`) with the pragmas of D20. */
@@ -15,6 +15,11 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+  const queue: WriteQueue = { pending: [], scheduled: false, commits: 0 };
+  queues.set(db, queue);
+  // Issue 5 (see writeEpoch): this process's write batches, and commits by any other connection.
+  const dataVersion = raw.prepare('pragma data_version').pluck();
+  registerWriteEpoch(db, () => (dataVersion.get() as number) * 1e9 + queue.commits);
   return { db, dialect: sqliteDialect, raw };
 }
 
@@ -69,9 +74,12 @@ interface PendingWrite {
 interface WriteQueue {
   pending: PendingWrite[];
   scheduled: boolean;
+  /** Write batches run by this process (committed or not). */
+  commits: number;
 }
 
 const queues = new WeakMap<Db, WriteQueue>();
+
 const MAX_BATCH = 64;
 const q = (text: string) => CompiledQuery.raw(text);
 const BEGIN = q('begin immediate');
@@ -93,7 +101,7 @@ const ROLLBACK_TO = q('rollback to w');
 function groupCommit<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   let queue = queues.get(db);
   if (!queue) {
-    queue = { pending: [], scheduled: false };
+    queue = { pending: [], scheduled: false, commits: 0 };
     queues.set(db, queue);
   }
   const state = queue;
@@ -111,15 +119,16 @@ async function drain(db: Db, state: WriteQueue): Promise<void> {
     const batch = state.pending.splice(0, MAX_BATCH);
     await db
       .connection()
-      .execute((conn) => runBatch(conn, batch))
+      .execute((conn) => runBatch(conn, batch, state))
       .catch((err: unknown) => {
+        state.commits++;
         for (const w of batch) w.reject(err);
       });
   }
   state.scheduled = false;
 }
 
-async function runBatch(conn: Db, batch: PendingWrite[]): Promise<void> {
+async function runBatch(conn: Db, batch: PendingWrite[], state: WriteQueue): Promise<void> {
   const exec = (c: CompiledQuery) => conn.executeQuery(c);
   await exec(BEGIN);
   const outcomes: { ok: boolean; value: unknown }[] = [];
@@ -141,7 +150,9 @@ async function runBatch(conn: Db, batch: PendingWrite[]): Promise<void> {
       }
     }
     await exec(COMMIT);
+    state.commits++;
   } catch (err) {
+    state.commits++;
     await exec(ROLLBACK).catch(() => {});
     for (const [i, w] of batch.entries()) {
       const o = outcomes[i];

@@ -1,4 +1,4 @@
-import type { Db, Dialect } from '../../db/dialect.js';
+import { type Db, type Dialect, writeEpoch } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
@@ -26,6 +26,12 @@ export interface CreatedKey {
 /** API keys: generation (D12), verification on every request, listing and revocation. */
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
+  // Issue 5: verified keys, reused only while no write has committed since (see writeEpoch): a
+  // revocation, a role change or a removal commits a write, so the next request re-reads the key
+  // (D9, D12). SQLite only; on PostgreSQL other processes write without telling this one.
+  const epoch = writeEpoch(db);
+  const verified = new Map<string, { epoch: number; actor: Actor }>();
+  const MAX_CACHED = 10_000;
 
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
   async function create(
@@ -84,23 +90,31 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     const parsed = parseKey(key);
     if (!parsed) return { ok: false, code: 'invalid_token' };
     const digest = digestKey(key);
+    const at = epoch?.();
+    if (at !== undefined) {
+      const hit = verified.get(digest);
+      if (hit && hit.epoch === at) return { ok: true, actor: hit.actor };
+    }
     const row = await keysRepository.findByDigest(db, digest);
     if (!row || !digestsEqual(row.digest, digest) || row.env !== parsed.env) {
       return { ok: false, code: 'invalid_token' };
     }
     // D9: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
-    return {
-      ok: true,
-      actor: {
-        keyId: row.id,
-        userId: row.user_id,
-        workspaceId: row.workspace_id,
-        env: row.env,
-        role: row.role,
-        scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as string[]),
-      },
-    };
+    const actor: Actor = Object.freeze({
+      keyId: row.id,
+      userId: row.user_id,
+      workspaceId: row.workspace_id,
+      env: row.env,
+      role: row.role,
+      scopes: row.scopes === null ? null : Object.freeze(JSON.parse(row.scopes) as string[]),
+    });
+    // Filed under the epoch read before the query: a write that committed meanwhile makes it stale at once.
+    if (at !== undefined) {
+      if (verified.size >= MAX_CACHED) verified.clear();
+      verified.set(digest, { epoch: at, actor });
+    }
+    return { ok: true, actor };
   }
 
   /** Keys of a workspace, never with secrets. */
