@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { type Backend, type Child, freePort, freshDb, load, ROOT, startChild } from './harness.js';
+import { type Backend, type Child, freePort, freshDb, load, type Measured, ROOT, startChild } from './harness.js';
 import { summariseProfiles } from './profile.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 
@@ -34,7 +34,18 @@ export interface BenchOptions {
   large?: number;
   /** Write `node --cpu-prof` profiles of each server here and print a summary. */
   profileDir?: string;
+  /** Node flags of the server process (default SERVER_FLAGS). */
+  serverFlags?: string[];
+  /** Run each measurement this many times and keep the best (highest req/s) run (default 1). */
+  repeat?: number;
 }
+
+/**
+ * How the server is started, as docs/performance.md recommends for production: a young generation of
+ * 4 MB semi-spaces keeps peak RSS under load near the idle RSS (V8's default lets it grow to 16 MB
+ * semi-spaces under this allocation rate, +40..70 MB).
+ */
+export const SERVER_FLAGS = ['--max-semi-space-size=4'];
 
 /** The sample body of the baseline: the JSON a GET /v1/resources/{id} returns. */
 function sampleBody(): string {
@@ -53,7 +64,7 @@ function sampleBody(): string {
   });
 }
 
-async function startApi(url: string, backend: Backend, profileDir?: string): Promise<Child> {
+async function startApi(url: string, backend: Backend, serverFlags: string[], profileDir?: string): Promise<Child> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     DATABASE_URL: url,
@@ -70,7 +81,7 @@ async function startApi(url: string, backend: Backend, profileDir?: string): Pro
       env.REDIS_KEY_PREFIX = `bench:${port}:`;
     }
   }
-  const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const flags = [...serverFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
   return startChild(['bin/wsvc.js', 'serve', '--api-only'], env, null, port, flags);
 }
 
@@ -81,7 +92,12 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
   try {
     const base = await startChild(['bin/bench-baseline.js'], { PORT: '0', BENCH_BODY: sampleBody() }, /READY (\d+)/);
     try {
-      const m = await load(base, opts.duration, [{ method: 'GET', path: '/baseline' }], {});
+      let m: Measured | null = null;
+      for (let i = 0; i < (opts.repeat ?? 1); i++) {
+        const r = await load(base, opts.duration, [{ method: 'GET', path: '/baseline' }], {});
+        if (!m || r.rps > m.rps) m = r;
+      }
+      m = m as Measured;
       rows.push({ backend: 'none', scenario: 'baseline (bare Fastify)', ...m, rssMb: base.peakRssMb(), ratio: 1 });
     } finally {
       await base.stop();
@@ -97,7 +113,7 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
           if (seeded && seeded.count >= 100_000) {
             process.stderr.write(`[bench] ${backend}: seeded ${seeded.count} resources in ${Date.now() - t0} ms\n`);
           }
-          const server = await startApi(db.url, backend, opts.profileDir);
+          const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, opts.profileDir);
           try {
             const ctx: ScenarioContext = {
               db,
@@ -106,7 +122,13 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
               quick: opts.quick,
               seeded,
               async measure(name, requests, o) {
-                const m = await load(server, opts.duration, requests, db.headers, o?.connections);
+                const runs: Measured[] = [];
+                for (let i = 0; i < (opts.repeat ?? 1); i++) {
+                  runs.push(await load(server, opts.duration, requests, db.headers, o?.connections));
+                }
+                // Best run by req/s, but a failed request in any run is reported.
+                const best = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+                const m = { ...best, non2xx: Math.max(...runs.map((r) => r.non2xx)) };
                 rows.push({ backend, scenario: name, ...m, rssMb: server.peakRssMb(), ratio: 0 });
                 return m;
               },
@@ -151,6 +173,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('--large <n>', 'resources in the large workspace', (v) => Number(v), 1_000_000)
     .option('--backend <name>', 'sqlite, postgres or all (default: all that are configured)')
     .option('--profile', 'run each server under node --cpu-prof and print where the time goes', false)
+    .option('--repeat <n>', 'run each measurement n times and keep the best', (v) => Number(v), 1)
+    .option('--server-flags <flags>', `node flags of the server (default "${SERVER_FLAGS.join(' ')}")`)
     .option('--no-save', 'do not write bench/results/');
   program.parse(argv);
   const o = program.opts<{
@@ -160,8 +184,11 @@ export async function main(argv: string[]): Promise<void> {
     large: number;
     backend?: string;
     profile: boolean;
+    repeat: number;
+    serverFlags?: string;
     save: boolean;
   }>();
+  const serverFlags = o.serverFlags === undefined ? SERVER_FLAGS : o.serverFlags.split(/\s+/).filter(Boolean);
   const pg = Boolean(process.env.TEST_DATABASE_URL);
   let backends: Backend[] = pg ? ['sqlite', 'postgres'] : ['sqlite'];
   if (o.backend === 'sqlite' || o.backend === 'postgres') backends = [o.backend];
@@ -174,6 +201,8 @@ export async function main(argv: string[]): Promise<void> {
     only: o.only,
     large: o.large,
     profileDir,
+    serverFlags,
+    repeat: o.repeat,
   });
   let commit = 'unknown';
   try {
@@ -183,7 +212,8 @@ export async function main(argv: string[]): Promise<void> {
   const redis = backends.includes('postgres') ? (process.env.TEST_REDIS_URL ? ' (+ Redis rate limits)' : '') : '';
   const machine =
     `${cpus().length} cores, Node ${process.version}, commit ${commit}; SQLite WAL+synchronous=FULL (D20)` +
-    `${backends.includes('postgres') ? `, PostgreSQL${redis}` : ''}; 32 connections unless noted, ${o.duration} s per row`;
+    `${backends.includes('postgres') ? `, PostgreSQL${redis}` : ''}; server: node ${serverFlags.join(' ') || '(V8 defaults)'}; ` +
+    `32 connections unless noted, ${o.duration} s per row${o.repeat > 1 ? `, best of ${o.repeat}` : ''}`;
   const md = `${machine}\n\n${toMarkdown(rows)}\n`;
   process.stdout.write(md);
   if (profileDir) {
