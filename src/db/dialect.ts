@@ -54,3 +54,21 @@ export function writeEpoch(db: Db): (() => number) | undefined {
 export function registerWriteEpoch(db: Db, epoch: () => number): void {
   epochs.set(db, epoch);
 }
+
+/** Runs a read synchronously when the connection is free; undefined means "use the normal path". */
+export type DirectReader = (sqlText: string, parameters: readonly unknown[]) => unknown[] | undefined;
+const readers = new WeakMap<Db, DirectReader>();
+
+/**
+ * Issue 5: SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor and
+ * connection mutex (several promise hops per query) whenever no transaction is open on the connection.
+ * Undefined for PostgreSQL and for transactions.
+ */
+export function directReader(db: Db): DirectReader | undefined {
+  return readers.get(db);
+}
+
+/** Called by a dialect that can run reads directly (see directReader). */
+export function registerDirectReader(db: Db, reader: DirectReader): void {
+  readers.set(db, reader);
+}

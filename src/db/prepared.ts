@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryId, QueryResult, RootOperationNode } from 'kysely';
-import type { Db } from './dialect.js';
+import { type Db, directReader } from './dialect.js';
 
 const SENTINEL = '\u0000wsvc:';
 
@@ -42,6 +42,8 @@ export function prepared<R>(build: (db: Db, $: Param) => Compilable<R>) {
     async execute(db: Db, values: Record<string, unknown>): Promise<QueryResult<R>> {
       const c = compile(db);
       const parameters = c.binds.map((b) => (typeof b === 'string' ? values[b] : b.value));
+      const rows = directReader(db)?.(c.sql, parameters);
+      if (rows) return { rows: rows as R[] };
       const compiled: CompiledQuery<R> = { sql: c.sql, query: c.query, queryId: c.queryId, parameters };
       return db.executeQuery<R>(compiled);
     },

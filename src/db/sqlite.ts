@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
-import { type Db, type Dialect, registerWriteEpoch } from './dialect.js';
+import { type Db, type Dialect, registerDirectReader, registerWriteEpoch } from './dialect.js';
 import type { Database } from './types.js';
 
 /** Opens a SQLite file (or `:memory:`) with the pragmas of D20. */
@@ -14,7 +14,14 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   raw.pragma('synchronous = FULL');
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+  const cached = withStatementCache(raw);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
+  // Outside a transaction every statement is atomic, so a read needs no lock: it sees committed data only.
+  registerDirectReader(db, (text, parameters) => {
+    if (raw.inTransaction) return undefined;
+    const stmt = cached.prepare(text);
+    return stmt.reader ? (stmt.all(parameters as unknown[]) as unknown[]) : undefined;
+  });
   const queue: WriteQueue = { pending: [], scheduled: false, commits: 0 };
   queues.set(db, queue);
   // Issue 5 (see writeEpoch): this process's write batches, and commits by any other connection.
