@@ -83,6 +83,14 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /** Checks an Authorization header value; never throws for a bad key (STYLE 6). */
   async function verify(header: string | undefined): Promise<VerifyResult> {
+    return verifyNow(header);
+  }
+
+  /**
+   * verify, answering synchronously when no query is needed (malformed header, or a key verified
+   * since the last committed write); a Promise otherwise. For the per-request hook (issue 5).
+   */
+  function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
     const m = /^Bearer ([^\s]+)$/.exec(header);
     if (!m) return { ok: false, code: 'invalid_token' };
@@ -95,8 +103,12 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
       const hit = verified.get(digest);
       if (hit && hit.epoch === at) return { ok: true, actor: hit.actor };
     }
+    return lookup(digest, parsed.env, at);
+  }
+
+  async function lookup(digest: string, env: Env, at: number | undefined): Promise<VerifyResult> {
     const row = await keysRepository.findByDigest(db, digest);
-    if (!row || !digestsEqual(row.digest, digest) || row.env !== parsed.env) {
+    if (!row || !digestsEqual(row.digest, digest) || row.env !== env) {
       return { ok: false, code: 'invalid_token' };
     }
     // D9: a key whose owner was removed stops working like a revoked one.
@@ -139,6 +151,6 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     return { id: keyId, revoked_at: after?.revoked_at ?? at };
   }
 
-  return { create, verify, list, revoke };
+  return { create, verify, verifyNow, list, revoke };
 }
 export type KeysService = ReturnType<typeof createKeysService>;
