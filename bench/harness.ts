@@ -269,8 +269,11 @@ function bulkSqlite(path: string, workspaceId: string, n: number): void {
     }
   });
   for (let i = 0; i < n; i += 100_000) batch(i, Math.min(n, i + 100_000));
-  raw.prepare('delete from resource_counts where workspace_id = ?').run(workspaceId);
-  raw.prepare(RECOUNT).run(workspaceId);
+  // (Older schemas, before migration 004, have no counts table: lets the bench A/B older commits.)
+  if (raw.prepare("select 1 from sqlite_master where name = 'resource_counts'").get()) {
+    raw.prepare('delete from resource_counts where workspace_id = ?').run(workspaceId);
+    raw.prepare(RECOUNT).run(workspaceId);
+  }
   raw.pragma('wal_checkpoint(TRUNCATE)');
   raw.close();
 }
