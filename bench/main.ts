@@ -114,6 +114,7 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
             process.stderr.write(`[bench] ${backend}: seeded ${seeded.count} resources in ${Date.now() - t0} ms\n`);
           }
           const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, opts.profileDir);
+          let warmed = false;
           try {
             const ctx: ScenarioContext = {
               db,
@@ -122,6 +123,9 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
               quick: opts.quick,
               seeded,
               async measure(name, requests, o) {
+                // The first measurement of a fresh server would include JIT warm-up and cold caches.
+                if (!warmed) await load(server, 1, requests, db.headers, o?.connections);
+                warmed = true;
                 const runs: Measured[] = [];
                 for (let i = 0; i < (opts.repeat ?? 1); i++) {
                   runs.push(await load(server, opts.duration, requests, db.headers, o?.connections));
