@@ -65,13 +65,22 @@ export function startChild(
   return new Promise((resolve, reject) => {
     let out = '';
     let done = false;
+    let stopping = false;
     const finish = (port: number) => {
       if (done) return;
       done = true;
+      // Keep the tail of the output after start-up: a server that dies mid-run says why.
+      let tail = '';
+      const keep = (d: Buffer) => {
+        tail = (tail + d.toString()).slice(-4000);
+      };
       child.stdout?.off('data', onData);
       child.stderr?.off('data', onData);
-      child.stdout?.resume();
-      child.stderr?.resume();
+      child.stdout?.on('data', keep);
+      child.stderr?.on('data', keep);
+      child.once('exit', (code, signal) => {
+        if (!stopping) process.stderr.write(`[bench] ${args.join(' ')} exited (${code ?? signal}) mid-run:\n${tail}\n`);
+      });
       resolve({
         port,
         child,
@@ -93,6 +102,7 @@ export function startChild(
         },
         stop: () =>
           new Promise<void>((r) => {
+            stopping = true;
             if (child.exitCode !== null) return r();
             child.once('exit', () => r());
             child.kill('SIGTERM');
