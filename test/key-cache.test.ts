@@ -40,6 +40,9 @@ describe('verified-key reuse keeps D9 and D12 exact', () => {
       const ws = await newWorkspace(t);
       const k = await ws.key(ws.adminId, 'live');
       for (let i = 0; i < 3; i++) expect((await get(k.key)).statusCode).toBe(200);
+      // Resource writes leave cached keys valid (keepsKeys); the revocation after them does not.
+      await createResource(t, k.key);
+      expect((await get(k.key)).statusCode).toBe(200);
       await s().keys.revoke(k.id);
       expectError(await get(k.key), 401, 'expired_token');
       expect((await get(ws.live)).statusCode).toBe(200);

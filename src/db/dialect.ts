@@ -11,7 +11,7 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Dialect {
   readonly name: DialectName;
   /** Runs `fn` in a write transaction (SQLite: BEGIN IMMEDIATE, so the write lock is taken first). */
-  writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T>;
+  writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, opts?: WriteOptions): Promise<T>;
   /** Whether `err` is a unique-constraint violation. */
   isUniqueViolation(err: unknown): boolean;
   /** Whether `err` means the database is unreachable (maps to 503). */
@@ -27,6 +27,14 @@ export interface Dialect {
   currentSchema?(db: Db): Promise<string>;
 }
 
+export interface WriteOptions {
+  /**
+   * The change writes no API key and no user's role or removal, so verified keys cached by this process
+   * stay valid (issue 5, see keysEpoch). Without it, a committed write invalidates them.
+   */
+  keepsKeys?: boolean;
+}
+
 /** Parses a JSON column read from either dialect. */
 export function readJson<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
@@ -40,18 +48,19 @@ export function writeJson(value: unknown): string {
 const epochs = new WeakMap<Db, () => number>();
 
 /**
- * Issue 5: a number that changes whenever a write may have committed to `db`, or undefined where no such
- * number exists (PostgreSQL: other processes write without telling this one). SQLite counts this
- * process's write transactions (after COMMIT, before any caller is answered) and commits by any other
- * connection (`PRAGMA data_version`, e.g. the `wsvc` CLI revoking a key). Every change to API keys and
- * users goes through writeTransaction, so a cache filled at epoch e is exact while the epoch is e.
+ * Issue 5: a number that changes whenever a write that may change API keys or users has committed to
+ * `db`, or undefined where no such number exists (PostgreSQL: other processes write without telling this
+ * one). SQLite counts this process's write transactions not marked `keepsKeys` (after COMMIT, before any
+ * caller is answered) and commits by any other connection (`PRAGMA data_version`, e.g. the `wsvc` CLI
+ * revoking a key). Every change to API keys and users goes through writeTransaction, so a cache of
+ * verified keys filled at epoch e is exact while the epoch is e.
  */
-export function writeEpoch(db: Db): (() => number) | undefined {
+export function keysEpoch(db: Db): (() => number) | undefined {
   return epochs.get(db);
 }
 
-/** Called by a dialect that can tell when its database changed (see writeEpoch). */
-export function registerWriteEpoch(db: Db, epoch: () => number): void {
+/** Called by a dialect that can tell when keys or users may have changed (see keysEpoch). */
+export function registerKeysEpoch(db: Db, epoch: () => number): void {
   epochs.set(db, epoch);
 }
 

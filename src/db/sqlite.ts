@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
-import { type Db, type Dialect, registerDirectReader, registerWriteEpoch } from './dialect.js';
+import { type Db, type Dialect, registerDirectReader, registerKeysEpoch } from './dialect.js';
 import type { Database } from './types.js';
 
 /** Opens a SQLite file (or `:memory:`) with the pragmas of D20. */
@@ -22,11 +22,11 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     const stmt = cached.prepare(text);
     return stmt.reader ? (stmt.all(parameters as unknown[]) as unknown[]) : undefined;
   });
-  const queue: WriteQueue = { pending: [], scheduled: false, commits: 0 };
+  const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
   queues.set(db, queue);
-  // Issue 5 (see writeEpoch): this process's write batches, and commits by any other connection.
+  // Issue 5 (see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
   const dataVersion = raw.prepare('pragma data_version').pluck();
-  registerWriteEpoch(db, () => (dataVersion.get() as number) * 1e9 + queue.commits);
+  registerKeysEpoch(db, () => (dataVersion.get() as number) * 1e9 + queue.keyChanges);
   return { db, dialect: sqliteDialect, raw };
 }
 
@@ -34,8 +34,8 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   types: { timestamp: 'text', json: 'text' },
   rowLocks: false,
-  writeTransaction(db, fn) {
-    return groupCommit(db, fn);
+  writeTransaction(db, fn, opts) {
+    return groupCommit(db, fn, opts?.keepsKeys === true);
   },
   isUniqueViolation(err) {
     const code = (err as { code?: string } | null)?.code;
@@ -75,14 +75,15 @@ function withStatementCache(raw: SqliteDatabase.Database): SqliteDatabase.Databa
 
 interface PendingWrite {
   fn: (trx: Db) => Promise<unknown>;
+  keepsKeys: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
 interface WriteQueue {
   pending: PendingWrite[];
   scheduled: boolean;
-  /** Write batches run by this process (committed or not). */
-  commits: number;
+  /** Write batches run by this process that may have changed API keys or users (see keysEpoch). */
+  keyChanges: number;
 }
 
 const queues = new WeakMap<Db, WriteQueue>();
@@ -105,15 +106,15 @@ const ROLLBACK_TO = q('rollback to w');
  * later ones (D12). BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and
  * then writes can fail with SQLITE_BUSY when another process (the CLI) wrote in between.
  */
-function groupCommit<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+function groupCommit<T>(db: Db, fn: (trx: Db) => Promise<T>, keepsKeys: boolean): Promise<T> {
   let queue = queues.get(db);
   if (!queue) {
-    queue = { pending: [], scheduled: false, commits: 0 };
+    queue = { pending: [], scheduled: false, keyChanges: 0 };
     queues.set(db, queue);
   }
   const state = queue;
   return new Promise<T>((resolve, reject) => {
-    state.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+    state.pending.push({ fn, keepsKeys, resolve: resolve as (v: unknown) => void, reject });
     if (state.scheduled) return;
     state.scheduled = true;
     // setImmediate runs after the poll phase: every request read in this turn has queued its write.
@@ -128,7 +129,7 @@ async function drain(db: Db, state: WriteQueue): Promise<void> {
       .connection()
       .execute((conn) => runBatch(conn, batch, state))
       .catch((err: unknown) => {
-        state.commits++;
+        state.keyChanges++;
         for (const w of batch) w.reject(err);
       });
   }
@@ -157,9 +158,9 @@ async function runBatch(conn: Db, batch: PendingWrite[], state: WriteQueue): Pro
       }
     }
     await exec(COMMIT);
-    state.commits++;
+    if (!batch.every((w) => w.keepsKeys)) state.keyChanges++;
   } catch (err) {
-    state.commits++;
+    state.keyChanges++;
     await exec(ROLLBACK).catch(() => {});
     for (const [i, w] of batch.entries()) {
       const o = outcomes[i];

@@ -1,4 +1,4 @@
-import { type Db, type Dialect, writeEpoch } from '../../db/dialect.js';
+import { type Db, type Dialect, keysEpoch } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
@@ -26,10 +26,10 @@ export interface CreatedKey {
 /** API keys: generation (D12), verification on every request, listing and revocation. */
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
-  // Issue 5: verified keys, reused only while no write has committed since (see writeEpoch): a
-  // revocation, a role change or a removal commits a write, so the next request re-reads the key
-  // (D9, D12). SQLite only; on PostgreSQL other processes write without telling this one.
-  const epoch = writeEpoch(db);
+  // Issue 5: verified keys, reused only while no write that may change keys or users has committed
+  // since (see keysEpoch): a revocation, a role change or a removal commits such a write, so the next
+  // request re-reads the key (D9, D12). SQLite only; on PostgreSQL other processes write unannounced.
+  const epoch = keysEpoch(db);
   const verified = new Map<string, { epoch: number; actor: Actor }>();
   const MAX_CACHED = 10_000;
 
