@@ -6,8 +6,16 @@ import type { TestApp } from './app.js';
  * proves that a refused request changed nothing (issue 2: "nothing changed").
  */
 export async function snapshot(t: TestApp): Promise<Record<string, string[]>> {
-  // PostgreSQL lists the tables of every schema (other test files' too); names resolve to ours.
-  const tables = [...new Set((await t.storage.db.introspection.getTables()).map((x) => x.name))]
+  // PostgreSQL lists the tables of every schema: other test files' and other branches' runs (whose
+  // migrations may add tables this schema does not have). Only this connection's schema counts.
+  const own = t.storage.dialect.currentSchema ? await t.storage.dialect.currentSchema(t.storage.db) : undefined;
+  const tables = [
+    ...new Set(
+      (await t.storage.db.introspection.getTables())
+        .filter((x) => own === undefined || x.schema === own)
+        .map((x) => x.name),
+    ),
+  ]
     .filter((n) => !n.startsWith('kysely_'))
     .sort();
   const out: Record<string, string[]> = {};
