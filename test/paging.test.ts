@@ -124,6 +124,28 @@ describe('GET /resources paging (D4)', () => {
     expect(last.meta.next_cursor).toBeNull();
   });
 
+  it('meta.total follows creates, deletes, archives and unarchives (maintained counts)', async () => {
+    const w = await newWorkspace(t);
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await createResource(t, w.live, { name: `c${i}`, type: 'premium' }));
+    const totals = async () =>
+      Promise.all(
+        ['', 'status=active', 'status=archived', 'type=premium', 'type=standard&status=archived'].map(
+          async (q) => (await page(`/v1/resources?${q}`, w.live)).meta.total,
+        ),
+      );
+    expect(await totals()).toEqual([5, 5, 0, 5, 0]);
+    await t.request({ method: 'POST', url: `/v1/resources/${ids[0]}/archive`, key: w.live });
+    await t.request({ method: 'POST', url: `/v1/resources/${ids[0]}/archive`, key: w.live });
+    await t.request({ method: 'POST', url: `/v1/resources/${ids[1]}/archive`, key: w.live });
+    await t.request({ method: 'DELETE', url: `/v1/resources/${ids[2]}`, key: w.live });
+    await t.request({ method: 'DELETE', url: `/v1/resources/${ids[1]}`, key: w.live });
+    expect(await totals()).toEqual([3, 2, 1, 3, 0]);
+    await t.request({ method: 'POST', url: `/v1/resources/${ids[0]}/unarchive`, key: w.live });
+    await t.request({ method: 'PUT', url: `/v1/resources/${ids[0]}`, key: w.live, body: { name: 'renamed' } });
+    expect(await totals()).toEqual([3, 3, 0, 3, 0]);
+  });
+
   it('the test environment has its own list', async () => {
     const p = await page('/v1/resources', ws.test);
     expect(p.meta.total).toBe(1);

@@ -6,43 +6,73 @@ import type { Database } from './types.js';
 type PagedTable = 'users' | 'resources' | 'webhooks' | 'events' | 'deliveries';
 type Where<T extends PagedTable> = (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>;
 
+export interface PageOptions {
+  /** Counts the matching records without a COUNT(*) over them (e.g. maintained counters). */
+  total?: () => Promise<number>;
+}
+
 /**
  * One D4 page of `table` ordered by id (ids are time-sortable, so this is creation order):
- * offset or keyset (`afterId`), plus `total` and the page's offset, in two queries.
+ * offset or keyset (`afterId`), plus `total` and the page's offset.
  */
 export async function pageById<T extends PagedTable>(
   db: Db,
   table: T,
   where: Where<T>,
   req: PageRequest,
+  opts: PageOptions = {},
 ): Promise<Page<Database[T]>> {
   // Kysely cannot type a query over a table chosen at run time; the casts stay inside here.
   // biome-ignore lint/suspicious/noExplicitAny: see above
   const base = (db as any).selectFrom(table).where(where);
-  const counts = await base
-    .select([
-      sql<number>`count(*)`.as('total'),
-      req.afterId === null
-        ? sql<number>`0`.as('before')
-        : sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as('before'),
-    ])
-    .executeTakeFirst();
-  let rowsQuery = base
-    .selectAll()
-    .orderBy('id')
-    .limit(req.limit + 1);
-  if (req.afterId !== null) rowsQuery = rowsQuery.where('id', '>', req.afterId);
-  else if (req.offset > 0) rowsQuery = rowsQuery.offset(req.offset);
+  // A cursor carries the offset of its page (issue 5); only an old cursor without it is counted.
+  const countBefore = req.afterId !== null && (req.afterOffset ?? null) === null;
+  let total: number;
+  let before = 0;
+  if (opts.total && !countBefore) {
+    total = await opts.total();
+  } else {
+    const counts = await base
+      .select([
+        sql<number>`count(*)`.as('total'),
+        countBefore
+          ? sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as('before')
+          : sql<number>`0`.as('before'),
+      ])
+      .executeTakeFirst();
+    total = Number(counts?.total ?? 0);
+    before = Number(counts?.before ?? 0);
+  }
+  let rowsQuery = base.selectAll().orderBy('id');
+  if (req.afterId !== null) {
+    rowsQuery = rowsQuery.where('id', '>', req.afterId).limit(req.limit + 1);
+  } else if (req.offset > 0) {
+    // Skip through the (covering) index alone, then read only the page's rows: a deep offset no
+    // longer reads every skipped row (issue 5, 1,000,000-resource workspace).
+    const ids = base
+      .select('id')
+      .orderBy('id')
+      .limit(req.limit + 1)
+      .offset(req.offset);
+    rowsQuery = rowsQuery.where('id', 'in', ids);
+  } else {
+    rowsQuery = rowsQuery.limit(req.limit + 1);
+  }
   const rows = (await rowsQuery.execute()) as Database[T][];
+  return toPage(rows, req, total, req.afterId === null ? req.offset : (req.afterOffset ?? before));
+}
+
+/** The Page of up to `limit + 1` rows fetched for `req`, at `offset` (the extra row only says there is more). */
+export function toPage<R extends { id: string }>(rows: R[], req: PageRequest, total: number, offset: number): Page<R> {
   const hasMore = rows.length > req.limit;
   const items = hasMore ? rows.slice(0, req.limit) : rows;
-  const last = items.at(-1) as { id: string } | undefined;
+  const last = items.at(-1);
   return {
     items,
-    total: Number(counts?.total ?? 0),
+    total,
     limit: req.limit,
-    offset: req.afterId === null ? req.offset : Number(counts?.before ?? 0),
-    nextCursor: hasMore && last ? encodeCursor(last.id) : null,
+    offset,
+    nextCursor: hasMore && last ? encodeCursor(last.id, offset + items.length) : null,
   };
 }
 

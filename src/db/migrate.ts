@@ -4,6 +4,7 @@ import * as core from './migrations/001-core.js';
 import * as userRemoval from './migrations/002-user-removal.js';
 import * as eventsDeliveries from './migrations/003-events-deliveries.js';
 import * as userEmailReuse from './migrations/004-user-email-reuse.js';
+import * as resourceCounts from './migrations/005-resource-counts.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '002-user-removal': userRemoval,
   '003-events-deliveries': eventsDeliveries,
   '004-user-email-reuse': userEmailReuse,
+  '005-resource-counts': resourceCounts,
 };
 
 class StaticProvider implements MigrationProvider {

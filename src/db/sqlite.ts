@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { Db, Dialect } from './dialect.js';
+import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
+import { type Db, type Dialect, registerDirectReader, registerKeysEpoch } from './dialect.js';
 import type { Database } from './types.js';
 
 /** Opens a SQLite file (or `:memory:`) with the pragmas of D20. */
@@ -14,7 +14,19 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   raw.pragma('synchronous = FULL');
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+  const cached = withStatementCache(raw);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
+  // Outside a transaction every statement is atomic, so a read needs no lock: it sees committed data only.
+  registerDirectReader(db, (text, parameters) => {
+    if (raw.inTransaction) return undefined;
+    const stmt = cached.prepare(text);
+    return stmt.reader ? (stmt.all(parameters as unknown[]) as unknown[]) : undefined;
+  });
+  const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
+  queues.set(db, queue);
+  // Issue 5 (see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
+  const dataVersion = raw.prepare('pragma data_version').pluck();
+  registerKeysEpoch(db, () => (dataVersion.get() as number) * 1e9 + queue.keyChanges);
   return { db, dialect: sqliteDialect, raw };
 }
 
@@ -22,21 +34,8 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   types: { timestamp: 'text', json: 'text' },
   rowLocks: false,
-  async writeTransaction(db, fn) {
-    // Kysely's transaction() issues a deferred BEGIN; a deferred transaction that reads and then
-    // writes can fail with SQLITE_BUSY when another process (the CLI) wrote in between. BEGIN
-    // IMMEDIATE takes the write lock up front and waits on busy_timeout instead.
-    return db.connection().execute(async (conn) => {
-      await sql`begin immediate`.execute(conn);
-      try {
-        const result = await fn(conn);
-        await sql`commit`.execute(conn);
-        return result;
-      } catch (err) {
-        await sql`rollback`.execute(conn).catch(() => {});
-        throw err;
-      }
-    });
+  writeTransaction(db, fn, opts) {
+    return groupCommit(db, fn, opts?.keepsKeys === true);
   },
   isUniqueViolation(err) {
     const code = (err as { code?: string } | null)?.code;
@@ -72,4 +71,106 @@ function withStatementCache(raw: SqliteDatabase.Database): SqliteDatabase.Databa
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+interface PendingWrite {
+  fn: (trx: Db) => Promise<unknown>;
+  keepsKeys: boolean;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+interface WriteQueue {
+  pending: PendingWrite[];
+  scheduled: boolean;
+  /** Write batches run by this process that may have changed API keys or users (see keysEpoch). */
+  keyChanges: number;
+}
+
+const queues = new WeakMap<Db, WriteQueue>();
+
+const MAX_BATCH = 64;
+const q = (text: string) => CompiledQuery.raw(text);
+const BEGIN = q('begin immediate');
+const COMMIT = q('commit');
+const ROLLBACK = q('rollback');
+const SAVEPOINT = q('savepoint w');
+const RELEASE = q('release w');
+const ROLLBACK_TO = q('rollback to w');
+
+/**
+ * Issue 5, group commit under D20: write transactions that arrive together (one turn of the event loop)
+ * run one after another inside one SQLite transaction, each in its own savepoint, and the batch commits
+ * once, with one fsync (synchronous=FULL). Each caller is answered only after that COMMIT returned, so an
+ * acknowledged write is on disk, as before; a write that throws rolls back to its savepoint and leaves the
+ * others alone. Order is arrival order, so a key revoked by an earlier write in the batch is seen by the
+ * later ones (D12). BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and
+ * then writes can fail with SQLITE_BUSY when another process (the CLI) wrote in between.
+ */
+function groupCommit<T>(db: Db, fn: (trx: Db) => Promise<T>, keepsKeys: boolean): Promise<T> {
+  let queue = queues.get(db);
+  if (!queue) {
+    queue = { pending: [], scheduled: false, keyChanges: 0 };
+    queues.set(db, queue);
+  }
+  const state = queue;
+  return new Promise<T>((resolve, reject) => {
+    state.pending.push({ fn, keepsKeys, resolve: resolve as (v: unknown) => void, reject });
+    if (state.scheduled) return;
+    state.scheduled = true;
+    // setImmediate runs after the poll phase: every request read in this turn has queued its write.
+    setImmediate(() => void drain(db, state));
+  });
+}
+
+async function drain(db: Db, state: WriteQueue): Promise<void> {
+  while (state.pending.length > 0) {
+    const batch = state.pending.splice(0, MAX_BATCH);
+    await db
+      .connection()
+      .execute((conn) => runBatch(conn, batch, state))
+      .catch((err: unknown) => {
+        state.keyChanges++;
+        for (const w of batch) w.reject(err);
+      });
+  }
+  state.scheduled = false;
+}
+
+async function runBatch(conn: Db, batch: PendingWrite[], state: WriteQueue): Promise<void> {
+  const exec = (c: CompiledQuery) => conn.executeQuery(c);
+  await exec(BEGIN);
+  const outcomes: { ok: boolean; value: unknown }[] = [];
+  try {
+    if (batch.length === 1) {
+      outcomes.push({ ok: true, value: await (batch[0] as PendingWrite).fn(conn) });
+    } else {
+      for (const w of batch) {
+        await exec(SAVEPOINT);
+        try {
+          const value = await w.fn(conn);
+          await exec(RELEASE);
+          outcomes.push({ ok: true, value });
+        } catch (err) {
+          await exec(ROLLBACK_TO);
+          await exec(RELEASE);
+          outcomes.push({ ok: false, value: err });
+        }
+      }
+    }
+    await exec(COMMIT);
+    if (!batch.every((w) => w.keepsKeys)) state.keyChanges++;
+  } catch (err) {
+    state.keyChanges++;
+    await exec(ROLLBACK).catch(() => {});
+    for (const [i, w] of batch.entries()) {
+      const o = outcomes[i];
+      w.reject(o && !o.ok ? o.value : err);
+    }
+    return;
+  }
+  for (const [i, w] of batch.entries()) {
+    const o = outcomes[i] as { ok: boolean; value: unknown };
+    if (o.ok) w.resolve(o.value);
+    else w.reject(o.value);
+  }
 }

@@ -64,6 +64,16 @@ export interface ResourcesTable {
   updated_at: string;
 }
 
+/** Issue 5: per-slot counts behind GET /resources meta.total (migration 004). */
+export interface ResourceCountsTable {
+  workspace_id: string;
+  env: Env;
+  status: ResourcesTable['status'];
+  type: ResourcesTable['type'];
+  slot: number;
+  n: number | string | bigint;
+}
+
 export interface WebhooksTable {
   id: string;
   workspace_id: string;
@@ -145,6 +155,7 @@ export interface Database {
   user_test_profiles: UserTestProfilesTable;
   api_keys: ApiKeysTable;
   resources: ResourcesTable;
+  resource_counts: ResourceCountsTable;
   webhooks: WebhooksTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;

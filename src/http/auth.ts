@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors.js';
 import type { Actor } from '../modules/keys/actor.js';
-import type { KeysService } from '../modules/keys/keys.service.js';
+import type { KeysService, VerifyResult } from '../modules/keys/keys.service.js';
 import { allows, type Scope } from '../modules/keys/scopes.js';
 
 declare module 'fastify' {
@@ -22,18 +22,29 @@ declare module 'fastify' {
  */
 export function installAuth(app: FastifyInstance, keys: KeysService): void {
   app.decorateRequest('actor', null as unknown as Actor);
-  app.addHook('onRequest', async (request) => {
+  // Callback style (issue 5): a key verified from the cache answers without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
-    if (!scope) return;
-    const result = await keys.verify(request.headers.authorization);
-    if (!result.ok) throw new UnauthorizedError(result.code);
-    request.actor = result.actor;
-  });
-  app.addHook('preParsing', async (request) => {
-    const scope = request.routeOptions.config?.scope;
-    if (!scope) return;
-    if (!allows(request.actor.role, request.actor.scopes, scope)) {
-      throw new ForbiddenError(`This API key (or its owner's role) lacks the scope ${scope}.`);
+    if (!scope) return done();
+    const result = keys.verifyNow(request.headers.authorization);
+    if (result instanceof Promise) {
+      result.then((r) => done(authenticate(request, r)), done);
+    } else {
+      done(authenticate(request, result));
     }
   });
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const scope = request.routeOptions.config?.scope;
+    if (scope && !allows(request.actor.role, request.actor.scopes, scope)) {
+      return done(new ForbiddenError(`This API key (or its owner's role) lacks the scope ${scope}.`));
+    }
+    done(null, payload);
+  });
+}
+
+/** Sets the actor, or returns the 401 to answer. */
+function authenticate(request: FastifyRequest, result: VerifyResult): UnauthorizedError | undefined {
+  if (!result.ok) return new UnauthorizedError(result.code);
+  request.actor = result.actor;
+  return undefined;
 }

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onSendAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
 import type { Db, Dialect } from '../db/dialect.js';
 import { type Clock, isoAt } from '../lib/clock.js';
 import { ConflictError, fieldError } from '../lib/errors.js';
@@ -45,7 +51,7 @@ export function installIdempotency(
   });
   app.addHook('onClose', async () => clearInterval(purgeTimer));
 
-  app.addHook('preHandler', async (request, reply) => {
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || !request.actor) return;
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
@@ -123,9 +129,9 @@ export function installIdempotency(
       }
     }
     throw new ConflictError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.');
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = null;
@@ -153,7 +159,19 @@ export function installIdempotency(
       .where('key', '=', where.key)
       .execute();
     return payload;
+  };
+
+  // Issue 5: only POST routes carry these hooks, so GET, PUT and DELETE skip two async hooks.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    route.preHandler = [...hooks(route.preHandler), preHandler as preHandlerAsyncHookHandler];
+    route.onSend = [...hooks(route.onSend), onSend as onSendAsyncHookHandler];
   });
+}
+
+function hooks<T>(h: T | T[] | undefined): T[] {
+  return h === undefined ? [] : Array.isArray(h) ? h : [h];
 }
 
 function requestHash(request: FastifyRequest): string {

@@ -13,7 +13,9 @@ export function genRequestId(req: IncomingMessage): string {
 
 /** Puts X-Request-Id on every response. */
 export function installRequestId(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style: no promise per request for a synchronous hook (issue 5).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 }

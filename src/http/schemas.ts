@@ -51,7 +51,9 @@ export function DataOf<T extends TSchema>(schema: T) {
 export const PageMetaSchema = Type.Object({
   total: Type.Integer({ description: 'Matching records across all pages.' }),
   limit: Type.Integer({ description: 'Page size applied to this response.' }),
-  offset: Type.Integer({ description: 'Records before this page.' }),
+  offset: Type.Integer({
+    description: "Records before this page (on a cursor page: the walk's position, carried in the cursor).",
+  }),
   next_cursor: Type.Union([Type.String(), Type.Null()], {
     description: 'Opaque token for `cursor=` to fetch the next page; null on the last page (D4).',
   }),

@@ -7,6 +7,12 @@ export interface PageRequest {
   offset: number;
   /** Continue after this id (decoded cursor), or null. */
   afterId: string | null;
+  /**
+   * With `afterId`: how many records came before the cursor's page when it was issued, carried in
+   * the cursor so a keyset page needs no COUNT over everything before it (issue 5). Absent or null:
+   * counted.
+   */
+  afterOffset?: number | null;
 }
 
 export interface Page<T> {
@@ -17,9 +23,16 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** Opaque D4 cursor: base64url of the last id of the page. */
-export function encodeCursor(lastId: string): string {
-  return Buffer.from(JSON.stringify({ v: 1, after: lastId })).toString('base64url');
+/** Opaque D4 cursor: base64url of the last id of the page and the offset of the next page. */
+export function encodeCursor(lastId: string, nextOffset?: number): string {
+  const body = nextOffset === undefined ? { v: 1, after: lastId } : { v: 1, after: lastId, o: nextOffset };
+  return Buffer.from(JSON.stringify(body)).toString('base64url');
+}
+
+export interface DecodedCursor {
+  after: string;
+  /** Offset of the page the cursor continues to; null for cursors issued without it. */
+  offset: number | null;
 }
 
 /**
@@ -27,17 +40,22 @@ export function encodeCursor(lastId: string): string {
  * the cursor must also come from a list of that kind of id (a users cursor is refused by
  * GET /resources).
  */
-export function decodeCursor(token: string, kind?: IdKind): string {
+export function decodeCursor(token: string, kind?: IdKind): DecodedCursor {
   let after: unknown;
+  let offset: unknown;
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
     if (parsed && typeof parsed === 'object' && (parsed as { v?: unknown }).v === 1) {
       after = (parsed as { after?: unknown }).after;
+      offset = (parsed as { o?: unknown }).o ?? null;
     }
   } catch {
     // fall through
   }
-  if (typeof after === 'string' && after !== '' && (kind === undefined || isId(kind, after))) return after;
+  const offsetOk = offset === null || (Number.isSafeInteger(offset) && (offset as number) >= 0);
+  if (typeof after === 'string' && after !== '' && (kind === undefined || isId(kind, after)) && offsetOk) {
+    return { after, offset: offset as number | null };
+  }
   throw fieldError('cursor', 'invalid_value', 'cursor is not a next_cursor issued by this list.');
 }
 
@@ -46,10 +64,12 @@ export function toPageRequest(q: { limit?: number; offset?: number; cursor?: str
   if (q.cursor !== undefined && q.offset !== undefined) {
     throw fieldError('offset', 'not_allowed', 'offset cannot be combined with cursor.');
   }
+  const cursor = q.cursor === undefined ? null : decodeCursor(q.cursor, kind);
   return {
     limit: q.limit ?? 20,
     offset: q.offset ?? 0,
-    afterId: q.cursor === undefined ? null : decodeCursor(q.cursor, kind),
+    afterId: cursor?.after ?? null,
+    afterOffset: cursor?.offset ?? null,
   };
 }
 

@@ -85,17 +85,22 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       const now = clock.now();
       let claimed: ClaimedDelivery[] = [];
       try {
-        claimed = await dialect.writeTransaction(db, async (trx) => {
-          if (batch.length > 0) await repo.complete(trx, workerId, batch, isoAt(now));
-          if (limit === 0) return [];
-          return repo.claim(trx, {
-            now: isoAt(now),
-            leaseUntil: isoAt(now + leaseMs),
-            workerId,
-            limit,
-            rowLocks: dialect.rowLocks,
-          });
-        });
+        claimed = await dialect.writeTransaction(
+          db,
+          async (trx) => {
+            if (batch.length > 0) await repo.complete(trx, workerId, batch, isoAt(now));
+            if (limit === 0) return [];
+            return repo.claim(trx, {
+              now: isoAt(now),
+              leaseUntil: isoAt(now + leaseMs),
+              workerId,
+              limit,
+              rowLocks: dialect.rowLocks,
+            });
+            // Deliveries only, never keys or users: this process's cached keys stay valid (keysEpoch).
+          },
+          { keepsKeys: true },
+        );
       } catch (err) {
         // Not written: those leases lapse and the attempts run again (at least once, D18).
         deps.log?.warn({ err, outcomes: batch.length }, 'delivery cycle failed; retrying on the next tick');

@@ -93,7 +93,7 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
   /** Deletes events and delivery logs older than 30 days; returns the number of events removed. */
   function purgeExpired(): Promise<number> {
     const cutoff = isoAt(clock.now() - EVENT_RETENTION_MS);
-    return dialect.writeTransaction(db, (trx) => repo.purgeBefore(trx, cutoff));
+    return dialect.writeTransaction(db, (trx) => repo.purgeBefore(trx, cutoff), { keepsKeys: true });
   }
 
   return { record, committed, get, list, purgeExpired, purgeResource: repo.purgeResource };

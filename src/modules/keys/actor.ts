@@ -15,16 +15,22 @@ export interface Actor {
 
 /**
  * Runs a change in a write transaction that first re-reads the caller's key, so a key revoked
- * before the transaction commits changes nothing (D12). Throws 401 expired_token then.
+ * before the transaction commits changes nothing (D12). Throws 401 expired_token then. `fn` must not
+ * write API keys or users' role or removal (those go through their services): such transactions
+ * leave this process's cache of verified keys valid (issue 5, keysEpoch).
  */
 export function createWriteRunner(deps: { db: Db; dialect: Dialect }) {
   return async function writeAs<T>(actor: Actor, fn: (trx: Db) => Promise<T>): Promise<T> {
-    return deps.dialect.writeTransaction(deps.db, async (trx) => {
-      if (!(await keysRepository.isActive(trx, actor.keyId, deps.dialect.rowLocks))) {
-        throw new UnauthorizedError('expired_token');
-      }
-      return fn(trx);
-    });
+    return deps.dialect.writeTransaction(
+      deps.db,
+      async (trx) => {
+        if (!(await keysRepository.isActive(trx, actor.keyId, deps.dialect.rowLocks))) {
+          throw new UnauthorizedError('expired_token');
+        }
+        return fn(trx);
+      },
+      { keepsKeys: true },
+    );
   };
 }
 export type WriteRunner = ReturnType<typeof createWriteRunner>;

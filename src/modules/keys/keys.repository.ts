@@ -1,4 +1,5 @@
 import type { Db } from '../../db/dialect.js';
+import { prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Env, Role } from '../../db/types.js';
 
 export interface KeyWithOwner {
@@ -12,6 +13,38 @@ export interface KeyWithOwner {
   role: Role | null;
 }
 
+// Issue 5: verification runs on every request, so its queries are built and compiled once.
+const findByDigestQuery = prepared((db, $) =>
+  db
+    .selectFrom('api_keys')
+    .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
+    .select([
+      'api_keys.id',
+      'api_keys.digest',
+      'api_keys.env',
+      'api_keys.workspace_id',
+      'api_keys.user_id',
+      'api_keys.scopes',
+      'api_keys.revoked_at',
+      'users.role',
+    ])
+    .where('api_keys.digest', '=', $('digest')),
+);
+
+const isActiveQuery = (lockForShare: boolean) =>
+  prepared((db, $) => {
+    const q = db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.id', 'api_keys.user_id')
+      .select('api_keys.id')
+      .where('api_keys.id', '=', $('id'))
+      .where('api_keys.revoked_at', 'is', null)
+      .where('users.removed_at', 'is', null);
+    // PostgreSQL: a concurrent revoke waits for this transaction, or this one sees the revoke.
+    return lockForShare ? q.forShare('api_keys') : q;
+  });
+const isActiveQueries = { plain: isActiveQuery(false), forShare: isActiveQuery(true) };
+
 /** SQL for API keys. */
 export const keysRepository = {
   insert(db: Db, row: ApiKeysTable) {
@@ -19,22 +52,8 @@ export const keysRepository = {
   },
 
   /** The key with this digest and its owner's current role (null role: the user was removed, D9). */
-  findByDigest(db: Db, digest: string): Promise<KeyWithOwner | undefined> {
-    return db
-      .selectFrom('api_keys')
-      .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
-      .select([
-        'api_keys.id',
-        'api_keys.digest',
-        'api_keys.env',
-        'api_keys.workspace_id',
-        'api_keys.user_id',
-        'api_keys.scopes',
-        'api_keys.revoked_at',
-        'users.role',
-      ])
-      .where('api_keys.digest', '=', digest)
-      .executeTakeFirst();
+  async findByDigest(db: Db, digest: string): Promise<KeyWithOwner | undefined> {
+    return (await findByDigestQuery.execute(db, { digest })).rows[0] as KeyWithOwner | undefined;
   },
 
   listByWorkspace(db: Db, workspaceId: string) {
@@ -72,15 +91,7 @@ export const keysRepository = {
 
   /** Whether the key is still usable now, read inside the caller's write transaction (D12). */
   async isActive(db: Db, id: string, lockForShare: boolean): Promise<boolean> {
-    let q = db
-      .selectFrom('api_keys')
-      .innerJoin('users', 'users.id', 'api_keys.user_id')
-      .select('api_keys.id')
-      .where('api_keys.id', '=', id)
-      .where('api_keys.revoked_at', 'is', null)
-      .where('users.removed_at', 'is', null);
-    // PostgreSQL: a concurrent revoke waits for this transaction, or this one sees the revoke.
-    if (lockForShare) q = q.forShare('api_keys');
-    return (await q.executeTakeFirst()) !== undefined;
+    const q = lockForShare ? isActiveQueries.forShare : isActiveQueries.plain;
+    return (await q.execute(db, { id })).rows.length > 0;
   },
 };

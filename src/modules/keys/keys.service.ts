@@ -1,4 +1,4 @@
-import type { Db, Dialect } from '../../db/dialect.js';
+import { type Db, type Dialect, keysEpoch } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
@@ -26,6 +26,12 @@ export interface CreatedKey {
 /** API keys: generation (D12), verification on every request, listing and revocation. */
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
+  // Issue 5: verified keys, reused only while no write that may change keys or users has committed
+  // since (see keysEpoch): a revocation, a role change or a removal commits such a write, so the next
+  // request re-reads the key (D9, D12). SQLite only; on PostgreSQL other processes write unannounced.
+  const epoch = keysEpoch(db);
+  const verified = new Map<string, { epoch: number; actor: Actor }>();
+  const MAX_CACHED = 10_000;
 
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
   async function create(
@@ -77,6 +83,14 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /** Checks an Authorization header value; never throws for a bad key (STYLE 6). */
   async function verify(header: string | undefined): Promise<VerifyResult> {
+    return verifyNow(header);
+  }
+
+  /**
+   * verify, answering synchronously when no query is needed (malformed header, or a key verified
+   * since the last committed write); a Promise otherwise. For the per-request hook (issue 5).
+   */
+  function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
     const m = /^Bearer ([^\s]+)$/.exec(header);
     if (!m) return { ok: false, code: 'invalid_token' };
@@ -84,23 +98,35 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     const parsed = parseKey(key);
     if (!parsed) return { ok: false, code: 'invalid_token' };
     const digest = digestKey(key);
+    const at = epoch?.();
+    if (at !== undefined) {
+      const hit = verified.get(digest);
+      if (hit && hit.epoch === at) return { ok: true, actor: hit.actor };
+    }
+    return lookup(digest, parsed.env, at);
+  }
+
+  async function lookup(digest: string, env: Env, at: number | undefined): Promise<VerifyResult> {
     const row = await keysRepository.findByDigest(db, digest);
-    if (!row || !digestsEqual(row.digest, digest) || row.env !== parsed.env) {
+    if (!row || !digestsEqual(row.digest, digest) || row.env !== env) {
       return { ok: false, code: 'invalid_token' };
     }
     // D9: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
-    return {
-      ok: true,
-      actor: {
-        keyId: row.id,
-        userId: row.user_id,
-        workspaceId: row.workspace_id,
-        env: row.env,
-        role: row.role,
-        scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as string[]),
-      },
-    };
+    const actor: Actor = Object.freeze({
+      keyId: row.id,
+      userId: row.user_id,
+      workspaceId: row.workspace_id,
+      env: row.env,
+      role: row.role,
+      scopes: row.scopes === null ? null : Object.freeze(JSON.parse(row.scopes) as string[]),
+    });
+    // Filed under the epoch read before the query: a write that committed meanwhile makes it stale at once.
+    if (at !== undefined) {
+      if (verified.size >= MAX_CACHED) verified.clear();
+      verified.set(digest, { epoch: at, actor });
+    }
+    return { ok: true, actor };
   }
 
   /** Keys of a workspace, never with secrets. */
@@ -125,6 +151,6 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     return { id: keyId, revoked_at: after?.revoked_at ?? at };
   }
 
-  return { create, verify, list, revoke };
+  return { create, verify, verifyNow, list, revoke };
 }
 export type KeysService = ReturnType<typeof createKeysService>;

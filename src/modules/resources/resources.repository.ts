@@ -1,5 +1,6 @@
 import { type Db, readJson } from '../../db/dialect.js';
-import { pageById } from '../../db/keyset.js';
+import { pageById, toPage } from '../../db/keyset.js';
+import { prepared } from '../../db/prepared.js';
 import type { Env, ResourcesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { ListResourcesFilter, Resource } from './resources.schemas.js';
@@ -23,48 +24,187 @@ export interface Scope {
   env: Env;
 }
 
+const COUNT_SLOTS = 16;
+
+/**
+ * Adds `delta` to the resource_counts row of (scope, status, type) in a random slot: callers pass
+ * their transaction, so the count commits with the change (issue 5: meta.total without COUNT(*)).
+ */
+async function bump(
+  db: Db,
+  scope: Scope,
+  status: ResourcesTable['status'],
+  type: ResourcesTable['type'],
+  delta: number,
+) {
+  const slot = Math.floor(Math.random() * COUNT_SLOTS);
+  await bumpQuery.execute(db, { ws: scope.workspaceId, env: scope.env, status, type, slot, delta });
+}
+
+// Issue 5: the hot queries are built and compiled once (src/db/prepared.ts).
+const bumpQuery = prepared((db, $) =>
+  db
+    .insertInto('resource_counts')
+    .values({
+      workspace_id: $('ws'),
+      env: $('env'),
+      status: $('status'),
+      type: $('type'),
+      slot: $('slot'),
+      n: $('delta'),
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['workspace_id', 'env', 'status', 'type', 'slot'])
+        .doUpdateSet((eb) => ({ n: eb('resource_counts.n', '+', eb.ref('excluded.n')) })),
+    ),
+);
+
+const insertQuery = prepared((db, $) =>
+  db.insertInto('resources').values({
+    id: $('id'),
+    workspace_id: $('workspace_id'),
+    env: $('env'),
+    name: $('name'),
+    type: $('type'),
+    status: $('status'),
+    metadata: $('metadata'),
+    created_at: $('created_at'),
+    updated_at: $('updated_at'),
+  }),
+);
+
+const findQuery = prepared((db, $) =>
+  db
+    .selectFrom('resources')
+    .selectAll()
+    .where('id', '=', $('id'))
+    .where('workspace_id', '=', $('ws'))
+    .where('env', '=', $('env')),
+);
+
+type Mode = 'first' | 'offset' | 'after';
+const shapeOf = (filter: ListResourcesFilter) => `${filter.status ? 's' : '-'}${filter.type ? 't' : '-'}`;
+const listQueries = new Map<string, ReturnType<typeof prepared<ResourcesTable>>>();
+const countQueries = new Map<string, ReturnType<typeof prepared<{ n: number | string | null }>>>();
+
+/** The rows query of one list shape (which filters are present, how the page starts). */
+function listQuery(filter: ListResourcesFilter, mode: Mode) {
+  const shape = `${shapeOf(filter)}:${mode}`;
+  let q = listQueries.get(shape);
+  if (!q) {
+    q = prepared((db, $) => {
+      let base = db.selectFrom('resources').where('workspace_id', '=', $('ws')).where('env', '=', $('env'));
+      if (filter.status) base = base.where('status', '=', $('status'));
+      if (filter.type) base = base.where('type', '=', $('type'));
+      const rows = base.selectAll().orderBy('id');
+      if (mode === 'after') return rows.where('id', '>', $('after')).limit($('limit'));
+      // A deep offset skips through the (covering) index alone, then reads only the page's rows.
+      if (mode === 'offset') {
+        return rows.where('id', 'in', base.select('id').orderBy('id').limit($('limit')).offset($('offset')));
+      }
+      return rows.limit($('limit'));
+    });
+    listQueries.set(shape, q);
+  }
+  return q;
+}
+
+/** SUM over the maintained counts for one filter shape. */
+function countQuery(filter: ListResourcesFilter) {
+  const shape = shapeOf(filter);
+  let q = countQueries.get(shape);
+  if (!q) {
+    q = prepared((db, $) => {
+      let c = db
+        .selectFrom('resource_counts')
+        .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
+        .where('workspace_id', '=', $('ws'))
+        .where('env', '=', $('env'));
+      if (filter.status) c = c.where('status', '=', $('status'));
+      if (filter.type) c = c.where('type', '=', $('type'));
+      return c;
+    });
+    countQueries.set(shape, q);
+  }
+  return q;
+}
+
 /** SQL for resources; every query is confined to one workspace and environment (D10). */
 export const resourcesRepository = {
-  insert(db: Db, row: ResourcesTable) {
-    return db.insertInto('resources').values(row).execute();
+  /** Inserts a resource and counts it; call inside the change's transaction. */
+  async insert(db: Db, row: ResourcesTable) {
+    await insertQuery.execute(db, row as unknown as Record<string, unknown>);
+    await bump(db, { workspaceId: row.workspace_id, env: row.env }, row.status, row.type, 1);
   },
 
-  find(db: Db, scope: Scope, id: string): Promise<ResourcesTable | undefined> {
-    return db
-      .selectFrom('resources')
-      .selectAll()
-      .where('id', '=', id)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
-      .executeTakeFirst();
+  async find(db: Db, scope: Scope, id: string): Promise<ResourcesTable | undefined> {
+    return (await findQuery.execute(db, { id, ws: scope.workspaceId, env: scope.env })).rows[0];
   },
 
-  update(
+  /** Updates a resource (and its counts when the status changes); call inside the change's transaction. */
+  async update(
     db: Db,
     scope: Scope,
     id: string,
     set: Partial<Pick<ResourcesTable, 'name' | 'metadata' | 'status' | 'updated_at'>>,
   ) {
-    return db
+    const q = db
       .updateTable('resources')
       .set(set)
       .where('id', '=', id)
       .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
-      .executeTakeFirst();
+      .where('env', '=', scope.env);
+    if (set.status !== undefined) {
+      // Only the statement that really flips the status moves the counts: under PostgreSQL's read
+      // committed, a concurrent flip re-checks `status <>` after the row lock and updates nothing.
+      const flipped = await q.where('status', '<>', set.status).returning('type').executeTakeFirst();
+      if (flipped) {
+        // Two statuses (D13): the previous one is the other.
+        const previous = set.status === 'active' ? 'archived' : 'active';
+        await bump(db, scope, previous, flipped.type, -1);
+        await bump(db, scope, set.status, flipped.type, 1);
+        return;
+      }
+    }
+    await q.executeTakeFirst();
   },
 
+  /** Deletes a resource and uncounts it; call inside the change's transaction. */
   async delete(db: Db, scope: Scope, id: string): Promise<boolean> {
-    const r = await db
+    const gone = await db
       .deleteFrom('resources')
       .where('id', '=', id)
       .where('workspace_id', '=', scope.workspaceId)
       .where('env', '=', scope.env)
+      .returning(['status', 'type'])
       .executeTakeFirst();
-    return Number(r.numDeletedRows) === 1;
+    if (gone) await bump(db, scope, gone.status, gone.type, -1);
+    return gone !== undefined;
   },
 
-  list(db: Db, scope: Scope, filter: ListResourcesFilter, page: PageRequest) {
+  /** Resources matching the filter, from the maintained counts. */
+  async count(db: Db, scope: Scope, filter: ListResourcesFilter): Promise<number> {
+    const values = { ws: scope.workspaceId, env: scope.env, ...filter };
+    return Number((await countQuery(filter).execute(db, values)).rows[0]?.n ?? 0);
+  },
+
+  async list(db: Db, scope: Scope, filter: ListResourcesFilter, page: PageRequest) {
+    // A cursor issued without its offset (older servers) needs the generic path, which counts it.
+    if (page.afterId === null || page.afterOffset != null) {
+      const mode: Mode = page.afterId !== null ? 'after' : page.offset > 0 ? 'offset' : 'first';
+      const values = {
+        ws: scope.workspaceId,
+        env: scope.env,
+        ...filter,
+        after: page.afterId,
+        limit: page.limit + 1,
+        offset: page.offset,
+      };
+      const total = await resourcesRepository.count(db, scope, filter);
+      const { rows } = await listQuery(filter, mode).execute(db, values);
+      return toPage(rows, page, total, page.afterId === null ? page.offset : (page.afterOffset as number));
+    }
     return pageById(
       db,
       'resources',
@@ -75,6 +215,7 @@ export const resourcesRepository = {
         return eb.and(conds);
       },
       page,
+      { total: () => resourcesRepository.count(db, scope, filter) },
     );
   },
 };

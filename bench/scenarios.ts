@@ -1,0 +1,129 @@
+// Issue 5 scenarios. Each runs against its own fresh database (seeded here) and its own server process.
+// To add one (the webhook fan-out of issue 5 lands here once the delivery worker exists), append to
+// SCENARIOS: `seed` runs before the server starts, `run` measures through `ctx.measure`.
+import type autocannon from 'autocannon';
+import { type BenchDb, type BulkRange, collectCursors, createViaApi, type Measured } from './harness.js';
+
+export interface ScenarioContext {
+  db: BenchDb;
+  port: number;
+  duration: number;
+  quick: boolean;
+  /** What `seed` returned. */
+  seeded: BulkRange | null;
+  /** Runs autocannon against the server and records one row named `name`. */
+  measure(name: string, requests: autocannon.Request[], opts?: { connections?: number }): Promise<Measured>;
+  /** Records a row measured some other way (e.g. a direct SQL timing). */
+  record(name: string, m: Measured & { note?: string }): void;
+}
+
+export interface Scenario {
+  name: string;
+  /** Part of `--quick` (the CI smoke run). */
+  quick: boolean;
+  /** Bulk data to insert before the server starts. */
+  seed?(db: BenchDb, quick: boolean, large: number): Promise<BulkRange>;
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+const newBody = JSON.stringify({ name: 'bench', type: 'standard', metadata: { a: 'b' } });
+const post = { method: 'POST' as const, path: '/v1/resources', body: newBody };
+const page = (q: string) => ({ method: 'GET' as const, path: `/v1/resources?${q}` });
+
+/** Cursor pages spread over the list: a walk from the start and walks from deep positions. */
+async function cursorRequests(ctx: ScenarioContext, total: number): Promise<autocannon.Request[]> {
+  const cursors: string[] = [];
+  const starts = [0, Math.floor(total / 4), Math.floor(total / 2), total - 400];
+  for (const offset of starts) {
+    cursors.push(...(await collectCursors(ctx.port, ctx.db.headers, 20, 16, Math.max(0, offset))));
+  }
+  return cursors.map((c) => page(`limit=20&cursor=${encodeURIComponent(c)}`));
+}
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'GET /v1/resources/{id}',
+    quick: true,
+    async run(ctx) {
+      const [id] = await createViaApi(ctx.port, ctx.db.headers, 1);
+      await ctx.measure('GET /v1/resources/{id}', [{ method: 'GET', path: `/v1/resources/${id}` }]);
+    },
+  },
+  {
+    name: 'GET /v1/resources?limit=20',
+    quick: true,
+    seed: (db, quick) => db.bulkInsert(quick ? 100 : 10_000),
+    async run(ctx) {
+      await ctx.measure('GET /v1/resources?limit=20', [page('limit=20')]);
+      if (ctx.quick) return;
+      const n = ctx.seeded?.count ?? 0;
+      await ctx.measure(`GET /v1/resources?limit=20&offset=${n - 20} (deep offset, ${n})`, [
+        page(`limit=20&offset=${n - 20}`),
+      ]);
+      await ctx.measure(`GET /v1/resources?limit=20&cursor=… (cursor pages, ${n})`, await cursorRequests(ctx, n));
+    },
+  },
+  {
+    name: 'POST /v1/resources',
+    quick: true,
+    async run(ctx) {
+      await ctx.measure('POST /v1/resources', [post]);
+    },
+  },
+  {
+    name: 'PUT /v1/resources/{id}',
+    quick: false,
+    async run(ctx) {
+      const [id] = await createViaApi(ctx.port, ctx.db.headers, 1);
+      await ctx.measure('PUT /v1/resources/{id}', [
+        { method: 'PUT', path: `/v1/resources/${id}`, body: JSON.stringify({ name: 'renamed' }) },
+      ]);
+    },
+  },
+  {
+    name: 'mix 80% GET / 20% POST',
+    quick: false,
+    async run(ctx) {
+      const [id] = await createViaApi(ctx.port, ctx.db.headers, 1);
+      const get = { method: 'GET' as const, path: `/v1/resources/${id}` };
+      await ctx.measure('mix 80% GET / 20% POST', [get, get, get, get, post]);
+    },
+  },
+  {
+    name: 'large workspace',
+    quick: false,
+    seed: (db, _quick, large) => db.bulkInsert(large),
+    async run(ctx) {
+      const n = ctx.seeded?.count ?? 0;
+      const label = n.toLocaleString('en-US');
+      await ctx.measure(`${label}: GET ?limit=20 (first page)`, [page('limit=20')]);
+      await ctx.measure(`${label}: GET ?limit=20&cursor=… (cursor pages)`, await cursorRequests(ctx, n));
+      // An offset this deep walks the index up to it on every request; 4 connections keep it from timing out.
+      await ctx.measure(
+        `${label}: GET ?limit=20&offset=${n - 20} (deep offset, 4 conns)`,
+        [page(`limit=20&offset=${n - 20}`)],
+        {
+          connections: 4,
+        },
+      );
+      // The cost meta.total would have as a COUNT(*) per request: timed directly on the database.
+      const ws = ctx.db.workspaceId;
+      const times: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        times.push(
+          await ctx.db.timeQuery(`select count(*) from resources where workspace_id = '${ws}' and env = 'live'`),
+        );
+      }
+      times.sort((a, b) => a - b);
+      const mean = times.reduce((a, b) => a + b, 0) / times.length;
+      ctx.record(`${label}: COUNT(*) of the workspace (direct SQL, 1 conn)`, {
+        rps: Math.round(1000 / mean),
+        p50: Math.round(times[2] as number),
+        p99: Math.round(times[4] as number),
+        non2xx: 0,
+      });
+    },
+  },
+  // Webhook fan-out (issue 5: N events to M endpoints on a loopback receiver, deliveries/s and
+  // commit → first-attempt latency) goes here once the delivery worker exists.
+];

@@ -1,0 +1,73 @@
+// Issue 5: on SQLite, verified keys are reused between requests. D9/D12 must hold exactly as without
+// the cache: revocation, demotion and removal take effect on the very next request, whether made by
+// this process or by another connection (the `wsvc` CLI).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { openStorage, type Storage } from '../src/db/database.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createServices, type Services } from '../src/services.js';
+import { newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
+import { createResource } from './helpers/auth-matrix.js';
+import { expectError } from './helpers/expect.js';
+
+let t: TestApp;
+// A second connection to the same database, as the CLI would open (SQLite file or PostgreSQL schema).
+let other: Storage;
+let otherServices: Services;
+beforeAll(async () => {
+  t = await startTestApp();
+  const url = (t.storage as Storage & { url: string }).url;
+  const schema = (t.storage as Storage & { schema?: string }).schema;
+  other = openStorage({ url, poolSize: 1, schema });
+  otherServices = createServices({
+    storage: other,
+    clock: systemClock,
+    config: loadConfig({ DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y' } as NodeJS.ProcessEnv),
+  });
+});
+afterAll(async () => {
+  await other.close();
+  await t.close();
+});
+
+const get = (key: string) => t.request({ method: 'GET', url: '/v1/users/me', key });
+
+describe('verified-key reuse keeps D9 and D12 exact', () => {
+  for (const where of ['this process', 'another connection'] as const) {
+    const s = () => (where === 'this process' ? t.services : otherServices);
+
+    it(`a key revoked by ${where} fails on the next request`, async () => {
+      const ws = await newWorkspace(t);
+      const k = await ws.key(ws.adminId, 'live');
+      for (let i = 0; i < 3; i++) expect((await get(k.key)).statusCode).toBe(200);
+      // Resource writes leave cached keys valid (keepsKeys); the revocation after them does not.
+      await createResource(t, k.key);
+      expect((await get(k.key)).statusCode).toBe(200);
+      await s().keys.revoke(k.id);
+      expectError(await get(k.key), 401, 'expired_token');
+      expect((await get(ws.live)).statusCode).toBe(200);
+    });
+
+    it(`a member demoted by ${where} loses write scope on the next request`, async () => {
+      const ws = await newWorkspace(t);
+      const m = await ws.member('member');
+      await createResource(t, m.live);
+      await s().users.setRole(m.userId, 'viewer');
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/resources',
+        key: m.live,
+        body: { name: 'x', type: 'standard' },
+      });
+      expectError(res, 403, 'insufficient_scope');
+    });
+
+    it(`a member removed by ${where} is 401 on the next request`, async () => {
+      const ws = await newWorkspace(t);
+      const m = await ws.member('member');
+      expect((await get(m.live)).statusCode).toBe(200);
+      await s().users.remove(m.userId);
+      expectError(await get(m.live), 401, 'expired_token');
+    });
+  }
+});
