@@ -113,6 +113,10 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
           if (seeded && seeded.count >= 100_000) {
             process.stderr.write(`[bench] ${backend}: seeded ${seeded.count} resources in ${Date.now() - t0} ms\n`);
           }
+          if (sc.standalone) {
+            for (const r of await sc.standalone(db, opts.quick)) rows.push({ backend, ...r, ratio: 0 });
+            continue;
+          }
           const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, opts.profileDir);
           let warmed = false;
           try {
@@ -140,7 +144,7 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
                 rows.push({ backend, scenario: name, ...m, rssMb: 0, ratio: 0 });
               },
             };
-            await sc.run(ctx);
+            await sc.run?.(ctx);
           } finally {
             await server.stop();
           }

@@ -1,7 +1,8 @@
 // Issue 5 scenarios. Each runs against its own fresh database (seeded here) and its own server process.
-// To add one (the webhook fan-out of issue 5 lands here once the delivery worker exists), append to
-// SCENARIOS: `seed` runs before the server starts, `run` measures through `ctx.measure`.
+// To add one, append to SCENARIOS: `seed` runs before the server starts, `run` measures through
+// `ctx.measure`; a `standalone` scenario starts what it needs itself and returns its rows' numbers.
 import type autocannon from 'autocannon';
+import { runFanout } from './fanout.js';
 import { type BenchDb, type BulkRange, collectCursors, createViaApi, type Measured } from './harness.js';
 
 export interface ScenarioContext {
@@ -23,7 +24,9 @@ export interface Scenario {
   quick: boolean;
   /** Bulk data to insert before the server starts. */
   seed?(db: BenchDb, quick: boolean, large: number): Promise<BulkRange>;
-  run(ctx: ScenarioContext): Promise<void>;
+  run?(ctx: ScenarioContext): Promise<void>;
+  /** Instead of `run`: measures on its own server against `db` and returns named rows. */
+  standalone?(db: BenchDb, quick: boolean): Promise<(Measured & { scenario: string; rssMb: number })[]>;
 }
 
 const newBody = JSON.stringify({ name: 'bench', type: 'standard', metadata: { a: 'b' } });
@@ -124,6 +127,30 @@ export const SCENARIOS: Scenario[] = [
       });
     },
   },
-  // Webhook fan-out (issue 5: N events to M endpoints on a loopback receiver, deliveries/s and
-  // commit → first-attempt latency) goes here once the delivery worker exists.
+  {
+    // N events × M endpoints on a loopback receiver (bench/fanout.ts): req/s is deliveries/s from a
+    // committed backlog; p50/p99 are event commit → first attempt, events created one at a time.
+    name: 'webhook fan-out',
+    quick: true,
+    async standalone(db, quick) {
+      const events = quick ? 100 : 2000;
+      const endpoints = quick ? 2 : 5;
+      const r = await runFanout({
+        databaseUrl: db.url,
+        endpoints,
+        burstEvents: events,
+        latencyEvents: quick ? 20 : 200,
+      });
+      return [
+        {
+          scenario: `webhook fan-out: ${events} events × ${endpoints} endpoints (deliveries/s; p50/p99 = commit → first attempt)`,
+          rps: r.deliveriesPerSec,
+          p50: r.firstAttemptP50,
+          p99: r.firstAttemptP99,
+          non2xx: r.non2xx + r.duplicates,
+          rssMb: r.rssMb,
+        },
+      ];
+    },
+  },
 ];
