@@ -1,5 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
+import { prepared } from '../../db/prepared.js';
 import type { EventsTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Scope } from '../resources/resources.repository.js';
@@ -10,10 +11,23 @@ export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
   return JSON.parse(row.payload) as Event;
 }
 
+// Issue 5: every resource write runs this; built and compiled once (src/db/prepared.ts).
+const insertQuery = prepared((db, $) =>
+  db.insertInto('events').values({
+    id: $('id'),
+    workspace_id: $('workspace_id'),
+    env: $('env'),
+    type: $('type'),
+    resource_id: $('resource_id'),
+    payload: $('payload'),
+    created_at: $('created_at'),
+  }),
+);
+
 /** SQL for the D17 outbox; reads are confined to one workspace and environment (D10). */
 export const eventsRepository = {
-  insert(db: Db, row: EventsTable) {
-    return db.insertInto('events').values(row).execute();
+  async insert(db: Db, row: EventsTable): Promise<void> {
+    await insertQuery.execute(db, { ...row });
   },
 
   find(db: Db, scope: Scope, id: string): Promise<EventsTable | undefined> {

@@ -1,5 +1,6 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
+import { prepared } from '../../db/prepared.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Scope } from '../resources/resources.repository.js';
@@ -18,6 +19,17 @@ export function toWebhook(row: WebhooksTable): Webhook {
     updated_at: row.updated_at,
   };
 }
+
+// Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
+const enabledQuery = prepared((db, $) =>
+  db
+    .selectFrom('webhooks')
+    .select(['id', 'events'])
+    .where('workspace_id', '=', $('workspaceId'))
+    .where('env', '=', $('env'))
+    .where('status', '=', 'enabled')
+    .orderBy('id'),
+);
 
 /** SQL for webhooks, confined to one workspace and environment (D10). */
 export const webhooksRepository = {
@@ -40,15 +52,8 @@ export const webhooksRepository = {
   },
 
   /** The enabled webhooks an event of this scope fans out to (≤ 16, D16). */
-  listEnabled(db: Db, scope: Scope): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
-    return db
-      .selectFrom('webhooks')
-      .select(['id', 'events'])
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
-      .where('status', '=', 'enabled')
-      .orderBy('id')
-      .execute();
+  async listEnabled(db: Db, scope: Scope): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
+    return (await enabledQuery.execute(db, { workspaceId: scope.workspaceId, env: scope.env })).rows;
   },
 
   list(db: Db, scope: Scope, page: PageRequest) {
