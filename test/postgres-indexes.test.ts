@@ -39,6 +39,26 @@ const QUERIES: { name: string; sql: string; filtered: string[] }[] = [
     sql: `select * from webhooks where workspace_id = 'w' and env = 'live'`,
     filtered: ['workspace_id', 'env'],
   },
+  {
+    name: 'events',
+    sql: `select * from events where workspace_id = 'w' and env = 'live'`,
+    filtered: ['workspace_id', 'env'],
+  },
+  ...['type', 'resource_id'].map((c) => ({
+    name: `events ?${c === 'type' ? 'event' : c}=`,
+    sql: `select * from events where workspace_id = 'w' and env = 'live' and ${c} = 'x'`,
+    filtered: ['workspace_id', 'env', c],
+  })),
+  {
+    name: 'deliveries of a webhook',
+    sql: `select * from deliveries where webhook_id = 'w'`,
+    filtered: ['webhook_id'],
+  },
+  {
+    name: 'deliveries of a webhook ?status=',
+    sql: `select * from deliveries where webhook_id = 'w' and status = 'failed'`,
+    filtered: ['webhook_id', 'status'],
+  },
 ];
 
 describe.skipIf(!pgUrl)('PostgreSQL indexes for every list and filter (issue 4, D4)', () => {
