@@ -2,8 +2,7 @@ import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { DELIVERY_CHANNEL } from './db/dialect.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import type { Signal } from './lib/signal.js';
-import { createSignal } from './lib/signal.js';
+import { createSignal, type Signal } from './lib/signal.js';
 import { createDeliveryWorker, type DeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
 

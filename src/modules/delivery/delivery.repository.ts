@@ -121,17 +121,6 @@ export const deliveryRepository = {
     return written;
   },
 
-  /** Gives back claims that were never attempted (shutdown), so another worker takes them at once. */
-  async release(db: Db, workerId: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await db
-      .updateTable('deliveries')
-      .set({ lease_until: null, leased_by: null })
-      .where('id', 'in', ids)
-      .where('leased_by', '=', workerId)
-      .execute();
-  },
-
   find(db: Db, webhookId: string, id: string): Promise<DeliveriesTable | undefined> {
     return db
       .selectFrom('deliveries')

@@ -124,7 +124,7 @@ export function createWebhooksService(deps: {
         throw new ConflictError('delivery_in_progress', 'An attempt of this delivery is running; retry when it ends.');
       }
       await deliveryRepository.requeue(trx, id, now);
-      if (dialect.notifyOnCommit) await dialect.notifyOnCommit(trx);
+      await dialect.notifyOnCommit?.(trx);
       return (await deliveryRepository.find(trx, webhookId, id)) as NonNullable<typeof found>;
     });
     deps.deliveriesDue.notify();
