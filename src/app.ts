@@ -20,6 +20,7 @@ import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
+import { deliveriesRoutes } from './modules/webhooks/deliveries.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
 import { redisState } from './redis.js';
@@ -105,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(usersRoutes, { users: services.users });
       await v1.register(resourcesRoutes, { resources: services.resources });
       await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+      await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
       await v1.register(eventsRoutes, { events: services.events });
     },
     { prefix: '/v1' },

@@ -7,6 +7,7 @@ import { createWriteRunner } from './modules/keys/actor.js';
 import { createKeysService } from './modules/keys/keys.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createUsersService } from './modules/users/users.service.js';
+import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
 
@@ -34,8 +35,10 @@ export function createServices(deps: {
     writeAs,
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
+    events,
   });
+  const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
-  return { keys, users, resources, events, webhooks, workspaces, deliveriesDue };
+  return { keys, users, resources, events, webhooks, deliveries, workspaces, deliveriesDue };
 }
 export type Services = ReturnType<typeof createServices>;

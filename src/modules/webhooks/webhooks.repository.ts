@@ -6,14 +6,17 @@ import type { PageRequest } from '../../lib/paging.js';
 import type { Scope } from '../resources/resources.repository.js';
 import type { Webhook } from './webhooks.schemas.js';
 
-/** Row → API object (never the secret). */
-export function toWebhook(row: WebhooksTable): Webhook {
+/** Row → API object (never a secret); a previous secret that expired by `now` is not shown. */
+export function toWebhook(row: WebhooksTable, now: string): Webhook {
+  const overlapEnd = row.previous_secret_expires_at ?? null;
   return {
     id: row.id,
     url: row.url,
     events: readJson<string[]>(row.events),
     label: row.label,
-    status: 'enabled',
+    status: row.status,
+    disabled_reason: row.status === 'disabled' ? 'manual' : null, // the only reason so far
+    previous_secret_expires_at: overlapEnd !== null && overlapEnd > now ? overlapEnd : null,
     workspace_id: row.workspace_id,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -37,8 +40,17 @@ export const webhooksRepository = {
     return db.insertInto('webhooks').values(row).execute();
   },
 
-  find(db: Db, scope: Scope, id: string): Promise<WebhooksTable | undefined> {
-    return findInScope(db, 'webhooks', scope, id);
+  /** One webhook of the scope; `forUpdate` row-locks it (PostgreSQL) so concurrent changes queue. */
+  find(db: Db, scope: Scope, id: string, forUpdate = false): Promise<WebhooksTable | undefined> {
+    if (!forUpdate) return findInScope(db, 'webhooks', scope, id);
+    return db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', scope.workspaceId)
+      .where('env', '=', scope.env)
+      .forUpdate()
+      .executeTakeFirst();
   },
 
   async count(db: Db, scope: Scope): Promise<number> {
@@ -63,6 +75,18 @@ export const webhooksRepository = {
       (eb) => eb.and([eb('workspace_id', '=', scope.workspaceId), eb('env', '=', scope.env)]),
       page,
     );
+  },
+
+  /** Writes changed fields of one webhook of the scope; returns whether it exists. */
+  async update(db: Db, scope: Scope, id: string, patch: Partial<WebhooksTable>): Promise<boolean> {
+    const r = await db
+      .updateTable('webhooks')
+      .set(patch)
+      .where('id', '=', id)
+      .where('workspace_id', '=', scope.workspaceId)
+      .where('env', '=', scope.env)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   },
 
   /** Deletes the webhook and every delivery still pending for it (D18: cancelled before the 204). */

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { type Db, type Dialect, writeJson } from '../../db/dialect.js';
-import type { DeliveryStatus, WebhooksTable } from '../../db/types.js';
+import { type Db, type Dialect, readJson, writeJson } from '../../db/dialect.js';
+import type { WebhooksTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Signal } from '../../lib/signal.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
+import type { EventsService } from '../events/events.service.js';
 import type { Actor, WriteRunner } from '../keys/actor.js';
 import type { Scope } from '../resources/resources.repository.js';
 import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
@@ -15,8 +16,8 @@ import {
   type CreatedWebhook,
   type CreateWebhookInput,
   type Delivery,
-  type DeliveryDetail,
   MAX_WEBHOOKS,
+  type UpdateWebhookInput,
   type Webhook,
 } from './webhooks.schemas.js';
 
@@ -35,11 +36,15 @@ export function createWebhooksService(deps: {
   writeAs: WriteRunner;
   deliveriesDue: Signal;
   urlGuard: UrlGuardOptions;
+  events: Pick<EventsService, 'recordTest'>;
 }) {
   const { db, dialect, clock, writeAs } = deps;
 
-  async function findOrThrow(trx: Db, actor: Actor, id: string): Promise<WebhooksTable> {
-    const row = isId('webhook', id) ? await repo.find(trx, scopeOf(actor), id) : undefined;
+  /** The caller's webhook, row-locked with `forUpdate` where the database has row locks; else 404. */
+  async function findOrThrow(trx: Db, actor: Actor, id: string, forUpdate = false): Promise<WebhooksTable> {
+    const row = isId('webhook', id)
+      ? await repo.find(trx, scopeOf(actor), id, forUpdate && dialect.rowLocks)
+      : undefined;
     if (!row) throw new NotFoundError('webhook');
     return row;
   }
@@ -67,21 +72,98 @@ export function createWebhooksService(deps: {
         label: input.label ?? null,
         status: 'enabled',
         secret: newWebhookSecret(),
+        previous_secret: null,
+        previous_secret_expires_at: null,
+        disabled_reason: null,
         created_at: now,
         updated_at: now,
       };
       await repo.insert(trx, row);
-      return { ...toWebhook(row), secret: row.secret };
+      return { ...toWebhook(row, now), secret: row.secret };
     });
   }
 
   async function get(actor: Actor, id: string): Promise<Webhook> {
-    return toWebhook(await findOrThrow(db, actor, id));
+    return toWebhook(await findOrThrow(db, actor, id), isoAt(clock.now()));
   }
 
   async function list(actor: Actor, page: PageRequest): Promise<Page<Webhook>> {
     const p = await repo.list(db, scopeOf(actor), page);
-    return { ...p, items: p.items.map(toWebhook) };
+    const now = isoAt(clock.now());
+    return { ...p, items: p.items.map((row) => toWebhook(row, now)) };
+  }
+
+  /**
+   * Changes url, events and label (the same rules as at creation); the secret and the delivery log
+   * stay. `{}` changes nothing. Throws ValidationError (D19 for a new url) or NotFoundError.
+   */
+  async function update(actor: Actor, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+    if (input.url !== undefined) {
+      const checked = await checkWebhookUrl(input.url, deps.urlGuard);
+      if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
+    }
+    return writeAs(actor, async (trx) => {
+      const row = await findOrThrow(trx, actor, id, true);
+      const patch: Partial<WebhooksTable> = {};
+      if (input.url !== undefined && input.url !== row.url) patch.url = input.url;
+      if (input.events !== undefined && JSON.stringify(input.events) !== JSON.stringify(readJson(row.events))) {
+        patch.events = writeJson(input.events);
+      }
+      if (input.label !== undefined && input.label !== row.label) patch.label = input.label;
+      return save(trx, actor, row, patch);
+    });
+  }
+
+  /**
+   * `disabled`: no new deliveries, and its pending ones are cancelled in the same transaction.
+   * `enabled`: deliveries resume with the next event. Repeating either changes nothing.
+   */
+  async function setStatus(actor: Actor, id: string, status: 'enabled' | 'disabled'): Promise<Webhook> {
+    return writeAs(actor, async (trx) => {
+      const row = await findOrThrow(trx, actor, id, true);
+      if (row.status === status) return toWebhook(row, isoAt(clock.now()));
+      const now = isoAt(clock.now());
+      if (status === 'disabled') await deliveryRepository.cancelPending(trx, id, now);
+      return save(trx, actor, row, { status, disabled_reason: status === 'disabled' ? 'manual' : null });
+    });
+  }
+
+  /**
+   * A new secret, returned once; the old one keeps signing for `expireOldInS` seconds (0: stops
+   * now). A secret from an earlier rotation still in its overlap stops at once.
+   */
+  async function rotateSecret(actor: Actor, id: string, expireOldInS: number): Promise<CreatedWebhook> {
+    return writeAs(actor, async (trx) => {
+      const row = await findOrThrow(trx, actor, id, true);
+      const nowMs = clock.now();
+      const secret = newWebhookSecret();
+      const overlap = expireOldInS > 0;
+      const updated = await save(trx, actor, row, {
+        secret,
+        previous_secret: overlap ? row.secret : null,
+        previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
+      });
+      return { ...updated, secret };
+    });
+  }
+
+  /** Queues a `webhook.test` event to this endpoint only; 409 webhook_disabled when it is disabled. */
+  async function sendTest(actor: Actor, id: string): Promise<Delivery> {
+    const row = await writeAs(actor, async (trx) => {
+      const hook = await findOrThrow(trx, actor, id, true);
+      assertEnabled(hook);
+      return deps.events.recordTest(trx, scopeOf(actor), id, clock.now());
+    });
+    deps.deliveriesDue.notify();
+    return toDelivery(row);
+  }
+
+  async function save(trx: Db, actor: Actor, row: WebhooksTable, patch: Partial<WebhooksTable>): Promise<Webhook> {
+    const now = isoAt(clock.now());
+    if (Object.keys(patch).length === 0) return toWebhook(row, now);
+    const next = { ...row, ...patch, updated_at: now };
+    await repo.update(trx, scopeOf(actor), row.id, { ...patch, updated_at: now });
+    return toWebhook(next, now);
   }
 
   /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (D18). */
@@ -92,45 +174,16 @@ export function createWebhooksService(deps: {
     });
   }
 
-  async function listDeliveries(
-    actor: Actor,
-    webhookId: string,
-    status: DeliveryStatus | undefined,
-    page: PageRequest,
-  ): Promise<Page<Delivery>> {
-    await findOrThrow(db, actor, webhookId);
-    const p = await deliveryRepository.list(db, webhookId, status, page);
-    return { ...p, items: p.items.map(toDelivery) };
-  }
-
-  async function getDelivery(actor: Actor, webhookId: string, id: string): Promise<DeliveryDetail> {
-    await findOrThrow(db, actor, webhookId);
-    const row = isId('delivery', id) ? await deliveryRepository.find(db, webhookId, id) : undefined;
-    if (!row) throw new NotFoundError('delivery');
-    return deliveryRepository.detail(db, row);
-  }
-
-  /**
-   * Manual resend: one more attempt now, whatever the delivery's state. An attempt in flight is a
-   * 409 delivery_in_progress (retry once it has finished).
-   */
-  async function retryDelivery(actor: Actor, webhookId: string, id: string): Promise<DeliveryDetail> {
-    const row = await writeAs(actor, async (trx) => {
-      await findOrThrow(trx, actor, webhookId);
-      const found = isId('delivery', id) ? await deliveryRepository.find(trx, webhookId, id) : undefined;
-      if (!found) throw new NotFoundError('delivery');
-      const now = isoAt(clock.now());
-      if (found.status === 'pending' && found.lease_until !== null && found.lease_until >= now) {
-        throw new ConflictError('delivery_in_progress', 'An attempt of this delivery is running; retry when it ends.');
-      }
-      await deliveryRepository.requeue(trx, id, now);
-      await dialect.notifyOnCommit?.(trx);
-      return (await deliveryRepository.find(trx, webhookId, id)) as NonNullable<typeof found>;
-    });
-    deps.deliveriesDue.notify();
-    return deliveryRepository.detail(db, row);
-  }
-
-  return { create, get, list, remove, listDeliveries, getDelivery, retryDelivery };
+  return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow };
 }
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
+
+/** Deliveries go only to enabled endpoints: 409 webhook_disabled otherwise. */
+export function assertEnabled(hook: WebhooksTable): void {
+  if (hook.status !== 'enabled') {
+    throw new ConflictError(
+      'webhook_disabled',
+      'This webhook is disabled; enable it with POST /v1/webhooks/{id}/enable first.',
+    );
+  }
+}
