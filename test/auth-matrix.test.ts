@@ -172,6 +172,68 @@ const ROUTES: RouteCase[] = [
     prepare: async (ctx) => ({ url: await deliveryUrl(ctx, '/retry') }),
   },
   {
+    method: 'PATCH',
+    path: '/v1/webhooks/:id',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx), body: { label: 'Patched', events: ['resource.deleted'] } }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/disable',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx, '/disable') }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/enable',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => {
+      const url = await webhookUrl(ctx);
+      expect((await ctx.t.request({ method: 'POST', url: `${url}/disable`, key: ctx.key })).statusCode).toBe(200);
+      return { url: `${url}/enable` };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/rotate-secret',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx, '/rotate-secret'), body: { expire_old_in_s: 60 } }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/test',
+    scope: 'webhooks:write',
+    success: 202,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx, '/test') }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/deliveries/retry',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({
+      url: await webhookUrl(ctx, '/deliveries/retry'),
+      body: { status: 'failed', since: '2026-01-01T00:00:00.000Z' },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/deliveries',
+    scope: 'webhooks:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/deliveries?status=pending&limit=5' }),
+  },
+  {
     method: 'GET',
     path: '/v1/events',
     scope: 'events:read',

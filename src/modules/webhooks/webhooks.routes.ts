@@ -125,6 +125,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     '/webhooks/:id/rotate-secret',
     {
       config: { scope: 'webhooks:write' },
+      // No body at all means the defaults, like `{}`.
+      preValidation: async (req) => {
+        if (req.body === undefined) (req as { body: unknown }).body = {};
+      },
       schema: {
         tags,
         operationId: 'rotateWebhookSecret',
@@ -135,7 +139,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
           'so receivers can switch without missing a delivery; `X-Service-Signature` uses the new secret at once. ' +
           'The body may be left out.',
         params: Params,
-        body: Type.Union([RotateSecretBody, Type.Null()]),
+        body: RotateSecretBody,
         response: { 200: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409, 413, 415) },
       },
     },
