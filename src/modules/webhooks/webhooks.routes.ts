@@ -36,7 +36,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.actor, req.body) }),
+    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.principal, req.body) }),
   );
 
   app.get(
@@ -52,7 +52,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req) => {
-      const page = await webhooks.list(req.actor, toPageRequest(req.query, 'webhook'));
+      const page = await webhooks.list(req.principal, toPageRequest(req.query, 'webhook'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -68,7 +68,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await webhooks.get(req.principal, req.params.id) }),
   );
 
   app.delete(
@@ -84,7 +84,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req, reply) => {
-      await webhooks.remove(req.actor, req.params.id);
+      await webhooks.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -104,7 +104,12 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     },
     async (req) => {
       const { status, ...paging } = req.query;
-      const page = await webhooks.listDeliveries(req.actor, req.params.id, status, toPageRequest(paging, 'delivery'));
+      const page = await webhooks.listDeliveries(
+        req.principal,
+        req.params.id,
+        status,
+        toPageRequest(paging, 'delivery'),
+      );
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -120,7 +125,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.getDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req) => ({ data: await webhooks.getDelivery(req.principal, req.params.id, req.params.delivery_id) }),
   );
 
   app.post(
@@ -136,6 +141,6 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req) => ({ data: await webhooks.retryDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req) => ({ data: await webhooks.retryDelivery(req.principal, req.params.id, req.params.delivery_id) }),
   );
 };
