@@ -21,6 +21,15 @@ export interface Dialect {
   /** Whether `SELECT … FOR SHARE / FOR UPDATE SKIP LOCKED` exist. */
   readonly rowLocks: boolean;
   /**
+   * Revocation locks, held until `trx` ends. A write holds its credentials' locks shared while it runs;
+   * a revocation takes its credential's lock exclusive before it commits, so it waits only for the
+   * writes already running (fair queue: later writes wait behind it and then see it). PostgreSQL:
+   * transaction-level advisory locks; SQLite: nothing to do, write transactions run one at a time.
+   */
+  holdShared(trx: Db, names: readonly string[]): Promise<void>;
+  /** See holdShared. */
+  holdExclusive(trx: Db, name: string): Promise<void>;
+  /**
    * The schema the connection works in, where there are schemas (PostgreSQL). The migrator needs
    * it: without it, Kysely finds its tables in any schema of the database and skips creating them.
    */

@@ -63,6 +63,15 @@ export const postgresDialect: Dialect = {
   },
   types: { timestamp: 'timestamptz', json: 'jsonb' },
   rowLocks: true,
+  async holdShared(trx, names) {
+    // One round trip; shared locks never wait for each other, only for a queued revocation.
+    await sql`select pg_advisory_xact_lock_shared(hashtextextended(n, 0)) from unnest(${names}::text[]) as n`.execute(
+      trx,
+    );
+  },
+  async holdExclusive(trx, name) {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+  },
   async notifyOnCommit(trx) {
     // NOTIFY inside a transaction is delivered when, and only if, it commits.
     await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);

@@ -34,6 +34,8 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   types: { timestamp: 'text', json: 'text' },
   rowLocks: false,
+  async holdShared() {},
+  async holdExclusive() {},
   writeTransaction(db, fn, opts) {
     return groupCommit(db, fn, opts?.keepsKeys === true);
   },

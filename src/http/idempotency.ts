@@ -52,7 +52,7 @@ export function installIdempotency(
   app.addHook('onClose', async () => clearInterval(purgeTimer));
 
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST' || !request.actor) return;
+    if (request.method !== 'POST' || !request.principal) return;
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
     const key = Array.isArray(raw) ? raw[0] : raw;
@@ -64,7 +64,7 @@ export function installIdempotency(
       );
     }
     const hash = requestHash(request);
-    const scope = { workspace_id: request.actor.workspaceId, env: request.actor.env, key };
+    const scope = { workspace_id: request.principal.workspaceId, env: request.principal.env, key };
     const now = clock.now();
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -136,8 +136,8 @@ export function installIdempotency(
     if (!claim) return payload;
     request.idempotency = null;
     const where = {
-      workspace_id: request.actor.workspaceId,
-      env: request.actor.env,
+      workspace_id: request.principal.workspaceId,
+      env: request.principal.env,
       key: claim.key,
     };
     if (reply.statusCode >= 500 || reply.statusCode === 401) {

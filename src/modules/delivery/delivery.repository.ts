@@ -2,7 +2,7 @@ import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Scope } from '../resources/resources.repository.js';
+import type { Tenant } from '../../lib/principal.js';
 import type { Delivery, DeliveryDetail, DeliveryFilter } from '../webhooks/webhooks.schemas.js';
 
 /** Row → API object. */
@@ -175,12 +175,12 @@ export const deliveryRepository = {
   },
 
   /** The delivery log of a workspace+environment across its endpoints, filtered. */
-  listInScope(db: Db, scope: Scope, filter: DeliveryFilter, page: PageRequest) {
+  listInScope(db: Db, tenant: Tenant, filter: DeliveryFilter, page: PageRequest) {
     return pageById(
       db,
       'deliveries',
       (eb) => {
-        const conds = [eb('workspace_id', '=', scope.workspaceId), eb('env', '=', scope.env)];
+        const conds = [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
         if (filter.status) conds.push(eb('status', '=', filter.status));
         if (filter.webhook_id) conds.push(eb('webhook_id', '=', filter.webhook_id));
         if (filter.event) conds.push(eb('event_type', '=', filter.event));

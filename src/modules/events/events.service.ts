@@ -4,10 +4,9 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import { deliveryRepository } from '../delivery/delivery.repository.js';
-import type { Actor } from '../keys/actor.js';
-import type { Scope } from '../resources/resources.repository.js';
 import { webhooksRepository } from '../webhooks/webhooks.repository.js';
 import { eventsRepository as repo, toEvent } from './events.repository.js';
 import {
@@ -21,8 +20,6 @@ import {
 /** Events are readable, and purged after, this long (D17). */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
-const scopeOf = (a: Actor): Scope => ({ workspaceId: a.workspaceId, env: a.env });
-
 /**
  * The D17 transactional outbox and the events API. `record` runs inside the caller's transaction:
  * the event row and one delivery per subscribed webhook commit with the change, or not at all.
@@ -33,37 +30,37 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
   /** Writes an event and its deliveries in `trx`; returns how many deliveries it queued. */
   async function record(
     trx: Db,
-    scope: Scope,
+    tenant: Tenant,
     type: EventType,
     resourceId: string | null,
     data: Event['data'],
     now: number,
   ): Promise<number> {
-    const event = await insertEvent(trx, scope, type, resourceId, data, now);
-    const hooks = await webhooksRepository.listEnabled(trx, scope);
+    const event = await insertEvent(trx, tenant, type, resourceId, data, now);
+    const hooks = await webhooksRepository.listEnabled(trx, tenant);
     const targets = hooks
       .filter((h) => {
         const events = readJson<string[]>(h.events);
         return events.includes('*') || events.includes(type);
       })
       .map((h) => h.id);
-    return queue(trx, scope, event, targets, now);
+    return queue(trx, tenant, event, targets, now);
   }
 
   /**
    * Writes a `webhook.test` event and its one delivery, to `webhookId` only (no subscription
    * includes it); returns the delivery row.
    */
-  async function recordTest(trx: Db, scope: Scope, webhookId: string, now: number): Promise<DeliveriesTable> {
+  async function recordTest(trx: Db, tenant: Tenant, webhookId: string, now: number): Promise<DeliveriesTable> {
     const data = { webhook_id: webhookId, message: 'This is a test event sent from the API.' };
-    const event = await insertEvent(trx, scope, TEST_EVENT_TYPE, null, data, now);
-    await queue(trx, scope, event, [webhookId], now);
+    const event = await insertEvent(trx, tenant, TEST_EVENT_TYPE, null, data, now);
+    await queue(trx, tenant, event, [webhookId], now);
     return (await deliveryRepository.findByEvent(trx, event.id)) as DeliveriesTable;
   }
 
   async function insertEvent(
     trx: Db,
-    scope: Scope,
+    tenant: Tenant,
     type: AnyEventType,
     resourceId: string | null,
     data: Event['data'],
@@ -74,8 +71,8 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
     const payload = JSON.stringify({ id, event: type, created_at: createdAt, data });
     const row: EventsTable = {
       id,
-      workspace_id: scope.workspaceId,
-      env: scope.env,
+      workspace_id: tenant.workspaceId,
+      env: tenant.env,
       type,
       resource_id: resourceId,
       payload,
@@ -85,14 +82,20 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
     return row;
   }
 
-  async function queue(trx: Db, scope: Scope, event: EventsTable, webhookIds: string[], now: number): Promise<number> {
+  async function queue(
+    trx: Db,
+    tenant: Tenant,
+    event: EventsTable,
+    webhookIds: string[],
+    now: number,
+  ): Promise<number> {
     const deliveries: DeliveriesTable[] = webhookIds.map((webhookId) => ({
       id: newId('delivery', now),
       webhook_id: webhookId,
       event_id: event.id,
       event_type: event.type,
-      workspace_id: scope.workspaceId,
-      env: scope.env,
+      workspace_id: tenant.workspaceId,
+      env: tenant.env,
       status: 'pending',
       attempt_count: 0,
       next_attempt_at: event.created_at,
@@ -113,14 +116,14 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
     if (queued > 0) deliveriesDue.notify();
   }
 
-  async function get(actor: Actor, id: string): Promise<Event> {
-    const row = isId('event', id) ? await repo.find(db, scopeOf(actor), id) : undefined;
+  async function get(principal: Principal, id: string): Promise<Event> {
+    const row = isId('event', id) ? await repo.find(db, tenantOf(principal), id) : undefined;
     if (!row) throw new NotFoundError('event');
     return toEvent(row);
   }
 
-  async function list(actor: Actor, filter: ListEventsFilter, page: PageRequest): Promise<Page<Event>> {
-    const p = await repo.list(db, scopeOf(actor), filter, page);
+  async function list(principal: Principal, filter: ListEventsFilter, page: PageRequest): Promise<Page<Event>> {
+    const p = await repo.list(db, tenantOf(principal), filter, page);
     return { ...p, items: p.items.map(toEvent) };
   }
 

@@ -50,7 +50,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         created_after: iso(created_after),
         created_before: iso(created_before),
       };
-      const page = await deliveries.list(req.actor, filter, toPageRequest(paging, 'delivery'));
+      const page = await deliveries.list(req.principal, filter, toPageRequest(paging, 'delivery'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -70,7 +70,12 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
     },
     async (req) => {
       const { status, ...paging } = req.query;
-      const page = await deliveries.listForWebhook(req.actor, req.params.id, status, toPageRequest(paging, 'delivery'));
+      const page = await deliveries.listForWebhook(
+        req.principal,
+        req.params.id,
+        status,
+        toPageRequest(paging, 'delivery'),
+      );
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -86,7 +91,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await deliveries.get(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req) => ({ data: await deliveries.get(req.principal, req.params.id, req.params.delivery_id) }),
   );
 
   app.post(
@@ -103,7 +108,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req) => ({ data: await deliveries.retry(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req) => ({ data: await deliveries.retry(req.principal, req.params.id, req.params.delivery_id) }),
   );
 
   app.post(
@@ -123,6 +128,6 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         response: { 200: DataOf(BulkRetryResultSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409, 413, 415) },
       },
     },
-    async (req) => ({ data: { requeued: await deliveries.retryMatching(req.actor, req.params.id, req.body) } }),
+    async (req) => ({ data: await deliveries.retryMatching(req.principal, req.params.id, req.body) }),
   );
 };

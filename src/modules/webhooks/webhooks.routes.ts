@@ -32,7 +32,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.actor, req.body) }),
+    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.principal, req.body) }),
   );
 
   app.get(
@@ -48,7 +48,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req) => {
-      const page = await webhooks.list(req.actor, toPageRequest(req.query, 'webhook'));
+      const page = await webhooks.list(req.principal, toPageRequest(req.query, 'webhook'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -64,7 +64,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await webhooks.get(req.principal, req.params.id) }),
   );
 
   app.patch(
@@ -83,7 +83,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
       },
     },
-    async (req) => ({ data: await webhooks.update(req.actor, req.params.id, req.body) }),
+    async (req) => ({ data: await webhooks.update(req.principal, req.params.id, req.body) }),
   );
 
   for (const [action, status, operationId, summary, description] of [
@@ -117,7 +117,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
           response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
         },
       },
-      async (req) => ({ data: await webhooks.setStatus(req.actor, req.params.id, status) }),
+      async (req) => ({ data: await webhooks.setStatus(req.principal, req.params.id, status) }),
     );
   }
 
@@ -144,7 +144,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req) => ({
-      data: await webhooks.rotateSecret(req.actor, req.params.id, req.body?.expire_old_in_s ?? 86_400),
+      data: await webhooks.rotateSecret(req.principal, req.params.id, req.body?.expire_old_in_s ?? 86_400),
     }),
   );
 
@@ -164,7 +164,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 202: DataOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req, reply) => reply.code(202).send({ data: await webhooks.sendTest(req.actor, req.params.id) }),
+    async (req, reply) => reply.code(202).send({ data: await webhooks.sendTest(req.principal, req.params.id) }),
   );
 
   app.delete(
@@ -180,7 +180,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req, reply) => {
-      await webhooks.remove(req.actor, req.params.id);
+      await webhooks.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );

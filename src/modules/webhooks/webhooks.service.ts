@@ -5,11 +5,11 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
+import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
 import type { EventsService } from '../events/events.service.js';
-import type { Actor, WriteRunner } from '../keys/actor.js';
-import type { Scope } from '../resources/resources.repository.js';
 import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
@@ -20,8 +20,6 @@ import {
   type UpdateWebhookInput,
   type Webhook,
 } from './webhooks.schemas.js';
-
-const scopeOf = (a: Actor): Scope => ({ workspaceId: a.workspaceId, env: a.env });
 
 /** D16: `whsec_` + base64 of 32 random bytes (Standard Webhooks keys with the decoded part). */
 export function newWebhookSecret(): string {
@@ -41,54 +39,62 @@ export function createWebhooksService(deps: {
   const { db, dialect, clock, writeAs } = deps;
 
   /** The caller's webhook, row-locked with `forUpdate` where the database has row locks; else 404. */
-  async function findOrThrow(trx: Db, actor: Actor, id: string, forUpdate = false): Promise<WebhooksTable> {
+  async function findOrThrow(trx: Db, principal: Principal, id: string, forUpdate = false): Promise<WebhooksTable> {
     const row = isId('webhook', id)
-      ? await repo.find(trx, scopeOf(actor), id, forUpdate && dialect.rowLocks)
+      ? await repo.find(trx, tenantOf(principal), id, forUpdate && dialect.rowLocks)
       : undefined;
     if (!row) throw new NotFoundError('webhook');
     return row;
   }
 
   /** Registers an endpoint; the URL is checked against D19 first. Throws ValidationError. */
-  async function create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
+  async function create(
+    principal: Principal,
+    input: CreateWebhookInput,
+    hooks?: WriteHooks<CreatedWebhook>,
+  ): Promise<CreatedWebhook> {
     const checked = await checkWebhookUrl(input.url, deps.urlGuard);
     if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
-    return writeAs(actor, async (trx) => {
-      // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
-      if (dialect.rowLocks) {
-        await trx.selectFrom('workspaces').select('id').where('id', '=', actor.workspaceId).forUpdate().execute();
-      }
-      if ((await repo.count(trx, scopeOf(actor))) >= MAX_WEBHOOKS) {
-        const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
-        throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
-      }
-      const now = isoAt(clock.now());
-      const row: WebhooksTable = {
-        id: newId('webhook'),
-        workspace_id: actor.workspaceId,
-        env: actor.env,
-        url: input.url,
-        events: writeJson(input.events),
-        label: input.label ?? null,
-        status: 'enabled',
-        secret: newWebhookSecret(),
-        previous_secret: null,
-        previous_secret_expires_at: null,
-        disabled_reason: null,
-        created_at: now,
-        updated_at: now,
-      };
-      await repo.insert(trx, row);
-      return { ...toWebhook(row, now), secret: row.secret };
-    });
+    return writeAs(
+      principal,
+      async (trx) => {
+        // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
+        if (dialect.rowLocks) {
+          await trx.selectFrom('workspaces').select('id').where('id', '=', principal.workspaceId).forUpdate().execute();
+        }
+        if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
+          const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
+          throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
+        }
+        const now = isoAt(clock.now());
+        const row: WebhooksTable = {
+          id: newId('webhook'),
+          workspace_id: principal.workspaceId,
+          env: principal.env,
+          url: input.url,
+          events: writeJson(input.events),
+          label: input.label ?? null,
+          status: 'enabled',
+          secret: newWebhookSecret(),
+          previous_secret: null,
+          previous_secret_expires_at: null,
+          disabled_reason: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await repo.insert(trx, row);
+        return { ...toWebhook(row, now), secret: row.secret };
+      },
+      hooks,
+    );
   }
 
-  async function get(actor: Actor, id: string): Promise<Webhook> {
-    return toWebhook(await findOrThrow(db, actor, id), isoAt(clock.now()));
+  async function get(principal: Principal, id: string): Promise<Webhook> {
+    return toWebhook(await findOrThrow(db, principal, id), isoAt(clock.now()));
   }
 
-  async function list(actor: Actor, page: PageRequest): Promise<Page<Webhook>> {
-    const p = await repo.list(db, scopeOf(actor), page);
+  async function list(principal: Principal, page: PageRequest): Promise<Page<Webhook>> {
+    const p = await repo.list(db, tenantOf(principal), page);
     const now = isoAt(clock.now());
     return { ...p, items: p.items.map((row) => toWebhook(row, now)) };
   }
@@ -97,81 +103,121 @@ export function createWebhooksService(deps: {
    * Changes url, events and label (the same rules as at creation); the secret and the delivery log
    * stay. `{}` changes nothing. Throws ValidationError (D19 for a new url) or NotFoundError.
    */
-  async function update(actor: Actor, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+  async function update(
+    principal: Principal,
+    id: string,
+    input: UpdateWebhookInput,
+    hooks?: WriteHooks<Webhook>,
+  ): Promise<Webhook> {
     if (input.url !== undefined) {
       const checked = await checkWebhookUrl(input.url, deps.urlGuard);
       if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
     }
-    return writeAs(actor, async (trx) => {
-      const row = await findOrThrow(trx, actor, id, true);
-      const patch: Partial<WebhooksTable> = {};
-      if (input.url !== undefined && input.url !== row.url) patch.url = input.url;
-      if (input.events !== undefined && JSON.stringify(input.events) !== JSON.stringify(readJson(row.events))) {
-        patch.events = writeJson(input.events);
-      }
-      if (input.label !== undefined && input.label !== row.label) patch.label = input.label;
-      return save(trx, actor, row, patch);
-    });
+    return writeAs(
+      principal,
+      async (trx) => {
+        const row = await findOrThrow(trx, principal, id, true);
+        const patch: Partial<WebhooksTable> = {};
+        if (input.url !== undefined && input.url !== row.url) patch.url = input.url;
+        if (input.events !== undefined && JSON.stringify(input.events) !== JSON.stringify(readJson(row.events))) {
+          patch.events = writeJson(input.events);
+        }
+        if (input.label !== undefined && input.label !== row.label) patch.label = input.label;
+        return save(trx, principal, row, patch);
+      },
+      hooks,
+    );
   }
 
   /**
    * `disabled`: no new deliveries, and its pending ones are cancelled in the same transaction.
    * `enabled`: deliveries resume with the next event. Repeating either changes nothing.
    */
-  async function setStatus(actor: Actor, id: string, status: 'enabled' | 'disabled'): Promise<Webhook> {
-    return writeAs(actor, async (trx) => {
-      const row = await findOrThrow(trx, actor, id, true);
-      if (row.status === status) return toWebhook(row, isoAt(clock.now()));
-      const now = isoAt(clock.now());
-      if (status === 'disabled') await deliveryRepository.cancelPending(trx, id, now);
-      return save(trx, actor, row, { status, disabled_reason: status === 'disabled' ? 'manual' : null });
-    });
+  async function setStatus(
+    principal: Principal,
+    id: string,
+    status: 'enabled' | 'disabled',
+    hooks?: WriteHooks<Webhook>,
+  ): Promise<Webhook> {
+    return writeAs(
+      principal,
+      async (trx) => {
+        const row = await findOrThrow(trx, principal, id, true);
+        if (row.status === status) return toWebhook(row, isoAt(clock.now()));
+        const now = isoAt(clock.now());
+        if (status === 'disabled') await deliveryRepository.cancelPending(trx, id, now);
+        return save(trx, principal, row, { status, disabled_reason: status === 'disabled' ? 'manual' : null });
+      },
+      hooks,
+    );
   }
 
   /**
    * A new secret, returned once; the old one keeps signing for `expireOldInS` seconds (0: stops
    * now). A secret from an earlier rotation still in its overlap stops at once.
    */
-  async function rotateSecret(actor: Actor, id: string, expireOldInS: number): Promise<CreatedWebhook> {
-    return writeAs(actor, async (trx) => {
-      const row = await findOrThrow(trx, actor, id, true);
-      const nowMs = clock.now();
-      const secret = newWebhookSecret();
-      const overlap = expireOldInS > 0;
-      const updated = await save(trx, actor, row, {
-        secret,
-        previous_secret: overlap ? row.secret : null,
-        previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
-      });
-      return { ...updated, secret };
-    });
+  async function rotateSecret(
+    principal: Principal,
+    id: string,
+    expireOldInS: number,
+    hooks?: WriteHooks<CreatedWebhook>,
+  ): Promise<CreatedWebhook> {
+    return writeAs(
+      principal,
+      async (trx) => {
+        const row = await findOrThrow(trx, principal, id, true);
+        const nowMs = clock.now();
+        const secret = newWebhookSecret();
+        const overlap = expireOldInS > 0;
+        const updated = await save(trx, principal, row, {
+          secret,
+          previous_secret: overlap ? row.secret : null,
+          previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
+        });
+        return { ...updated, secret };
+      },
+      hooks,
+    );
   }
 
   /** Queues a `webhook.test` event to this endpoint only; 409 webhook_disabled when it is disabled. */
-  async function sendTest(actor: Actor, id: string): Promise<Delivery> {
-    const row = await writeAs(actor, async (trx) => {
-      const hook = await findOrThrow(trx, actor, id, true);
-      assertEnabled(hook);
-      return deps.events.recordTest(trx, scopeOf(actor), id, clock.now());
-    });
+  async function sendTest(principal: Principal, id: string, hooks?: WriteHooks<Delivery>): Promise<Delivery> {
+    const delivery = await writeAs(
+      principal,
+      async (trx) => {
+        const hook = await findOrThrow(trx, principal, id, true);
+        assertEnabled(hook);
+        return toDelivery(await deps.events.recordTest(trx, tenantOf(principal), id, clock.now()));
+      },
+      hooks,
+    );
     deps.deliveriesDue.notify();
-    return toDelivery(row);
+    return delivery;
   }
 
-  async function save(trx: Db, actor: Actor, row: WebhooksTable, patch: Partial<WebhooksTable>): Promise<Webhook> {
+  async function save(
+    trx: Db,
+    principal: Principal,
+    row: WebhooksTable,
+    patch: Partial<WebhooksTable>,
+  ): Promise<Webhook> {
     const now = isoAt(clock.now());
     if (Object.keys(patch).length === 0) return toWebhook(row, now);
     const next = { ...row, ...patch, updated_at: now };
-    await repo.update(trx, scopeOf(actor), row.id, { ...patch, updated_at: now });
+    await repo.update(trx, tenantOf(principal), row.id, { ...patch, updated_at: now });
     return toWebhook(next, now);
   }
 
   /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (D18). */
-  async function remove(actor: Actor, id: string): Promise<void> {
-    await writeAs(actor, async (trx) => {
-      await findOrThrow(trx, actor, id);
-      await repo.delete(trx, scopeOf(actor), id);
-    });
+  async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
+    await writeAs(
+      principal,
+      async (trx) => {
+        await findOrThrow(trx, principal, id);
+        await repo.delete(trx, tenantOf(principal), id);
+      },
+      hooks,
+    );
   }
 
   return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow };
