@@ -16,6 +16,8 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { AppError, ValidationError } from './lib/errors.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
+import { keysRoutes } from './modules/keys/keys.routes.js';
+import { ApiKeySchema } from './modules/keys/keys.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -71,7 +73,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return done(new ValidationError('The body has strings that cannot be stored.', unstorable));
     done(null, parsed);
   });
-  for (const schema of [ErrorSchema, ResourceSchema, UserSchema, EventSchema, WebhookSchema, DeliverySchema]) {
+  for (const schema of [
+    ErrorSchema,
+    ResourceSchema,
+    UserSchema,
+    EventSchema,
+    WebhookSchema,
+    DeliverySchema,
+    ApiKeySchema,
+  ]) {
     app.addSchema(schema);
   }
 
@@ -108,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(webhooksRoutes, { webhooks: services.webhooks });
       await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
       await v1.register(eventsRoutes, { events: services.events });
+      await v1.register(keysRoutes, { keys: services.keyManagement });
     },
     { prefix: '/v1' },
   );

@@ -5,6 +5,7 @@ import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { apiKeyCheck, systemCheck } from './modules/keys/key-check.js';
+import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createUsersService } from './modules/users/users.service.js';
@@ -25,9 +26,10 @@ export function createServices(deps: {
   // Rung after a commit that queued deliveries; this process's delivery worker listens.
   const deliveriesDue = createSignal();
   // The write-time re-check per kind of principal; the console registers `session` beside these.
-  const checks: PrincipalChecks = { api_key: apiKeyCheck(dialect), system: systemCheck(dialect) };
+  const checks: PrincipalChecks = { api_key: apiKeyCheck(dialect, clock), system: systemCheck(dialect) };
   const writeAs = createWriteRunner({ db, dialect, checks });
   const keys = createKeysService({ db, dialect, clock });
+  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
   const users = createUsersService({ db, dialect, clock, writeAs });
   const events = createEventsService({ db, dialect, clock, deliveriesDue });
   const resources = createResourcesService({ db, clock, writeAs, events });
@@ -42,6 +44,18 @@ export function createServices(deps: {
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
-  return { keys, users, resources, events, webhooks, deliveries, workspaces, deliveriesDue, checks, writeAs };
+  return {
+    keys,
+    keyManagement,
+    users,
+    resources,
+    events,
+    webhooks,
+    deliveries,
+    workspaces,
+    deliveriesDue,
+    checks,
+    writeAs,
+  };
 }
 export type Services = ReturnType<typeof createServices>;
