@@ -97,10 +97,7 @@ export function createKeyManagementService(deps: {
     if (!visibility(p).envs.includes(input.env)) {
       throw new ForbiddenError('A test key can only create test keys; use a live key or the console.');
     }
-    const wider = (input.scopes ?? []).filter((s) => p.scopes !== null && !p.scopes.includes(s));
-    if (wider.length > 0) {
-      throw new ForbiddenError(`A key cannot grant scopes it does not have itself: ${wider.join(', ')}.`);
-    }
+    assertWithinCaller(p, input.scopes ?? []);
     return writeKeys(p, async (trx) => {
       const created = await deps.keys.create(
         {
@@ -143,6 +140,7 @@ export function createKeyManagementService(deps: {
       if (state !== 'active') {
         throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
       }
+      assertWithinCaller(p, old.scopes === null ? SCOPES : (JSON.parse(old.scopes) as string[]));
       let expiresAt = isoAt(nowMs + expireOldInS * 1000);
       if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
       if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
@@ -163,5 +161,13 @@ export function createKeyManagementService(deps: {
   }
 
   return { list, get, create, revoke, roll };
+}
+
+/** A restricted key cannot obtain a key with scopes it lacks (by creating or rolling one): 403. */
+function assertWithinCaller(p: Principal, scopes: readonly string[]): void {
+  const wider = scopes.filter((s) => p.scopes !== null && !p.scopes.includes(s));
+  if (wider.length > 0) {
+    throw new ForbiddenError(`A key cannot obtain a key with scopes it does not have itself: ${wider.join(', ')}.`);
+  }
 }
 export type KeyManagementService = ReturnType<typeof createKeyManagementService>;
