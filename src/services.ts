@@ -4,6 +4,7 @@ import type { Clock } from './lib/clock.js';
 import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createEventsService } from './modules/events/events.service.js';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { apiKeyCheck, systemCheck } from './modules/keys/key-check.js';
 import { createKeysService } from './modules/keys/keys.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
@@ -38,7 +39,8 @@ export function createServices(deps: {
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
   });
+  const idempotency = createIdempotencyService({ db, clock });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
-  return { keys, users, resources, events, webhooks, workspaces, deliveriesDue, checks, writeAs };
+  return { keys, users, resources, events, webhooks, workspaces, idempotency, deliveriesDue, checks, writeAs };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -36,7 +36,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.principal, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await webhooks.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -141,6 +142,13 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req) => ({ data: await webhooks.retryDelivery(req.principal, req.params.id, req.params.delivery_id) }),
+    async (req, reply) => ({
+      data: await webhooks.retryDelivery(
+        req.principal,
+        req.params.id,
+        req.params.delivery_id,
+        req.idempotentWrite(reply, 200),
+      ),
+    }),
   );
 };
