@@ -47,8 +47,7 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect): voi
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return send(reply, 400, errorBody(request, 'invalid_json', 'The request body is not valid JSON.'));
     }
-    const sqliteBusy = (err as { code?: string }).code?.startsWith('SQLITE_BUSY');
-    if (dialect.isConnectionError(err) || sqliteBusy) {
+    if (dialect.isUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');
       const u = new UnavailableError();
       reply.headers(u.headers ?? {});

@@ -19,8 +19,8 @@ export const idempotencyRepository = {
   },
 
   /**
-   * Inserts the record unless one exists; true when inserted. On PostgreSQL an insert racing another
-   * transaction's uncommitted insert of the same key waits for it, then inserts nothing.
+   * Inserts the record unless one exists; true when inserted. An insert racing another transaction's
+   * uncommitted insert of the same key waits for that transaction, then inserts nothing.
    */
   async insertIfAbsent(db: Db, row: IdempotencyRecord): Promise<boolean> {
     const r = await db

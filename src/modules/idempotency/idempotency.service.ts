@@ -78,7 +78,7 @@ export function createIdempotencyService(deps: { db: Db; clock: Clock }) {
         const now = clock.now();
         const row = record(req, now, null, null);
         if (await repo.insertIfAbsent(trx, row)) return;
-        // Another request with the key committed first (PostgreSQL waited for it): its answer wins.
+        // Another request with the key committed first (an insert waits for a concurrent one of the same key): its answer wins.
         judge(req, await repo.find(trx, req.tenant, req.key), now);
         await repo.replace(trx, row);
       },

@@ -9,6 +9,7 @@ import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
+import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
@@ -54,9 +55,7 @@ export function createWebhooksService(deps: {
       principal,
       async (trx) => {
         // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
-        if (dialect.rowLocks) {
-          await trx.selectFrom('workspaces').select('id').where('id', '=', principal.workspaceId).forUpdate().execute();
-        }
+        await workspacesRepository.lock(trx, principal.workspaceId);
         if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
           const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
           throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
