@@ -4,6 +4,7 @@ import type { Clock } from './lib/clock.js';
 import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createEventsService } from './modules/events/events.service.js';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { apiKeyCheck, systemCheck } from './modules/keys/key-check.js';
 import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
@@ -43,6 +44,7 @@ export function createServices(deps: {
     events,
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
+  const idempotency = createIdempotencyService({ db, clock });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
   return {
     keys,
@@ -53,6 +55,7 @@ export function createServices(deps: {
     webhooks,
     deliveries,
     workspaces,
+    idempotency,
     deliveriesDue,
     checks,
     writeAs,

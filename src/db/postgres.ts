@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { type Db, DELIVERY_CHANNEL, type Dialect } from './dialect.js';
+import { carrying, type Db, DELIVERY_CHANNEL, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
 const TIMESTAMPTZ_OID = 1184;
@@ -36,8 +36,9 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
   // emit an unhandled 'error' and kill the process (seen in test/postgres-outage.test.ts). Its
   // pending queries are still rejected, and the pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: postgresDialect, pool };
+  const dialect: Dialect = { ...postgresDialect, preparedQueries: new Map() };
+  const db = new Kysely<Database>({ dialect: carrying(new PostgresDialect({ pool }), dialect) });
+  return { db, dialect, pool };
 }
 
 const CONNECTION_CODES = new Set([
@@ -55,7 +56,7 @@ const CONNECTION_CODES = new Set([
   '57014', // query_canceled: DATABASE_STATEMENT_TIMEOUT_MS hit; the database is overloaded, retry
 ]);
 
-export const postgresDialect: Dialect = {
+const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   name: 'postgres',
   async currentSchema(db) {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
@@ -82,7 +83,7 @@ export const postgresDialect: Dialect = {
   isUniqueViolation(err) {
     return (err as { code?: string } | null)?.code === '23505';
   },
-  isConnectionError(err) {
+  isUnavailable(err) {
     const e = err as { code?: string; message?: string } | null;
     if (!e) return false;
     if (e.code && CONNECTION_CODES.has(e.code)) return true;

@@ -5,7 +5,7 @@ import { ConflictError, ForbiddenError, fieldError, NotFoundError, UnauthorizedE
 import { isId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
-import type { PrincipalChecks } from '../auth/write-runner.js';
+import type { PrincipalChecks, WriteHooks } from '../auth/write-runner.js';
 import { keyLock } from './key-check.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
@@ -60,12 +60,15 @@ export function createKeyManagementService(deps: {
   }
 
   /** A write to keys: the caller re-checked first (401 expired_token), cached keys dropped at commit. */
-  function writeKeys<T>(p: Principal, fn: (trx: Db) => Promise<T>): Promise<T> {
+  function writeKeys<T>(p: Principal, fn: (trx: Db) => Promise<T>, hooks?: WriteHooks<T>): Promise<T> {
     return dialect.writeTransaction(db, async (trx) => {
       const check = deps.checks[p.kind] as ((trx: Db, p: Principal) => Promise<boolean>) | undefined;
       if (!check) throw new Error(`no principal check registered for kind "${p.kind}"`);
       if (!(await check(trx, p))) throw new UnauthorizedError('expired_token');
-      return fn(trx);
+      await hooks?.before?.(trx);
+      const result = await fn(trx);
+      await hooks?.after?.(trx, result);
+      return result;
     });
   }
 
@@ -87,7 +90,11 @@ export function createKeyManagementService(deps: {
    * cannot mint a broader one: 403); left out, they are the caller's. Throws ValidationError for an
    * `expires_at` not in the future.
    */
-  async function create(p: Principal, input: CreateKeyInput): Promise<CreatedApiKey> {
+  async function create(
+    p: Principal,
+    input: CreateKeyInput,
+    hooks?: WriteHooks<CreatedApiKey>,
+  ): Promise<CreatedApiKey> {
     if (p.userId === null) throw new ForbiddenError('Only a user can own an API key.');
     const owner = p.userId;
     const now = clock.now();
@@ -98,21 +105,25 @@ export function createKeyManagementService(deps: {
       throw new ForbiddenError('A test key can only create test keys; use a live key or the console.');
     }
     assertWithinCaller(p, input.scopes ?? []);
-    return writeKeys(p, async (trx) => {
-      const created = await deps.keys.create(
-        {
-          userId: owner,
-          env: input.env,
-          name: input.name,
-          scopes: input.scopes ?? (p.scopes === null ? null : [...p.scopes]),
-          expiresAt: input.expires_at === undefined ? null : new Date(input.expires_at).toISOString(),
-          createdBy: owner,
-        },
-        trx,
-      );
-      const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
-      return { ...toApiKey(row, isoAt(now)), key: created.key };
-    });
+    return writeKeys(
+      p,
+      async (trx) => {
+        const created = await deps.keys.create(
+          {
+            userId: owner,
+            env: input.env,
+            name: input.name,
+            scopes: input.scopes ?? (p.scopes === null ? null : [...p.scopes]),
+            expiresAt: input.expires_at === undefined ? null : new Date(input.expires_at).toISOString(),
+            createdBy: owner,
+          },
+          trx,
+        );
+        const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
+        return { ...toApiKey(row, isoAt(now)), key: created.key };
+      },
+      hooks,
+    );
   }
 
   /**
@@ -131,33 +142,42 @@ export function createKeyManagementService(deps: {
    * Rolls a key: a successor with the same name, environment, scopes and owner, shown once; the old
    * key keeps working for `expireOldInS` seconds (0: stops now). 409 for a revoked or expired key.
    */
-  async function roll(p: Principal, id: string, expireOldInS: number): Promise<RolledApiKey> {
-    return writeKeys(p, async (trx) => {
-      const old = await findOrThrow(trx, p, id);
-      const nowMs = clock.now();
-      const now = isoAt(nowMs);
-      const state = toApiKey(old, now).status;
-      if (state !== 'active') {
-        throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
-      }
-      assertWithinCaller(p, old.scopes === null ? SCOPES : (JSON.parse(old.scopes) as string[]));
-      let expiresAt = isoAt(nowMs + expireOldInS * 1000);
-      if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
-      if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
-      await repo.setExpiry(trx, old.id, expiresAt);
-      const created = await deps.keys.create(
-        {
-          userId: old.user_id,
-          env: old.env,
-          name: old.name,
-          scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
-          createdBy: p.userId,
-        },
-        trx,
-      );
-      const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
-      return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
-    });
+  async function roll(
+    p: Principal,
+    id: string,
+    expireOldInS: number,
+    hooks?: WriteHooks<RolledApiKey>,
+  ): Promise<RolledApiKey> {
+    return writeKeys(
+      p,
+      async (trx) => {
+        const old = await findOrThrow(trx, p, id);
+        const nowMs = clock.now();
+        const now = isoAt(nowMs);
+        const state = toApiKey(old, now).status;
+        if (state !== 'active') {
+          throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
+        }
+        assertWithinCaller(p, old.scopes === null ? SCOPES : (JSON.parse(old.scopes) as string[]));
+        let expiresAt = isoAt(nowMs + expireOldInS * 1000);
+        if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
+        if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
+        await repo.setExpiry(trx, old.id, expiresAt);
+        const created = await deps.keys.create(
+          {
+            userId: old.user_id,
+            env: old.env,
+            name: old.name,
+            scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
+            createdBy: p.userId,
+          },
+          trx,
+        );
+        const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
+        return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
+      },
+      hooks,
+    );
   }
 
   return { list, get, create, revoke, roll };

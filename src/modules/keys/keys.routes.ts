@@ -56,7 +56,8 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService 
         response: { 201: DataOf(CreatedApiKeySchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await keys.create(req.principal, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await keys.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -120,6 +121,13 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService 
       },
     },
     async (req, reply) =>
-      reply.code(201).send({ data: await keys.roll(req.principal, req.params.id, req.body.expire_old_in_s ?? 86_400) }),
+      reply.code(201).send({
+        data: await keys.roll(
+          req.principal,
+          req.params.id,
+          req.body.expire_old_in_s ?? 86_400,
+          req.idempotentWrite(reply, 201),
+        ),
+      }),
   );
 };

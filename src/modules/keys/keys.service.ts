@@ -1,4 +1,4 @@
-import { type Db, type Dialect, keysEpoch } from '../../db/dialect.js';
+import type { Db, Dialect } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
@@ -30,9 +30,10 @@ export interface CreatedKey {
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
   // Issue 5: verified keys, reused only while no write that may change keys or users has committed
-  // since (see keysEpoch): a revocation, a role change or a removal commits such a write, so the next
-  // request re-reads the key (D9, D12). SQLite only; on PostgreSQL other processes write unannounced.
-  const epoch = keysEpoch(db);
+  // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
+  // request re-reads the key (D9, D12). Only where the database has such an epoch (one file, one
+  // writer at a time); elsewhere other processes write unannounced and every request reads the key.
+  const epoch = deps.dialect.keysEpoch;
   // expiresMs: a cached key stops at its expires_at without any write (a rolled key, D24).
   const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal; expiresMs: number }>();
   const MAX_CACHED = 10_000;

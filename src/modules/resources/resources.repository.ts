@@ -1,6 +1,7 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { pageById, toPage } from '../../db/keyset.js';
 import { prepared } from '../../db/prepared.js';
+import { withRowLock } from '../../db/row-locks.js';
 import type { ResourcesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
@@ -79,6 +80,20 @@ const findQuery = prepared((db, $) =>
     .where('env', '=', $('env')),
 );
 
+// The row a write changes, read under a row lock held until the write's transaction ends (issue 9):
+// concurrent writes of one resource run one after another, each seeing what the previous committed.
+const findForWriteQuery = prepared((db, $) =>
+  withRowLock(
+    db,
+    db
+      .selectFrom('resources')
+      .selectAll()
+      .where('id', '=', $('id'))
+      .where('workspace_id', '=', $('ws'))
+      .where('env', '=', $('env')),
+  ),
+);
+
 type Mode = 'first' | 'offset' | 'after';
 const shapeOf = (filter: ListResourcesFilter) => `${filter.status ? 's' : '-'}${filter.type ? 't' : '-'}`;
 const listQueries = new Map<string, ReturnType<typeof prepared<ResourcesTable>>>();
@@ -138,13 +153,21 @@ export const resourcesRepository = {
     return (await findQuery.execute(db, { id, ws: tenant.workspaceId, env: tenant.env })).rows[0];
   },
 
-  /** Updates a resource (and its counts when the status changes); call inside the change's transaction. */
+  /** The resource under a row lock until the transaction ends; call inside the change's transaction first. */
+  async findForWrite(db: Db, tenant: Tenant, id: string): Promise<ResourcesTable | undefined> {
+    return (await findForWriteQuery.execute(db, { id, ws: tenant.workspaceId, env: tenant.env })).rows[0];
+  },
+
+  /**
+   * Updates a resource (and its counts when the status changes); call inside the change's transaction.
+   * Returns whether a row changed.
+   */
   async update(
     db: Db,
     tenant: Tenant,
     id: string,
     set: Partial<Pick<ResourcesTable, 'name' | 'metadata' | 'status' | 'updated_at'>>,
-  ) {
+  ): Promise<boolean> {
     const q = db
       .updateTable('resources')
       .set(set)
@@ -152,18 +175,19 @@ export const resourcesRepository = {
       .where('workspace_id', '=', tenant.workspaceId)
       .where('env', '=', tenant.env);
     if (set.status !== undefined) {
-      // Only the statement that really flips the status moves the counts: under PostgreSQL's read
-      // committed, a concurrent flip re-checks `status <>` after the row lock and updates nothing.
+      // Only the statement that really flips the status moves the counts: a concurrent flip that
+      // committed first makes `status <>` false here (re-checked after the row lock), so nothing moves.
       const flipped = await q.where('status', '<>', set.status).returning('type').executeTakeFirst();
       if (flipped) {
         // Two statuses (D13): the previous one is the other.
         const previous = set.status === 'active' ? 'archived' : 'active';
         await bump(db, tenant, previous, flipped.type, -1);
         await bump(db, tenant, set.status, flipped.type, 1);
-        return;
+        return true;
       }
+      return false;
     }
-    await q.executeTakeFirst();
+    return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   },
 
   /** Deletes a resource and uncounts it; call inside the change's transaction. */

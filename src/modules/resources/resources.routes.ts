@@ -26,7 +26,8 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         response: { 201: One, ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await resources.create(req.principal, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await resources.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -112,7 +113,9 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
           response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 409) },
         },
       },
-      async (req) => ({ data: await resources[action](req.principal, req.params.id) }),
+      async (req, reply) => ({
+        data: await resources[action](req.principal, req.params.id, req.idempotentWrite(reply, 200)),
+      }),
     );
   }
 };

@@ -39,6 +39,21 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
     return result;
   }
 
+  /**
+   * The row a change is about, locked until its transaction ends (issue 9): writes of one resource
+   * run one after another, so each decides on what the previous one committed (a repeated archive
+   * finds it archived, a PUT after a DELETE finds nothing), and each takes its time after the lock, so
+   * one resource's events are ordered by commit.
+   */
+  async function lockOrThrow(trx: Db, principal: Principal, id: string): Promise<ResourcesTable> {
+    const row = isId('resource', id) ? await repo.findForWrite(trx, tenantOf(principal), id) : undefined;
+    if (!row) throw new NotFoundError('resource');
+    return row;
+  }
+
+  /** A time for a change of `row`: now, never before its last change (clocks of processes differ). */
+  const changeTime = (row: ResourcesTable) => Math.max(clock.now(), Date.parse(row.updated_at));
+
   async function findOrThrow(trx: Db, principal: Principal, id: string): Promise<ResourcesTable> {
     const row = isId('resource', id) ? await repo.find(trx, tenantOf(principal), id) : undefined;
     if (!row) throw new NotFoundError('resource');
@@ -95,14 +110,14 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
     return change(
       principal,
       async (trx, emit) => {
-        const before = await findOrThrow(trx, principal, id);
+        const before = await lockOrThrow(trx, principal, id);
         const set: Partial<ResourcesTable> = {};
         if (input.name !== undefined) set.name = input.name;
         if (input.metadata !== undefined) set.metadata = writeJson(input.metadata);
         if (Object.keys(set).length === 0) return toResource(before);
-        const now = Math.max(clock.now(), Date.parse(before.updated_at));
+        const now = changeTime(before);
         set.updated_at = isoAt(now);
-        await repo.update(trx, tenantOf(principal), id, set);
+        if (!(await repo.update(trx, tenantOf(principal), id, set))) throw new NotFoundError('resource');
         const old = toResource(before);
         const resource = toResource({ ...before, ...set } as ResourcesTable);
         await emit(
@@ -127,11 +142,14 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
     return change(
       principal,
       async (trx, emit) => {
-        const before = await findOrThrow(trx, principal, id);
+        const before = await lockOrThrow(trx, principal, id);
         if (before.status === status) return toResource(before);
-        const now = Math.max(clock.now(), Date.parse(before.updated_at));
+        const now = changeTime(before);
         const updated_at = isoAt(now);
-        await repo.update(trx, tenantOf(principal), id, { status, updated_at });
+        // The event only for a row that changed (the lock makes this the row just read).
+        if (!(await repo.update(trx, tenantOf(principal), id, { status, updated_at }))) {
+          return toResource((await repo.find(trx, tenantOf(principal), id)) ?? before);
+        }
         const data = { resource_id: id, previous_status: before.status, current_status: status };
         await emit('resource.status_changed', id, data, now);
         return toResource({ ...before, status, updated_at });
@@ -145,11 +163,11 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
     await change(
       principal,
       async (trx, emit) => {
-        await findOrThrow(trx, principal, id);
-        await repo.delete(trx, tenantOf(principal), id);
+        const before = await lockOrThrow(trx, principal, id);
+        if (!(await repo.delete(trx, tenantOf(principal), id))) throw new NotFoundError('resource');
         await events.purgeResource(trx, tenantOf(principal), id);
         // Written after the purge, so the deletion itself stays on record (id only, D15).
-        await emit('resource.deleted', id, { resource_id: id }, clock.now());
+        await emit('resource.deleted', id, { resource_id: id }, changeTime(before));
       },
       hooks,
     );

@@ -108,7 +108,14 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req) => ({ data: await deliveries.retry(req.principal, req.params.id, req.params.delivery_id) }),
+    async (req, reply) => ({
+      data: await deliveries.retry(
+        req.principal,
+        req.params.id,
+        req.params.delivery_id,
+        req.idempotentWrite(reply, 200),
+      ),
+    }),
   );
 
   app.post(
@@ -128,6 +135,8 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         response: { 200: DataOf(BulkRetryResultSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409, 413, 415) },
       },
     },
-    async (req) => ({ data: await deliveries.retryMatching(req.principal, req.params.id, req.body) }),
+    async (req, reply) => ({
+      data: await deliveries.retryMatching(req.principal, req.params.id, req.body, req.idempotentWrite(reply, 200)),
+    }),
   );
 };

@@ -1,6 +1,7 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
 import { prepared } from '../../db/prepared.js';
+import { withRowLock } from '../../db/row-locks.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
@@ -40,17 +41,16 @@ export const webhooksRepository = {
     return db.insertInto('webhooks').values(row).execute();
   },
 
-  /** One webhook of the scope; `forUpdate` row-locks it (PostgreSQL) so concurrent changes queue. */
-  find(db: Db, tenant: Tenant, id: string, forUpdate = false): Promise<WebhooksTable | undefined> {
-    if (!forUpdate) return findInScope(db, 'webhooks', tenant, id);
-    return db
+  /** One webhook of the tenant; `lock` reads it under a row lock (PostgreSQL) so concurrent changes queue. */
+  find(db: Db, tenant: Tenant, id: string, lock = false): Promise<WebhooksTable | undefined> {
+    if (!lock) return findInScope(db, 'webhooks', tenant, id);
+    const q = db
       .selectFrom('webhooks')
       .selectAll()
       .where('id', '=', id)
       .where('workspace_id', '=', tenant.workspaceId)
-      .where('env', '=', tenant.env)
-      .forUpdate()
-      .executeTakeFirst();
+      .where('env', '=', tenant.env);
+    return withRowLock(db, q).executeTakeFirst();
   },
 
   async count(db: Db, tenant: Tenant): Promise<number> {

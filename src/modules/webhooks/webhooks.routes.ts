@@ -32,7 +32,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.principal, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await webhooks.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -117,7 +118,9 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
           response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
         },
       },
-      async (req) => ({ data: await webhooks.setStatus(req.principal, req.params.id, status) }),
+      async (req, reply) => ({
+        data: await webhooks.setStatus(req.principal, req.params.id, status, req.idempotentWrite(reply, 200)),
+      }),
     );
   }
 
@@ -143,8 +146,13 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409, 413, 415) },
       },
     },
-    async (req) => ({
-      data: await webhooks.rotateSecret(req.principal, req.params.id, req.body?.expire_old_in_s ?? 86_400),
+    async (req, reply) => ({
+      data: await webhooks.rotateSecret(
+        req.principal,
+        req.params.id,
+        req.body.expire_old_in_s ?? 86_400,
+        req.idempotentWrite(reply, 200),
+      ),
     }),
   );
 
@@ -164,7 +172,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 202: DataOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req, reply) => reply.code(202).send({ data: await webhooks.sendTest(req.principal, req.params.id) }),
+    async (req, reply) =>
+      reply
+        .code(202)
+        .send({ data: await webhooks.sendTest(req.principal, req.params.id, req.idempotentWrite(reply, 202)) }),
   );
 
   app.delete(

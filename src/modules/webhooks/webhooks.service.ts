@@ -10,6 +10,7 @@ import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
 import type { EventsService } from '../events/events.service.js';
+import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
@@ -36,13 +37,11 @@ export function createWebhooksService(deps: {
   urlGuard: UrlGuardOptions;
   events: Pick<EventsService, 'recordTest'>;
 }) {
-  const { db, dialect, clock, writeAs } = deps;
+  const { db, clock, writeAs } = deps;
 
-  /** The caller's webhook, row-locked with `forUpdate` where the database has row locks; else 404. */
-  async function findOrThrow(trx: Db, principal: Principal, id: string, forUpdate = false): Promise<WebhooksTable> {
-    const row = isId('webhook', id)
-      ? await repo.find(trx, tenantOf(principal), id, forUpdate && dialect.rowLocks)
-      : undefined;
+  /** The caller's webhook, read under a row lock when `lock` (a change follows); else 404. */
+  async function findOrThrow(trx: Db, principal: Principal, id: string, lock = false): Promise<WebhooksTable> {
+    const row = isId('webhook', id) ? await repo.find(trx, tenantOf(principal), id, lock) : undefined;
     if (!row) throw new NotFoundError('webhook');
     return row;
   }
@@ -59,9 +58,7 @@ export function createWebhooksService(deps: {
       principal,
       async (trx) => {
         // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
-        if (dialect.rowLocks) {
-          await trx.selectFrom('workspaces').select('id').where('id', '=', principal.workspaceId).forUpdate().execute();
-        }
+        await workspacesRepository.lock(trx, principal.workspaceId);
         if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
           const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
           throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
