@@ -118,6 +118,31 @@ describe('POST /v1/keys', () => {
   }
 });
 
+describe('POST /v1/keys with Idempotency-Key', () => {
+  it('a replay answers the same key record without the plaintext, which is stored nowhere', async () => {
+    const ws = await newWorkspace(t);
+    const send = () =>
+      t.request({
+        method: 'POST',
+        url: '/v1/keys',
+        key: ws.live,
+        body: { name: 'Once', env: 'live' },
+        headers: { 'idempotency-key': 'create-once' },
+      });
+    const first = await send();
+    expect(first.statusCode, first.body).toBe(201);
+    const created = json(first).data;
+    expect(created.key).toMatch(/^svc_live_/);
+    const replay = await send();
+    expect(replay.statusCode).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(json(replay).data).toEqual({ ...created, key: null });
+    expect(json(await req('GET', '/v1/keys?limit=100', ws.live)).meta.total).toBe(3);
+    const stored = await t.storage.db.selectFrom('idempotency_keys').selectAll().execute();
+    expect(JSON.stringify(stored)).not.toContain(created.key.slice(9));
+  });
+});
+
 describe('who sees which keys', () => {
   async function setup() {
     const ws = await newWorkspace(t);

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
+import type { WriteHooks } from '../auth/write-runner.js';
 import type { KeyManagementService } from './key-management.service.js';
 import {
   ApiKeySchema,
@@ -13,6 +14,20 @@ import {
 } from './keys.schemas.js';
 
 const tags = ['API keys'];
+
+/**
+ * Idempotency hooks that store the answer without the plaintext key: only its digest is ever stored
+ * (D12), so a replay (D14) answers the same key record with `key: null`.
+ */
+function withoutPlaintext<T extends { key: string | null }>(
+  hooks: WriteHooks<T> | undefined,
+): WriteHooks<T> | undefined {
+  if (!hooks) return undefined;
+  return {
+    before: hooks.before,
+    after: (trx, result) => hooks.after?.(trx, { ...result, key: null }) ?? Promise.resolve(),
+  };
+}
 const Params = IdParam('key_', 'key_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
 const WHOSE =
   'An admin sees every key of the workspace, anyone else their own; a test key sees test keys only. ' +
@@ -57,7 +72,9 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService 
       },
     },
     async (req, reply) =>
-      reply.code(201).send({ data: await keys.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
+      reply
+        .code(201)
+        .send({ data: await keys.create(req.principal, req.body, withoutPlaintext(req.idempotentWrite(reply, 201))) }),
   );
 
   app.get(
@@ -126,7 +143,7 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService 
           req.principal,
           req.params.id,
           req.body.expire_old_in_s ?? 86_400,
-          req.idempotentWrite(reply, 201),
+          withoutPlaintext(req.idempotentWrite(reply, 201)),
         ),
       }),
   );

@@ -45,8 +45,10 @@ export const ApiKeySchema = Type.Object(keyProps, {
 });
 export type ApiKey = Static<typeof ApiKeySchema>;
 
-const PlaintextField = Type.String({
-  description: 'The key: send it as `Authorization: Bearer <key>`. Shown only in this response: store it now.',
+const PlaintextField = Type.Union([Type.String(), Type.Null()], {
+  description:
+    'The key: send it as `Authorization: Bearer <key>`. Shown only in this response: store it now. ' +
+    'null in a replay of the request (same `Idempotency-Key`): the key itself is never stored.',
   examples: ['svc_live_AbC1dEf2GhI3jKl4MnO5pQr6StU7vWx8YzA9bCd0EfG'],
 });
 
