@@ -73,23 +73,28 @@ export const keysRepository = {
     return (await findByDigestQuery.execute(db, { digest })).rows[0] as KeyWithOwner | undefined;
   },
 
+  /** Every key of a workspace with its owner's email, never a secret (CLI `keys list`). */
   listByWorkspace(db: Db, workspaceId: string) {
     return db
-      .selectFrom('api_keys')
+      .selectFrom('api_keys as k')
+      .innerJoin('users as u', 'u.id', 'k.user_id')
       .select([
-        'id',
-        'name',
-        'env',
-        'prefix',
-        'scopes',
-        'user_id',
-        'workspace_id',
-        'created_at',
-        'revoked_at',
-        'last_used_at',
+        'k.id',
+        'k.name',
+        'k.env',
+        'k.prefix',
+        'k.scopes',
+        'k.user_id',
+        'u.email as owner_email',
+        'k.workspace_id',
+        'k.created_by',
+        'k.created_at',
+        'k.expires_at',
+        'k.revoked_at',
+        'k.last_used_at',
       ])
-      .where('workspace_id', '=', workspaceId)
-      .orderBy('id')
+      .where('k.workspace_id', '=', workspaceId)
+      .orderBy('k.id')
       .execute();
   },
 
