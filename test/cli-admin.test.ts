@@ -2,18 +2,24 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
+import { openTestStorage } from './helpers/storage.js';
 
 // `wsvc workspaces list`, `users list --workspace`, `keys list` (owner and scopes), run as a user
 // would: the real command in a child process, on the suite's database.
 const exec = promisify(execFile);
 let t: TestApp;
+let storage: Awaited<ReturnType<typeof openTestStorage>>;
 let databaseUrl: string;
 beforeAll(async () => {
-  t = await startTestApp();
-  const schema = (t.storage as { schema?: string }).schema;
-  databaseUrl = schema ? `${t.storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : t.storage.url;
+  storage = await openTestStorage();
+  t = await startTestApp({ storage });
+  const schema = storage.schema;
+  databaseUrl = schema ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : storage.url;
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await storage.close();
+});
 
 async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return exec(process.execPath, ['bin/wsvc.js', ...args], {
