@@ -30,7 +30,8 @@ async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; 
   );
 }
 
-describe('wsvc workspaces list / users list / keys list', () => {
+// Each command is a fresh Node process (tsx): seconds each on a loaded machine.
+describe('wsvc workspaces list / users list / keys list', { timeout: 180_000 }, () => {
   it('lists workspaces with their member counts, members of one workspace, and keys with owner and scopes', async () => {
     const ws = await newWorkspace(t, 'CLI listing');
     const viewer = await ws.member('viewer', ['resources:read', 'keys:read']);

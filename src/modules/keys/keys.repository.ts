@@ -122,13 +122,15 @@ export const keysRepository = {
     return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
-  revoke(db: Db, id: string, at: string) {
-    return db
+  /** Marks the key revoked at `at`; false when it does not exist or was revoked before. */
+  async revoke(db: Db, id: string, at: string): Promise<boolean> {
+    const r = await db
       .updateTable('api_keys')
       .set({ revoked_at: at })
       .where('id', '=', id)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   },
 
   /** Whether the key is still usable at `now` (not revoked, not expired, owner a member), read inside the caller's write transaction (D12). */

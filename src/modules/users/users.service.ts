@@ -101,11 +101,12 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   async function setRole(userId: string, role: Role): Promise<User> {
     assertValid(RoleSchema, role);
     return dialect.writeTransaction(db, async (trx) => {
-      await dialect.holdExclusive(trx, userLock(userId));
       const row = await repo.find(trx, userId);
       if (!row || row.removed_at) throw new NotFoundError('user');
       const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
       await repo.setMembership(trx, userId, { role, updated_at });
+      // After the update, as in keys.revoke: writes of this user that checked before it commit first.
+      await dialect.holdExclusive(trx, userLock(userId));
       return toUser({ ...row, role, updated_at });
     });
   }
@@ -113,11 +114,11 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   /** D9: removes a member; every key they hold answers 401 expired_token from now on. */
   async function remove(userId: string): Promise<{ id: string; removed_at: string }> {
     return dialect.writeTransaction(db, async (trx) => {
-      await dialect.holdExclusive(trx, userLock(userId));
       const now = isoAt(clock.now());
       if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
         throw new NotFoundError('user');
       }
+      await dialect.holdExclusive(trx, userLock(userId));
       return { id: userId, removed_at: now };
     });
   }
