@@ -6,9 +6,11 @@ import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-ru
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
-import { apiKeyCheck, systemCheck } from './modules/keys/key-check.js';
+import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeysService } from './modules/keys/keys.service.js';
+import { createOutbox } from './modules/outbox/outbox.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
+import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
@@ -45,8 +47,9 @@ export function createServices(deps: {
   const writeAs = createWriteRunner({ db, dialect, checks });
   const keys = createKeysService({ db, dialect, clock });
   const users = createUsersService({ db, dialect, clock, writeAs });
-  const events = createEventsService({ db, dialect, clock, deliveriesDue });
-  const resources = createResourcesService({ db, clock, writeAs, events });
+  const events = createEventsService({ db, dialect, clock });
+  const outbox = createOutbox({ dialect, deliveriesDue });
+  const resources = createResourcesService({ db, clock, writeAs, outbox, events });
   const webhooks = createWebhooksService({
     db,
     dialect,
