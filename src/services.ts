@@ -6,10 +6,12 @@ import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-ru
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
-import { apiKeyCheck, systemCheck } from './modules/keys/key-check.js';
+import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
+import { createOutbox } from './modules/outbox/outbox.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
+import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
@@ -48,8 +50,9 @@ export function createServices(deps: {
   const keys = createKeysService({ db, dialect, clock });
   const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
   const users = createUsersService({ db, dialect, clock, writeAs });
-  const events = createEventsService({ db, dialect, clock, deliveriesDue });
-  const resources = createResourcesService({ db, clock, writeAs, events });
+  const events = createEventsService({ db, dialect, clock });
+  const outbox = createOutbox({ dialect, deliveriesDue });
+  const resources = createResourcesService({ db, clock, writeAs, outbox, events });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -57,7 +60,7 @@ export function createServices(deps: {
     writeAs,
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
-    events,
+    outbox,
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
   const idempotency = createIdempotencyService({ db, clock });

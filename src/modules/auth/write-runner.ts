@@ -11,6 +11,11 @@ import type { Principal } from '../../lib/principal.js';
  */
 export type PrincipalCheck<P extends Principal = Principal> = (trx: Db, principal: P) => Promise<boolean>;
 
+/** Revocation lock names: a write holds its credentials' shared, a revocation one exclusive. */
+export const keyLock = (keyId: string) => `key:${keyId}`;
+export const userLock = (userId: string) => `user:${userId}`;
+export const sessionLock = (sessionId: string) => `session:${sessionId}`;
+
 /** One check per kind of principal, registered by the wiring (services.ts). */
 export type PrincipalChecks = { [K in Principal['kind']]?: PrincipalCheck<Extract<Principal, { kind: K }>> };
 

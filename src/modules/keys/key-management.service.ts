@@ -6,7 +6,7 @@ import { isId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
 import type { PrincipalChecks, WriteHooks } from '../auth/write-runner.js';
-import { keyLock } from './key-check.js';
+import { keyLock } from '../auth/write-runner.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
 import type { KeysService } from './keys.service.js';

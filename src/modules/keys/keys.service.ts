@@ -4,9 +4,8 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { ApiKeyPrincipal } from '../../lib/principal.js';
+import { keyLock } from '../auth/write-runner.js';
 import { usersRepository } from '../users/users.repository.js';
-import { workspacesRepository } from '../workspaces/workspaces.repository.js';
-import { keyLock } from './key-check.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
 import { keysRepository } from './keys.repository.js';
 import { isScope, SCOPES } from './scopes.js';
@@ -145,7 +144,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /** Keys of a workspace, never with secrets. */
   async function list(workspaceId: string) {
-    if (!(await workspacesRepository.exists(db, workspaceId))) throw new NotFoundError('workspace');
+    if (!(await usersRepository.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
     const rows = await keysRepository.listByWorkspace(db, workspaceId);
     return rows.map((r) => ({
       ...r,

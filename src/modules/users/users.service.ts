@@ -6,9 +6,7 @@ import { newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
 import { assertValid } from '../../lib/validate.js';
-import type { WriteRunner } from '../auth/write-runner.js';
-import { userLock } from '../keys/key-check.js';
-import { workspacesRepository } from '../workspaces/workspaces.repository.js';
+import { userLock, type WriteRunner } from '../auth/write-runner.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
@@ -69,7 +67,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   async function create(input: CreateUserInput, trx?: Db): Promise<User> {
     assertValid(CreateUserInput, input);
     const run = async (t: Db) => {
-      if (!(await workspacesRepository.exists(t, input.workspaceId))) throw new NotFoundError('workspace');
+      if (!(await repo.workspaceExists(t, input.workspaceId))) throw new NotFoundError('workspace');
       const now = isoAt(clock.now());
       const row: UsersTable = {
         id: newId('user'),
@@ -125,7 +123,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
 
   /** Every current member of a workspace (CLI `users list`); NotFoundError for an unknown workspace. */
   async function listAll(workspaceId: string): Promise<User[]> {
-    if (!(await workspacesRepository.exists(db, workspaceId))) throw new NotFoundError('workspace');
+    if (!(await repo.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
     return (await repo.listAll(db, workspaceId)).map((u) => toUser(u));
   }
 

@@ -23,8 +23,4 @@ export const workspacesRepository = {
       .orderBy('w.id')
       .execute();
   },
-
-  async exists(db: Db, id: string): Promise<boolean> {
-    return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-  },
 };
