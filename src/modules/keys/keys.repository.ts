@@ -1,5 +1,5 @@
 import type { Db } from '../../db/dialect.js';
-import { prepared } from '../../db/prepared.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Env, Role } from '../../db/types.js';
 
 export interface KeyWithOwner {
@@ -14,7 +14,7 @@ export interface KeyWithOwner {
 }
 
 // Issue 5: verification runs on every request, so its queries are built and compiled once.
-const findByDigestQuery = prepared((db, $) =>
+const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')
     .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
@@ -33,7 +33,7 @@ const findByDigestQuery = prepared((db, $) =>
 
 // No row lock: the caller holds the key's revocation lock shared instead (see Dialect.holdShared), so
 // a revocation never waits behind a stream of writes with the key (it waited for FOR SHARE before).
-const isActiveQuery = prepared((db, $) =>
+const isActiveQuery = prepared((db, $: Param<{ id: string }>) =>
   db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
