@@ -63,7 +63,7 @@ export function createServices(deps: {
     outbox,
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
-  const idempotency = createIdempotencyService({ db, clock });
+  const idempotency = createIdempotencyService({ db, dialect, clock });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
   const delivery = createDeliveryWorker({
     db,

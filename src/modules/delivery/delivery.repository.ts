@@ -1,6 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
@@ -52,7 +52,7 @@ export interface AttemptResult {
 }
 
 // Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
-const enabledQuery = prepared((db, $) =>
+const enabledQuery = prepared((db, $: Param<Tenant>) =>
   db
     .selectFrom('webhooks')
     .select(['id', 'events'])
@@ -66,7 +66,7 @@ const enabledQuery = prepared((db, $) =>
 export const deliveryRepository = {
   /** The enabled webhooks an event of this tenant fans out to (≤ 16, D16). */
   async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
-    return (await enabledQuery.execute(db, { workspaceId: tenant.workspaceId, env: tenant.env })).rows;
+    return (await enabledQuery.execute(db, tenant)).rows;
   },
 
   insertMany(db: Db, rows: DeliveriesTable[]) {

@@ -1,7 +1,7 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Database, Env, Role } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 
@@ -18,7 +18,7 @@ export interface KeyWithOwner {
 }
 
 // Issue 5: verification runs on every request, so its queries are built and compiled once.
-const findByDigestQuery = prepared((db, $) =>
+const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')
     .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
@@ -38,7 +38,7 @@ const findByDigestQuery = prepared((db, $) =>
 
 // No row lock: the caller holds the key's revocation lock shared instead (see Dialect.holdShared), so
 // a revocation never waits behind a stream of writes with the key (it waited for FOR SHARE before).
-const isActiveQuery = prepared((db, $) =>
+const isActiveQuery = prepared((db, $: Param<{ id: string; now: string }>) =>
   db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
