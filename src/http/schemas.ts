@@ -49,19 +49,32 @@ export function DataOf<T extends TSchema>(schema: T) {
 }
 
 export const PageMetaSchema = Type.Object({
-  total: Type.Integer({ description: 'Matching records across all pages.' }),
-  limit: Type.Integer({ description: 'Page size applied to this response.' }),
+  total: Type.Integer({
+    format: 'int64',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Matching records across all pages.',
+  }),
+  limit: Type.Integer({
+    format: 'int32',
+    minimum: 1,
+    maximum: 100,
+    description: 'Page size applied to this response.',
+  }),
   offset: Type.Integer({
+    format: 'int64',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
     description: "Records before this page (on a cursor page: the walk's position, carried in the cursor).",
   }),
-  next_cursor: Type.Union([Type.String(), Type.Null()], {
+  next_cursor: Type.Union([Type.String({ maxLength: 512 }), Type.Null()], {
     description: 'Opaque token for `cursor=` to fetch the next page; null on the last page (D4).',
   }),
 });
 
 /** `{ data: T[], meta }` list envelope (D4). */
 export function ListOf<T extends TSchema>(schema: T) {
-  return Type.Object({ data: Type.Array(schema), meta: PageMetaSchema });
+  return Type.Object({ data: Type.Array(schema, { maxItems: 100 }), meta: PageMetaSchema });
 }
 
 /** Largest accepted `offset` (2^31 - 1); larger values are a 400, never clamped (D4). */
@@ -69,16 +82,30 @@ export const MAX_OFFSET = 2_147_483_647;
 
 /** D4 paging query parameters. */
 export const PageQueryProps = {
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1..100.' }),
+  limit: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: 'Page size, 1..100 (default 20).',
+    }),
+  ),
   offset: Type.Optional(
     Type.Integer({
+      format: 'int32',
       minimum: 0,
       maximum: MAX_OFFSET,
       description: 'Records to skip (default 0); not allowed with cursor.',
     }),
   ),
   cursor: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of the previous page.' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: '`next_cursor` of the previous page (base64url, opaque).',
+    }),
   ),
 };
 
@@ -88,6 +115,21 @@ export const Timestamp = Type.String({
   examples: ['2026-11-22T10:15:30.123Z'],
 });
 
+/**
+ * An id in a path: its prefix and 26 characters of Crockford base32. The pattern documents the
+ * form; a path id that does not match names nothing and is a 404 like any unknown id
+ * (docs/api.md#ids), so the params validator does not enforce it (http/validation.ts).
+ */
+export function IdString(prefix: string, example: string) {
+  return Type.String({
+    description: `${prefix}… id`,
+    examples: [example],
+    minLength: prefix.length + 26,
+    maxLength: prefix.length + 26,
+    pattern: `^${prefix}[0-9A-HJKMNP-TV-Z]{26}$`,
+  });
+}
+
 export function IdParam(prefix: string, example: string) {
-  return Type.Object({ id: Type.String({ description: `${prefix}… id`, examples: [example] }) });
+  return Type.Object({ id: IdString(prefix, example) });
 }

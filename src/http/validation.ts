@@ -28,6 +28,7 @@ export function installValidators(app: FastifyInstance): void {
   const textAjv = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body') return bodyAjv.compile(schema);
+    if (httpPart === 'params') return textAjv.compile(withoutStringForms(schema) as object);
     const validate = textAjv.compile(schema);
     if (httpPart !== 'querystring') return validate;
     return strictIntegers(schema as QuerySchema, validate);
@@ -74,6 +75,23 @@ function undeclared(value: unknown, root: string): ErrorDetail[] {
     params: { additionalProperty: key },
   }));
   return toDetails(errors, root);
+}
+
+/**
+ * Path ids document their form (pattern, length) in the schema, but a path id that does not have
+ * it names nothing: the service answers 404 `not_found`, the same as for an unknown id
+ * (docs/api.md#ids), instead of a 400 that would tell ids of other kinds apart.
+ */
+function withoutStringForms(schema: unknown): unknown {
+  const s = schema as { properties?: Record<string, Record<string, unknown>> };
+  if (!s.properties) return schema;
+  const properties = Object.fromEntries(
+    Object.entries(s.properties).map(([name, { pattern: _p, minLength: _min, maxLength: _max, ...rest }]) => [
+      name,
+      rest,
+    ]),
+  );
+  return { ...s, properties };
 }
 
 type QuerySchema = { properties?: Record<string, { type?: unknown }> };

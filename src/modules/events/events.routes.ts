@@ -16,6 +16,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
       schema: {
         tags,
         summary: 'List events',
+        operationId: 'listEvents',
         description: 'Oldest first; filter by `event` type and `resource_id`; D4 paging. Kept 30 days.',
         querystring: ListEventsQuery,
         response: { 200: ListOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS) },
@@ -35,6 +36,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
       schema: {
         tags,
         summary: 'Get an event',
+        operationId: 'getEvent',
         description: 'The same object a webhook receives as its body (D18).',
         params: IdParam('evt_', 'evt_01JD3K9A1B2C3D4E5F6G7H8J9K'),
         response: { 200: DataOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },

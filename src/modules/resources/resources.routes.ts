@@ -21,6 +21,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Create a resource',
+        operationId: 'createResource',
         description: 'Creates an `active` resource. Accepts `Idempotency-Key` (D14).',
         body: CreateResourceBody,
         response: { 201: One, ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
@@ -36,6 +37,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'List resources',
+        operationId: 'listResources',
         description: 'Oldest first. Page with `offset` or with `cursor` (D4); filter by `status` and `type`.',
         querystring: ListResourcesQuery,
         response: { 200: ListOf(Type.Ref(ResourceSchema)), ...errorResponses(...AUTHED_ERRORS) },
@@ -55,6 +57,9 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Get a resource',
+        operationId: 'getResource',
+        description:
+          "One resource of the caller's workspace and environment; 404 for an id of another workspace or environment.",
         params: Params,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -69,6 +74,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Update a resource',
+        operationId: 'updateResource',
         description: 'Changes `name` and/or replaces `metadata` whole; `type` and `status` are refused (D5).',
         params: Params,
         body: UpdateResourceBody,
@@ -85,6 +91,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Delete a resource',
+        operationId: 'deleteResource',
         description: 'Irreversible; removes its events too (D15). A second delete is 404.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
@@ -104,6 +111,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         schema: {
           tags,
           summary: action === 'archive' ? 'Archive a resource' : 'Unarchive a resource',
+          operationId: action === 'archive' ? 'archiveResource' : 'unarchiveResource',
           description:
             action === 'archive'
               ? '`active → archived` (D13). Archiving an archived resource answers 200 and changes nothing.'

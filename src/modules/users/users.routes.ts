@@ -17,6 +17,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'Get my profile',
+        operationId: 'getMyProfile',
         description: 'The key owner. Test keys read the sandbox overlay of the profile (D10).',
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS) },
       },
@@ -31,6 +32,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'Update my profile',
+        operationId: 'updateMyProfile',
         description:
           'Changes `name` and/or `timezone`; omitted fields stay. With a test key, writes a sandbox overlay that only test keys read (D10).',
         body: PatchMeBody,
@@ -47,6 +49,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'List workspace members',
+        operationId: 'listUsers',
         description: 'Oldest first; page with `offset` or `cursor` (D4).',
         querystring: ListUsersQuery,
         response: { 200: ListOf(Type.Ref(UserSchema)), ...errorResponses(...AUTHED_ERRORS) },
