@@ -73,7 +73,8 @@ function buildContract(doc: Json): Contract {
   );
 
   const match = (method: string, url: string) => {
-    const path = url.split('?')[0] as string;
+    // As the server sees it: `.` and `..` segments resolved.
+    const path = new URL(url.split('?')[0] as string, 'http://h').pathname;
     const route = routes.find((r) => r.re.test(path));
     if (!route) return undefined;
     const m = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
@@ -97,7 +98,8 @@ function buildContract(doc: Json): Contract {
     };
     if (!found || !found.op) {
       // Not an operation of the document: only the shared 404/405 error answers are checked here.
-      if (!url.startsWith('/v1/') || url.startsWith('/v1/openapi.json') || head) return [];
+      const path = new URL(url.split('?')[0] as string, 'http://h').pathname;
+      if (!path.startsWith('/v1/') || path.startsWith('/v1/openapi.json') || head) return [];
       if (res.statusCode !== 404 && res.statusCode !== 405 && res.statusCode < 400) return [];
       const parsed = parse();
       const problems = parsed.ok ? errorBody(parsed.body) : ['error answer without a JSON body'];
