@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, settingWarnings } from '../config.js';
 import { openStorage } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startServer, stopOnSignals } from '../server.js';
@@ -41,7 +41,7 @@ export function registerServeCommands(program: Command): void {
 
   program
     .command('worker')
-    .description('run only the webhook delivery worker (any number side by side on PostgreSQL, D20)')
+    .description('run only the webhook delivery worker (any number side by side on PostgreSQL)')
     .action(async () => {
       const config = configOrExit();
       const log = pino({ level: config.LOG_LEVEL });
@@ -51,6 +51,7 @@ export function registerServeCommands(program: Command): void {
         statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
       });
       await migrateToLatest(storage.db, storage.dialect);
+      for (const warning of settingWarnings(config)) log.warn(warning);
       const running = await runDeliveryWorker({ storage, config, log });
       stopOnSignals(
         async () => {

@@ -103,8 +103,7 @@ export const PageQueryProps = {
     Type.String({
       minLength: 1,
       maxLength: 512,
-      pattern: '^[A-Za-z0-9_-]+$',
-      description: '`next_cursor` of the previous page (base64url, opaque).',
+      description: '`next_cursor` of the previous page (opaque).',
     }),
   ),
 };

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { type ErrorDetail, ValidationError } from '../lib/errors.js';
+import { allowedValues, expected } from '../lib/expected.js';
 
 // ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module.
 const addFormats = ajvFormats.default;
@@ -13,6 +14,8 @@ function makeAjv(coerceTypes: boolean | 'array') {
     // D5: unknown fields are refused, never silently dropped.
     removeAdditional: false,
     allErrors: true,
+    // Errors carry their schema, so messages can name the allowed values (lib/expected.ts).
+    verbose: true,
     strict: false,
   });
   addFormats(ajv);
@@ -130,6 +133,9 @@ function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
   return wrapped;
 }
 
+/** Keywords whose failure is best told by what the schema accepts (`must be one of: …`). */
+const NAMED_KEYWORDS = new Set(['enum', 'const', 'anyOf', 'format', 'pattern', 'type']);
+
 const ISSUES: Record<string, string> = {
   required: 'required',
   additionalProperties: 'unknown_field',
@@ -161,9 +167,11 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
   // propertyNames error that follows reports it once, with that reason.
   const keyProblems = new Map<string, ErrorObject>();
   for (const e of errors) if (e.propertyName !== undefined) keyProblems.set(e.propertyName, e);
+  // A union (anyOf) fails with one error per branch and then its own: report the union once.
+  const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
   for (const e of errors) {
-    // anyOf/union branches produce one error per branch; report the union once.
     if (e.keyword === 'if') continue;
+    if (unions.some((u) => e.schemaPath.startsWith(u))) continue;
     if (e.propertyName !== undefined) continue;
     let path = e.instancePath
       .split('/')
@@ -192,7 +200,13 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
           problem === 'maxLength' ? `is a key longer than ${inner?.params.limit} characters` : 'is not an allowed key';
       }
     } else {
-      message = e.message ?? 'is invalid';
+      const schema = (e.parentSchema ?? {}) as Record<string, unknown>;
+      const words = NAMED_KEYWORDS.has(e.keyword) ? expected(schema) : undefined;
+      if (e.keyword === 'pattern' && typeof schema['x-expected'] !== 'string') message = 'is not in the expected form';
+      else message = words ? `must be ${words}` : (e.message ?? 'is invalid');
+      if (e.keyword === 'anyOf' && !allowedValues((e.parentSchema ?? {}) as Record<string, unknown>)) {
+        issue = 'invalid_type';
+      }
     }
     const field = path.join('.') || root;
     issue ??= ISSUES[e.keyword] ?? 'invalid_value';
