@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// One suite, both backends (issue 4): the `sqlite` project always runs, with the backend
+// One suite, both backends (docs/operations.md): the `sqlite` project always runs, with the backend
 // variables blanked so it never touches PostgreSQL or Redis; the `postgres` project runs the
 // same integration tests again when TEST_DATABASE_URL is set (and Redis when TEST_REDIS_URL is).
 const pg = process.env.TEST_DATABASE_URL;

@@ -6,7 +6,7 @@ import { createSignal, type Signal } from './lib/signal.js';
 import { createDeliveryWorker, type DeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
 
-/** How often the 30-day retention purge of events and delivery logs runs (D17). */
+/** How often the 30-day retention purge of events and delivery logs runs (docs/api.md#events). */
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 
 export interface RunningWorker {

@@ -27,7 +27,7 @@ export interface Dialect {
   currentSchema?(db: Db): Promise<string>;
   /**
    * Tells other processes, when `trx` commits, that deliveries are due (PostgreSQL NOTIFY on
-   * DELIVERY_CHANNEL; D20 workers LISTEN). Absent where there is no such channel (SQLite polls).
+   * DELIVERY_CHANNEL; PostgreSQL workers LISTEN). Absent where there is no such channel (SQLite polls).
    */
   notifyOnCommit?(trx: Db): Promise<void>;
 }
@@ -38,7 +38,7 @@ export const DELIVERY_CHANNEL = 'wsvc_deliveries';
 export interface WriteOptions {
   /**
    * The change writes no API key and no user's role or removal, so verified keys cached by this process
-   * stay valid (issue 5, see keysEpoch). Without it, a committed write invalidates them.
+   * stay valid (docs/performance.md, change 4: see keysEpoch). Without it, a committed write invalidates them.
    */
   keepsKeys?: boolean;
 }
@@ -56,7 +56,7 @@ export function writeJson(value: unknown): string {
 const epochs = new WeakMap<Db, () => number>();
 
 /**
- * Issue 5: a number that changes whenever a write that may change API keys or users has committed to
+ * Performance (docs/performance.md, change 4): a number that changes whenever a write that may change API keys or users has committed to
  * `db`, or undefined where no such number exists (PostgreSQL: other processes write without telling this
  * one). SQLite counts this process's write transactions not marked `keepsKeys` (after COMMIT, before any
  * caller is answered) and commits by any other connection (`PRAGMA data_version`, e.g. the `wsvc` CLI
@@ -77,7 +77,7 @@ export type DirectReader = (sqlText: string, parameters: readonly unknown[]) => 
 const readers = new WeakMap<Db, DirectReader>();
 
 /**
- * Issue 5: SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor and
+ * Performance (docs/performance.md, change 5): SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor and
  * connection mutex (several promise hops per query) whenever no transaction is open on the connection.
  * Undefined for PostgreSQL and for transactions.
  */

@@ -5,12 +5,12 @@ import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { type Db, type Dialect, registerDirectReader, registerKeysEpoch } from './dialect.js';
 import type { Database } from './types.js';
 
-/** Opens a SQLite file (or `:memory:`) with the pragmas of D20. */
+/** Opens a SQLite file (or `:memory:`) with the durability pragmas. */
 export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: SqliteDatabase.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new SqliteDatabase(path);
   raw.pragma('journal_mode = WAL');
-  // D20: an acknowledged write survives a crash of the process or of the machine.
+  // docs/api.md#deployment: an acknowledged write survives a crash of the process or of the machine.
   raw.pragma('synchronous = FULL');
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
@@ -24,7 +24,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   });
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
   queues.set(db, queue);
-  // Issue 5 (see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
+  // Performance (docs/performance.md, change 4; see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
   const dataVersion = raw.prepare('pragma data_version').pluck();
   registerKeysEpoch(db, () => (dataVersion.get() as number) * 1e9 + queue.keyChanges);
   return { db, dialect: sqliteDialect, raw };
@@ -48,7 +48,7 @@ export const sqliteDialect: Dialect = {
 };
 
 /**
- * Issue 5: Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
+ * Performance (docs/performance.md, change 2): Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
  * GET /v1/resources/{id} (--cpu-prof). better-sqlite3 is synchronous, so one cached Statement per SQL
  * text is safe to reuse. Only Kysely's view of the connection is wrapped; `raw` is unchanged.
  */
@@ -98,12 +98,12 @@ const RELEASE = q('release w');
 const ROLLBACK_TO = q('rollback to w');
 
 /**
- * Issue 5, group commit under D20: write transactions that arrive together (one turn of the event loop)
+ * Performance (docs/performance.md, change 3): group commit under the durable settings (docs/api.md#deployment): write transactions that arrive together (one turn of the event loop)
  * run one after another inside one SQLite transaction, each in its own savepoint, and the batch commits
  * once, with one fsync (synchronous=FULL). Each caller is answered only after that COMMIT returned, so an
  * acknowledged write is on disk, as before; a write that throws rolls back to its savepoint and leaves the
  * others alone. Order is arrival order, so a key revoked by an earlier write in the batch is seen by the
- * later ones (D12). BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and
+ * later ones (docs/api.md#keys-scopes-and-roles). BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and
  * then writes can fail with SQLITE_BUSY when another process (the CLI) wrote in between.
  */
 function groupCommit<T>(db: Db, fn: (trx: Db) => Promise<T>, keepsKeys: boolean): Promise<T> {

@@ -24,7 +24,7 @@ declare module 'fastify' {
 }
 
 /**
- * D14: the first completed response to a POST with `Idempotency-Key` is stored for 24 h per
+ * docs/api.md#idempotency: the first completed response to a POST with `Idempotency-Key` is stored for 24 h per
  * workspace+environment and replayed (`Idempotent-Replayed: true`) for the same request; a
  * different request with the key is 409 idempotency_key_reused; one still running is 409
  * idempotency_key_in_use. The claim is a row insert, so concurrent duplicates race on the
@@ -142,7 +142,7 @@ export function installIdempotency(
     };
     if (reply.statusCode >= 500 || reply.statusCode === 401) {
       // Not a result worth replaying (a 5xx, or the key was revoked while the request ran,
-      // D12): free the key so a retry, possibly with another key, runs again.
+      // docs/api.md#keys-scopes-and-roles): free the key so a retry, possibly with another key, runs again.
       await db
         .deleteFrom('idempotency_keys')
         .where('workspace_id', '=', where.workspace_id)
@@ -161,7 +161,7 @@ export function installIdempotency(
     return payload;
   };
 
-  // Issue 5: only POST routes carry these hooks, so GET, PUT and DELETE skip two async hooks.
+  // Performance (docs/performance.md, change 5): only POST routes carry these hooks, so GET, PUT and DELETE skip two async hooks.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
@@ -179,7 +179,7 @@ function requestHash(request: FastifyRequest): string {
 }
 
 /**
- * What makes two requests "the same" for D14: method, path and the parsed body (keys sorted,
+ * What makes two requests "the same" for docs/api.md#idempotency: method, path and the parsed body (keys sorted,
  * so whitespace and key order do not matter; values and types do).
  */
 export function hashRequest(method: string, path: string, body: unknown): string {
@@ -199,7 +199,7 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Deletes idempotency records past their 24 h retention (D14); returns how many. */
+/** Deletes idempotency records past their 24 h retention (docs/api.md#idempotency); returns how many. */
 export async function purgeExpiredIdempotencyKeys(db: Db, now: number): Promise<number> {
   const r = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', isoAt(now)).executeTakeFirst();
   return Number(r.numDeletedRows);

@@ -11,7 +11,7 @@ function makeAjv(coerceTypes: boolean | 'array') {
   const ajv = new Ajv({
     coerceTypes,
     useDefaults: true,
-    // D5: unknown fields are refused, never silently dropped.
+    // docs/api.md#validation: unknown fields are refused, never silently dropped.
     removeAdditional: false,
     allErrors: true,
     // Errors carry their schema, so messages can name the allowed values (lib/expected.ts).
@@ -23,7 +23,7 @@ function makeAjv(coerceTypes: boolean | 'array') {
 }
 
 /**
- * Bodies are validated without type coercion (D1: `"name": 123` is a 400, not "123"); query
+ * Bodies are validated without type coercion (docs/api.md#errors: `"name": 123` is a 400, not "123"); query
  * strings and path params, which are always text, are coerced to the schema's types.
  */
 export function installValidators(app: FastifyInstance): void {
@@ -39,12 +39,12 @@ export function installValidators(app: FastifyInstance): void {
 }
 
 /**
- * D5: nothing is silently ignored. An authenticated route that declares no body schema takes no
+ * docs/api.md#validation: nothing is silently ignored. An authenticated route that declares no body schema takes no
  * body (empty or `{}` only), and one that declares no query schema takes no query parameters;
  * anything else is a 400 naming each field, like a declared schema's `additionalProperties`.
  * One hook for every route, including routes added later. It runs after the declared schemas
  * (so the parts are still checked path, body, query) and must be installed before the
- * idempotency hook, so that a refused request claims no `Idempotency-Key` (D14).
+ * idempotency hook, so that a refused request claims no `Idempotency-Key` (docs/api.md#idempotency).
  */
 export function installNoUndeclaredInput(app: FastifyInstance): void {
   app.addHook('preHandler', async (request) => {
@@ -61,7 +61,7 @@ export function installNoUndeclaredInput(app: FastifyInstance): void {
   });
 }
 
-/** The D1 error for one request part (`body`, `query`, `params`) with its details. */
+/** The error for one request part (`body`, `query`, `params`) with its details. */
 export function invalidPart(where: string, details: ErrorDetail[]): ValidationError {
   return new ValidationError(`The ${where} has ${details.length} invalid value(s).`, details);
 }
@@ -102,7 +102,7 @@ type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null 
 const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
 /**
- * D4: integer query values must be written as plain decimal integers. Ajv's coercion alone
+ * docs/api.md#lists-and-paging: integer query values must be written as plain decimal integers. Ajv's coercion alone
  * would also take `0x10`, `1e1` or ` 5`; those are 400s here, like `1.5` and `abc`.
  */
 function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
@@ -122,7 +122,7 @@ function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
       params: { type: 'integer' },
       message: 'must be a decimal integer',
     }));
-    // D1: one detail per problem, so the schema's own checks run too; a value already refused
+    // docs/api.md#errors: one detail per problem, so the schema's own checks run too; a value already refused
     // above is not reported twice (Ajv may even have coerced it, e.g. `0x10` to 16).
     const ok = validate(data);
     const bad = new Set(badNames.map((name) => `/${name}`));
@@ -159,7 +159,7 @@ const ISSUES: Record<string, string> = {
   propertyNames: 'invalid_key',
 };
 
-/** Maps Ajv errors to D1 `details`, one per problem, with dotted field paths (`root`: the whole part). */
+/** Maps Ajv errors to error `details`, one per problem, with dotted field paths (`root`: the whole part). */
 export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
   const out: ErrorDetail[] = [];
   const seen = new Set<string>();
@@ -221,7 +221,7 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * D6 stores strings exactly as sent, which a NUL character or a lone UTF-16 surrogate cannot be
+ * Strings are stored exactly as sent (docs/api.md#validation), which a NUL character or a lone UTF-16 surrogate cannot be
  * (PostgreSQL text refuses NUL; both databases store UTF-8). One detail per offending string or key.
  */
 export function unstorableStrings(value: unknown, path: string[] = []): ErrorDetail[] {

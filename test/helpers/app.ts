@@ -40,9 +40,9 @@ export async function startTestApp(
     redisUrl?: string | null;
     /** Rate-limit key namespace; apps sharing one see the same counters (default: unique). */
     rateLimitNamespace?: string;
-    /** Lets a test wrap service calls, e.g. to revoke a key while its request runs (D12). */
+    /** Lets a test wrap service calls, e.g. to revoke a key while its request runs (docs/api.md#keys-scopes-and-roles). */
     wrapServices?: (services: Services) => void;
-    /** DNS for the D19 check at webhook creation (default: the system's). */
+    /** DNS for the webhook URL check at webhook creation (default: the system's). */
     resolveHost?: (host: string) => Promise<string[]>;
   } = {},
 ): Promise<TestApp> {

@@ -40,7 +40,7 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
-/** SQL of the delivery log and of the workers' claims (D18, D20). */
+/** SQL of the delivery log and of the workers' claims (docs/api.md#webhook-deliveries, #deployment). */
 export const deliveryRepository = {
   insertMany(db: Db, rows: DeliveriesTable[]) {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('deliveries').values(rows).execute();

@@ -12,13 +12,13 @@ import { webhooksRepository } from '../webhooks/webhooks.repository.js';
 import { eventsRepository as repo, toEvent } from './events.repository.js';
 import type { Event, EventType, ListEventsFilter } from './events.schemas.js';
 
-/** Events are readable, and purged after, this long (D17). */
+/** Events are readable, and purged after, this long (docs/api.md#events). */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 const scopeOf = (a: Actor): Scope => ({ workspaceId: a.workspaceId, env: a.env });
 
 /**
- * The D17 transactional outbox and the events API. `record` runs inside the caller's transaction:
+ * The transactional outbox (docs/api.md#events) and the events API. `record` runs inside the caller's transaction:
  * the event row and one delivery per subscribed webhook commit with the change, or not at all.
  */
 export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clock; deliveriesDue: Signal }) {

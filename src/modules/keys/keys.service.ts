@@ -23,12 +23,12 @@ export interface CreatedKey {
   created_at: string;
 }
 
-/** API keys: generation (D12), verification on every request, listing and revocation. */
+/** API keys: generation (docs/api.md#keys-scopes-and-roles), verification on every request, listing and revocation. */
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
-  // Issue 5: verified keys, reused only while no write that may change keys or users has committed
+  // Performance (docs/performance.md, change 4): verified keys, reused only while no write that may change keys or users has committed
   // since (see keysEpoch): a revocation, a role change or a removal commits such a write, so the next
-  // request re-reads the key (D9, D12). SQLite only; on PostgreSQL other processes write unannounced.
+  // request re-reads the key (docs/api.md#keys-scopes-and-roles). SQLite only; on PostgreSQL other processes write unannounced.
   const epoch = keysEpoch(db);
   const verified = new Map<string, { epoch: number; actor: Actor }>();
   const MAX_CACHED = 10_000;
@@ -88,7 +88,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /**
    * verify, answering synchronously when no query is needed (malformed header, or a key verified
-   * since the last committed write); a Promise otherwise. For the per-request hook (issue 5).
+   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, change 5).
    */
   function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
@@ -111,7 +111,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     if (!row || !digestsEqual(row.digest, digest) || row.env !== env) {
       return { ok: false, code: 'invalid_token' };
     }
-    // D9: a key whose owner was removed stops working like a revoked one.
+    // docs/api.md#keys-scopes-and-roles: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
     const actor: Actor = Object.freeze({
       keyId: row.id,
@@ -140,7 +140,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     }));
   }
 
-  /** Revokes a key at once (D12); throws NotFoundError for an unknown id. */
+  /** Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. */
   async function revoke(keyId: string) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
     const existing = await keysRepository.findById(db, keyId);

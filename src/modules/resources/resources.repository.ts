@@ -28,7 +28,7 @@ const COUNT_SLOTS = 16;
 
 /**
  * Adds `delta` to the resource_counts row of (scope, status, type) in a random slot: callers pass
- * their transaction, so the count commits with the change (issue 5: meta.total without COUNT(*)).
+ * their transaction, so the count commits with the change (docs/performance.md, change 1: meta.total without COUNT(*)).
  */
 async function bump(
   db: Db,
@@ -41,7 +41,7 @@ async function bump(
   await bumpQuery.execute(db, { ws: scope.workspaceId, env: scope.env, status, type, slot, delta });
 }
 
-// Issue 5: the hot queries are built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md, change 2): the hot queries are built and compiled once (src/db/prepared.ts).
 const bumpQuery = prepared((db, $) =>
   db
     .insertInto('resource_counts')
@@ -130,7 +130,7 @@ function countQuery(filter: ListResourcesFilter) {
   return q;
 }
 
-/** SQL for resources; every query is confined to one workspace and environment (D10). */
+/** SQL for resources; every query is confined to one workspace and environment (docs/api.md#environments). */
 export const resourcesRepository = {
   /** Inserts a resource and counts it; call inside the change's transaction. */
   async insert(db: Db, row: ResourcesTable) {
@@ -160,7 +160,7 @@ export const resourcesRepository = {
       // committed, a concurrent flip re-checks `status <>` after the row lock and updates nothing.
       const flipped = await q.where('status', '<>', set.status).returning('type').executeTakeFirst();
       if (flipped) {
-        // Two statuses (D13): the previous one is the other.
+        // Two statuses (docs/api.md#resources): the previous one is the other.
         const previous = set.status === 'active' ? 'archived' : 'active';
         await bump(db, scope, previous, flipped.type, -1);
         await bump(db, scope, set.status, flipped.type, 1);

@@ -22,7 +22,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         tags,
         summary: 'Create a resource',
         operationId: 'createResource',
-        description: 'Creates an `active` resource. Accepts `Idempotency-Key` (D14).',
+        description: 'Creates an `active` resource. Accepts `Idempotency-Key`.',
         body: CreateResourceBody,
         response: { 201: One, ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
@@ -38,7 +38,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         tags,
         summary: 'List resources',
         operationId: 'listResources',
-        description: 'Oldest first. Page with `offset` or with `cursor` (D4); filter by `status` and `type`.',
+        description: 'Oldest first. Page with `offset` or with `cursor`; filter by `status` and `type`.',
         querystring: ListResourcesQuery,
         response: { 200: ListOf(Type.Ref(ResourceSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
@@ -75,7 +75,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         tags,
         summary: 'Update a resource',
         operationId: 'updateResource',
-        description: 'Changes `name` and/or replaces `metadata` whole; `type` and `status` are refused (D5).',
+        description: 'Changes `name` and/or replaces `metadata` whole; `type` and `status` are refused.',
         params: Params,
         body: UpdateResourceBody,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
@@ -92,7 +92,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         tags,
         summary: 'Delete a resource',
         operationId: 'deleteResource',
-        description: 'Irreversible; removes its events too (D15). A second delete is 404.',
+        description: 'Irreversible; removes its events too. A second delete is 404.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -114,8 +114,8 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
           operationId: action === 'archive' ? 'archiveResource' : 'unarchiveResource',
           description:
             action === 'archive'
-              ? '`active → archived` (D13). Archiving an archived resource answers 200 and changes nothing.'
-              : '`archived → active` (D13). Unarchiving an active resource answers 200 and changes nothing.',
+              ? '`active → archived`. Archiving an archived resource answers 200 and changes nothing.'
+              : '`archived → active`. Unarchiving an active resource answers 200 and changes nothing.',
           params: Params,
           response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 409) },
         },

@@ -14,8 +14,8 @@ const scopeOf = (a: Actor) => ({ workspaceId: a.workspaceId, env: a.env });
 type Emit = (type: EventType, resourceId: string, data: Event['data'], now: number) => Promise<void>;
 
 /**
- * The rules of resources: create, read, list, replace name/metadata, archive (D13), delete (D15).
- * Every change records its D17 event in the same transaction (outbox).
+ * The rules of resources: create, read, list, replace name/metadata, archive, delete (docs/api.md#resources).
+ * Every change records its event in the same transaction (outbox).
  */
 export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: WriteRunner; events: EventsService }) {
   const { db, clock, events } = deps;
@@ -93,7 +93,7 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
     });
   }
 
-  /** D13: sets status; repeating a transition answers the resource unchanged. */
+  /** docs/api.md#resources: sets status; repeating a transition answers the resource unchanged. */
   async function setStatus(actor: Actor, id: string, status: Resource['status']): Promise<Resource> {
     return change(actor, async (trx, emit) => {
       const before = await findOrThrow(trx, actor, id);
@@ -107,13 +107,13 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
     });
   }
 
-  /** D15: deletes the resource; a second delete is NotFoundError. */
+  /** docs/api.md#resources: deletes the resource; a second delete is NotFoundError. */
   async function remove(actor: Actor, id: string): Promise<void> {
     await change(actor, async (trx, emit) => {
       await findOrThrow(trx, actor, id);
       await repo.delete(trx, scopeOf(actor), id);
       await events.purgeResource(trx, scopeOf(actor), id);
-      // Written after the purge, so the deletion itself stays on record (id only, D15).
+      // Written after the purge, so the deletion itself stays on record (id only, docs/api.md#resources).
       await emit('resource.deleted', id, { resource_id: id }, clock.now());
     });
   }
@@ -130,7 +130,7 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
 }
 export type ResourcesService = ReturnType<typeof createResourcesService>;
 
-/** D17 `previous_attributes`: the fields whose value changed, as they were before. */
+/** `previous_attributes`: the fields whose value changed, as they were before. */
 function changed(before: Resource, after: Resource): { name?: string; metadata?: Record<string, string> } {
   const out: { name?: string; metadata?: Record<string, string> } = {};
   if (before.name !== after.name) out.name = before.name;

@@ -4,7 +4,7 @@ import type { UsersTable, UserTestProfilesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { User } from './users.schemas.js';
 
-/** Row (with the D10 test overlay when given) → API object. */
+/** Row (with the test-key profile overlay when given) → API object. */
 export function toUser(row: UsersTable, overlay?: UserTestProfilesTable): User {
   return {
     id: row.id,

@@ -20,7 +20,7 @@ export function toWebhook(row: WebhooksTable): Webhook {
   };
 }
 
-// Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
+// Performance (docs/performance.md, change 2): every resource write reads this (the outbox fan-out); built and compiled once.
 const enabledQuery = prepared((db, $) =>
   db
     .selectFrom('webhooks')
@@ -31,7 +31,7 @@ const enabledQuery = prepared((db, $) =>
     .orderBy('id'),
 );
 
-/** SQL for webhooks, confined to one workspace and environment (D10). */
+/** SQL for webhooks, confined to one workspace and environment (docs/api.md#environments). */
 export const webhooksRepository = {
   insert(db: Db, row: WebhooksTable) {
     return db.insertInto('webhooks').values(row).execute();
@@ -51,7 +51,7 @@ export const webhooksRepository = {
     return Number(r?.n ?? 0);
   },
 
-  /** The enabled webhooks an event of this scope fans out to (≤ 16, D16). */
+  /** The enabled webhooks an event of this scope fans out to (≤ 16, docs/api.md#webhooks). */
   async listEnabled(db: Db, scope: Scope): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
     return (await enabledQuery.execute(db, { workspaceId: scope.workspaceId, env: scope.env })).rows;
   },
@@ -65,7 +65,7 @@ export const webhooksRepository = {
     );
   },
 
-  /** Deletes the webhook and every delivery still pending for it (D18: cancelled before the 204). */
+  /** Deletes the webhook and every delivery still pending for it (docs/api.md#webhook-deliveries: cancelled before the 204). */
   async delete(db: Db, scope: Scope, id: string): Promise<boolean> {
     const r = await db
       .deleteFrom('webhooks')

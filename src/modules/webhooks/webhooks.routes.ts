@@ -20,7 +20,7 @@ const DeliveryParams = Type.Object({
   delivery_id: IdString('dlv_', 'dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
 });
 
-/** HTTP for /v1/webhooks: endpoints (D16) and their delivery logs (D18). */
+/** HTTP for /v1/webhooks: endpoints (docs/api.md#webhooks) and their delivery logs (docs/api.md#webhook-deliveries). */
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
   app.post(
     '/webhooks',
@@ -32,7 +32,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         operationId: 'createWebhook',
         description:
           'The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses ' +
-          '(D19). At most 16 per workspace and environment. Accepts `Idempotency-Key` (D14).',
+          '(`WEBHOOK_ALLOW_INSECURE_URLS` lifts this for local development). At most 16 per workspace and environment. Accepts `Idempotency-Key`.',
         body: CreateWebhookBody,
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
@@ -48,7 +48,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         tags,
         summary: 'List webhook endpoints',
         operationId: 'listWebhooks',
-        description: 'Oldest first, D4 paging; never includes `secret`.',
+        description: 'Oldest first, paging; never includes `secret`.',
         querystring: ListWebhooksQuery,
         response: { 200: ListOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
@@ -83,7 +83,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         tags,
         summary: 'Delete a webhook endpoint',
         operationId: 'deleteWebhook',
-        description: 'Cancels every pending delivery (and drops its log) before answering 204 (D18).',
+        description: 'Cancels every pending delivery (and drops its log) before answering 204.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -102,7 +102,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         tags,
         summary: "List a webhook's deliveries",
         operationId: 'listWebhookDeliveries',
-        description: 'The delivery log: oldest first, D4 paging, filter by `status`.',
+        description: 'The delivery log: oldest first, paging, filter by `status`.',
         params: Params,
         querystring: ListDeliveriesQuery,
         response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },

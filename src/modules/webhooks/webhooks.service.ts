@@ -22,12 +22,12 @@ import {
 
 const scopeOf = (a: Actor): Scope => ({ workspaceId: a.workspaceId, env: a.env });
 
-/** D16: `whsec_` + base64 of 32 random bytes (Standard Webhooks keys with the decoded part). */
+/** docs/api.md#webhooks: `whsec_` + base64 of 32 random bytes (Standard Webhooks keys with the decoded part). */
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** Webhook endpoints (D16, D19) and their delivery logs (D18). */
+/** Webhook endpoints (docs/api.md#webhooks, #webhook-urls) and their delivery logs (docs/api.md#webhook-deliveries). */
 export function createWebhooksService(deps: {
   db: Db;
   dialect: Dialect;
@@ -44,7 +44,7 @@ export function createWebhooksService(deps: {
     return row;
   }
 
-  /** Registers an endpoint; the URL is checked against D19 first. Throws ValidationError. */
+  /** Registers an endpoint; the URL is checked against the webhook URL rules first. Throws ValidationError. */
   async function create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
     const checked = await checkWebhookUrl(input.url, deps.urlGuard);
     if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
@@ -54,7 +54,7 @@ export function createWebhooksService(deps: {
         await trx.selectFrom('workspaces').select('id').where('id', '=', actor.workspaceId).forUpdate().execute();
       }
       if ((await repo.count(trx, scopeOf(actor))) >= MAX_WEBHOOKS) {
-        const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
+        const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment; delete one first.`;
         throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
       }
       const now = isoAt(clock.now());
@@ -84,7 +84,7 @@ export function createWebhooksService(deps: {
     return { ...p, items: p.items.map(toWebhook) };
   }
 
-  /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (D18). */
+  /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (docs/api.md#webhook-deliveries). */
   async function remove(actor: Actor, id: string): Promise<void> {
     await writeAs(actor, async (trx) => {
       await findOrThrow(trx, actor, id);
