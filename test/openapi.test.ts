@@ -13,7 +13,9 @@ import { contractOf } from './helpers/contract.js';
 
 let t: TestApp;
 let text: string;
-let doc: Record<string, any>;
+// biome-ignore lint/suspicious/noExplicitAny: walks an untyped JSON document
+type Json = Record<string, any>;
+let doc: Json;
 beforeAll(async () => {
   t = await startTestApp();
   text = (await t.request({ method: 'GET', url: '/v1/openapi.json' })).body;
@@ -66,8 +68,8 @@ describe('the OpenAPI document', () => {
 
   it('gives every operation an id, a tag, a description and the shared headers and statuses', () => {
     const tags = new Set(doc.tags.map((x: { name: string }) => x.name));
-    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
-      for (const [method, op] of Object.entries<any>(item)) {
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, op] of Object.entries<Json>(item)) {
         if (!OPERATIONS.includes(method)) continue;
         const where = `${method} ${path}`;
         expect(op.operationId, where).toMatch(/^[a-z][A-Za-z]+$/);
@@ -83,7 +85,7 @@ describe('the OpenAPI document', () => {
           expect(statuses, where).toContain('409');
           expect(op.parameters, where).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
         }
-        for (const [status, res] of Object.entries<any>(op.responses)) {
+        for (const [status, res] of Object.entries<Json>(op.responses)) {
           expect(Object.keys(res.headers), `${where} ${status}`).toContain('X-Request-Id');
           if (status !== '401' && status[0] !== '5') expect(res.headers['X-RateLimit-Limit']).toBeDefined();
           if (status === '429' || status === '503') expect(res.headers['Retry-After']).toBeDefined();

@@ -7,6 +7,7 @@ import fc from 'fast-check';
  * unknown fields, random JSON, broken JSON, other content types, other methods, bad keys).
  */
 
+// biome-ignore lint/suspicious/noExplicitAny: walks an untyped JSON document
 type Json = Record<string, any>;
 export interface FuzzOperation {
   method: string;
@@ -72,7 +73,7 @@ const hostileString = fc.oneof(
 );
 
 /** Values for a JSON schema: mostly valid, some at or past the boundaries, some of the wrong type. */
-export function valueOf(doc: Json, raw: Json, depth = 0): fc.Arbitrary<unknown> {
+export function anyValueOf(doc: Json, raw: Json, depth = 0): fc.Arbitrary<unknown> {
   const schema = deref(doc, raw);
   const wrong = fc.oneof(
     fc.constant(null),
@@ -83,7 +84,7 @@ export function valueOf(doc: Json, raw: Json, depth = 0): fc.Arbitrary<unknown> 
     fc.constant({}),
   );
   const branches = schema.anyOf ?? schema.oneOf;
-  if (branches) return fc.oneof(...branches.map((b: Json) => valueOf(doc, b, depth + 1)));
+  if (branches) return fc.oneof(...branches.map((b: Json) => anyValueOf(doc, b, depth + 1)));
   if (schema.const !== undefined) return fc.oneof({ weight: 5, arbitrary: fc.constant(schema.const) }, wrong);
   if (schema.enum) return fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...schema.enum) }, wrong);
   switch (schema.type) {
@@ -104,7 +105,7 @@ export function valueOf(doc: Json, raw: Json, depth = 0): fc.Arbitrary<unknown> 
     case 'array': {
       const maxItems = Math.min((schema.maxItems ?? 10) + 1, 60);
       return fc.oneof(
-        { weight: 6, arbitrary: fc.array(valueOf(doc, schema.items ?? {}, depth + 1), { maxLength: maxItems }) },
+        { weight: 6, arbitrary: fc.array(anyValueOf(doc, schema.items ?? {}, depth + 1), { maxLength: maxItems }) },
         wrong,
       );
     }
@@ -133,13 +134,13 @@ function stringOf(schema: Json): fc.Arbitrary<string> {
 
 function objectOf(doc: Json, schema: Json, depth: number): fc.Arbitrary<unknown> {
   const props: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [name, p] of Object.entries<Json>(schema.properties ?? {})) props[name] = valueOf(doc, p, depth + 1);
+  for (const [name, p] of Object.entries<Json>(schema.properties ?? {})) props[name] = anyValueOf(doc, p, depth + 1);
   const known = fc.record(props, { requiredKeys: [] });
   const extra =
     schema.additionalProperties && typeof schema.additionalProperties === 'object'
       ? fc.dictionary(
           stringOf(schema.propertyNames ?? { maxLength: 41 }),
-          valueOf(doc, schema.additionalProperties, depth + 1),
+          anyValueOf(doc, schema.additionalProperties, depth + 1),
           {
             maxKeys: Math.min((schema.maxProperties ?? 5) + 1, 60),
           },
@@ -292,11 +293,11 @@ function hostileRequestsFor(ctx: FuzzContext, { method, path, op }: FuzzOperatio
   const pathParams: Record<string, fc.Arbitrary<string>> = {};
   for (const p of params.filter((p: Json) => p.in === 'path')) pathParams[p.name] = pathParam(ctx, p.schema);
   const queryParams: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const p of params.filter((p: Json) => p.in === 'query')) queryParams[p.name] = valueOf(ctx.doc, p.schema);
+  for (const p of params.filter((p: Json) => p.in === 'query')) queryParams[p.name] = anyValueOf(ctx.doc, p.schema);
   const bodySchema = op.requestBody?.content?.['application/json']?.schema;
   const body: fc.Arbitrary<string | undefined> = bodySchema
     ? fc.oneof(
-        { weight: 7, arbitrary: valueOf(ctx.doc, bodySchema).map((v) => JSON.stringify(v) ?? 'null') },
+        { weight: 7, arbitrary: anyValueOf(ctx.doc, bodySchema).map((v) => JSON.stringify(v) ?? 'null') },
         { weight: 2, arbitrary: hostileBody },
         fc.constant(undefined),
       )
