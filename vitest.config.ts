@@ -9,7 +9,7 @@ export default defineConfig({
   test: {
     pool: 'forks',
     // Prints which backends run and which setting turns on the skipped ones.
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/backends-line.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" closing line.

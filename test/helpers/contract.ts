@@ -96,7 +96,7 @@ function buildContract(doc: Json): Contract {
         return { ok: false };
       }
     };
-    if (!found || !found.op) {
+    if (!found?.op) {
       // Not an operation of the document: only the shared 404/405 error answers are checked here.
       const path = new URL(url.split('?')[0] as string, 'http://h').pathname;
       if (!path.startsWith('/v1/') || path.startsWith('/v1/openapi.json') || head) return [];
