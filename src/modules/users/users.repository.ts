@@ -24,6 +24,22 @@ export const usersRepository = {
     return db.insertInto('users').values(row).execute();
   },
 
+  /** Whether the workspace exists (members and keys belong to one). */
+  async workspaceExists(db: Db, id: string): Promise<boolean> {
+    return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  },
+
+  /** Whether the user exists and was not removed (docs/api.md#keys-scopes-and-roles). */
+  async isMember(db: Db, id: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', id)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   find(db: Db, id: string) {
     return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   },

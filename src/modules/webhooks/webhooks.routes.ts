@@ -37,7 +37,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.actor, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await webhooks.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -54,7 +55,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req) => {
-      const page = await webhooks.list(req.actor, toPageRequest(req.query, 'webhook'));
+      const page = await webhooks.list(req.principal, toPageRequest(req.query, 'webhook'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -72,7 +73,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await webhooks.get(req.principal, req.params.id) }),
   );
 
   app.delete(
@@ -89,7 +90,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req, reply) => {
-      await webhooks.remove(req.actor, req.params.id);
+      await webhooks.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -110,7 +111,12 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     },
     async (req) => {
       const { status, ...paging } = req.query;
-      const page = await webhooks.listDeliveries(req.actor, req.params.id, status, toPageRequest(paging, 'delivery'));
+      const page = await webhooks.listDeliveries(
+        req.principal,
+        req.params.id,
+        status,
+        toPageRequest(paging, 'delivery'),
+      );
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -129,7 +135,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.getDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req) => ({ data: await webhooks.getDelivery(req.principal, req.params.id, req.params.delivery_id) }),
   );
 
   app.post(
@@ -146,6 +152,13 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req) => ({ data: await webhooks.retryDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req, reply) => ({
+      data: await webhooks.retryDelivery(
+        req.principal,
+        req.params.id,
+        req.params.delivery_id,
+        req.idempotentWrite(reply, 200),
+      ),
+    }),
   );
 };
