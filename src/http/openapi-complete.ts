@@ -22,6 +22,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Resources: 'The workspace’s resources: create, read, update, archive, delete.',
   Webhooks: 'Endpoints that receive signed event deliveries, and their delivery logs.',
   Events: 'The record of every change, kept 30 days; the same objects that webhooks receive.',
+  Deliveries: 'Every delivery attempt of every endpoint, with filters and retries.',
+  Keys: 'API keys: list, create, revoke and roll them.',
 };
 
 const header = (description: string, schema: Json, required = true) => ({ description, required, schema });
