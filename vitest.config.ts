@@ -8,8 +8,9 @@ const pg = process.env.TEST_DATABASE_URL;
 export default defineConfig({
   test: {
     pool: 'forks',
-    // Prints which backends run and which setting turns on the skipped ones.
-    globalSetup: ['test/backends-line.ts'],
+    // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first. Then say which backends
+    // run and which setting turns on the skipped ones.
+    globalSetup: ['test/global-setup.ts', 'test/backends-line.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" closing line.

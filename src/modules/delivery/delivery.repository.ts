@@ -43,7 +43,7 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
-// docs/performance.md#what-changed-and-what-each-change-gained (2) every resource write reads this (the outbox fan-out); built and compiled once.
+// Performance (docs/performance.md, change 2): every resource write reads this (the outbox fan-out); built and compiled once.
 const enabledQuery = prepared((db, $: Param<Tenant>) =>
   db
     .selectFrom('webhooks')

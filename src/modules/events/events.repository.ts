@@ -11,7 +11,7 @@ export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
   return JSON.parse(row.payload) as Event;
 }
 
-// docs/performance.md#what-changed-and-what-each-change-gained (2) every resource write runs this; built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md, change 2): every resource write runs this; built and compiled once (src/db/prepared.ts).
 const insertQuery = prepared((db, $: Param<EventsTable>) =>
   db.insertInto('events').values({
     id: $('id'),

@@ -13,7 +13,7 @@ export interface KeyWithOwner {
   role: Role | null;
 }
 
-// docs/performance.md#what-changed-and-what-each-change-gained (2) verification runs on every request, so its queries are built and compiled once.
+// Performance (docs/performance.md, change 2): verification runs on every request, so its queries are built and compiled once.
 const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')

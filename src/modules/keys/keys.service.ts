@@ -28,7 +28,7 @@ export interface CreatedKey {
 /** API keys: generation (docs/api.md#keys-scopes-and-roles), verification on every request, listing and revocation. */
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
-  // docs/performance.md#what-changed-and-what-each-change-gained (4) verified keys, reused only while no write that may change keys or users has committed
+  // Performance (docs/performance.md, change 4): verified keys, reused only while no write that may change keys or users has committed
   // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
   // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
   // writer at a time); elsewhere other processes write unannounced and every request reads the key.
@@ -86,7 +86,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /**
    * verify, answering synchronously when no query is needed (malformed header, or a key verified
-   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md#what-changed-and-what-each-change-gained (5)).
+   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, change 5).
    */
   function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
