@@ -1,4 +1,4 @@
-// Issue 3/5 webhook fan-out scenario: a real `wsvc serve` child process (API + in-process delivery
+// Benchmark (docs/performance.md#method): webhook fan-out scenario: a real `wsvc serve` child process (API + in-process delivery
 // worker) on a fresh database, M webhook endpoints on a loopback receiver in this process.
 // Deliveries per second: N events committed before the server starts, timed from its start until
 // the last of the N × M deliveries arrives (server start-up, ~0.5 s, included). Event-commit →
@@ -126,7 +126,7 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProces
   };
 }
 
-/** Runs the fan-out scenario; `databaseUrl` defaults to a fresh SQLite file (D20 durability). */
+/** Runs the fan-out scenario; `databaseUrl` defaults to a fresh SQLite file (WAL + synchronous=FULL). */
 export async function runFanout(opts: {
   endpoints?: number;
   latencyEvents?: number;
@@ -149,12 +149,12 @@ export async function runFanout(opts: {
     const verified = await services.keys.verify(`Bearer ${ws.keys.live.key}`);
     if (!verified.ok) throw new Error('seed key does not verify');
     for (let i = 0; i < endpoints; i++) {
-      await services.webhooks.create(verified.actor, { url: `http://127.0.0.1:${rx.port}/e${i}`, events: ['*'] });
+      await services.webhooks.create(verified.principal, { url: `http://127.0.0.1:${rx.port}/e${i}`, events: ['*'] });
     }
     // The burst's events are committed before the server starts: N × M deliveries are due at
     // once, so the drain measures the delivery engine alone, not the API creating events.
     for (let i = 0; i < burstEvents; i++) {
-      await services.resources.create(verified.actor, { name: `burst${i}`, type: 'standard' });
+      await services.resources.create(verified.principal, { name: `burst${i}`, type: 'standard' });
     }
     await storage.close();
     const started = performance.now();

@@ -1,9 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dialect } from '../db/dialect.js';
-import { AppError, type ErrorDetail, UnavailableError } from '../lib/errors.js';
+import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../lib/errors.js';
+import { replay } from './idempotency.js';
 import { invalidPart, toDetails } from './validation.js';
 
-/** Builds the D1 body. */
+/** Builds the error body. */
 export function errorBody(request: FastifyRequest, code: string, message: string, details?: ErrorDetail[]) {
   return { error: { code, message, request_id: String(request.id), ...(details ? { details } : {}) } };
 }
@@ -28,9 +29,10 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
   },
 };
 
-/** Maps any thrown error to its status and D1 body, once for the whole app (STYLE 5). */
+/** Maps any thrown error to its status and error body, once for the whole app. */
 export function installErrorHandler(app: FastifyInstance, dialect: Dialect): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof StoredResponse) return replay(reply, err);
     if (err instanceof AppError) {
       if (err.headers) reply.headers(err.headers);
       return send(reply, err.statusCode, errorBody(request, err.code, err.message, err.details));
@@ -45,8 +47,7 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect): voi
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return send(reply, 400, errorBody(request, 'invalid_json', 'The request body is not valid JSON.'));
     }
-    const sqliteBusy = (err as { code?: string }).code?.startsWith('SQLITE_BUSY');
-    if (dialect.isConnectionError(err) || sqliteBusy) {
+    if (dialect.isUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');
       const u = new UnavailableError();
       reply.headers(u.headers ?? {});
@@ -66,7 +67,7 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect): voi
 
 /**
  * Errors the router raises before any hook runs (an id longer than the router takes, a path
- * with broken %-encoding): no such route or object, so a D1 404 with the request id.
+ * with broken %-encoding): no such route or object, so a 404 with the error body with the request id.
  */
 export function frameworkErrors(_err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', request.id);
@@ -74,6 +75,6 @@ export function frameworkErrors(_err: FastifyError, request: FastifyRequest, rep
 }
 
 function send(reply: FastifyReply, status: number, body: unknown) {
-  // The route's response schema may not list this status; send the D1 body as plain JSON.
+  // The route's response schema may not list this status; send the error body as plain JSON.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
 }

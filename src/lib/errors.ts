@@ -1,11 +1,11 @@
-/** One problem in a validation error (D1 `details` entry). */
+/** One problem in a validation error (error `details` entry). */
 export interface ErrorDetail {
   field: string;
   issue: string;
   message: string;
 }
 
-/** Base of every error the service throws on purpose; the HTTP layer maps it to the D1 body. */
+/** Base of every error the service throws on purpose; the HTTP layer maps it to the error body. */
 export class AppError extends Error {
   constructor(
     readonly statusCode: number,
@@ -63,5 +63,18 @@ export class ConflictError extends AppError {
 export class UnavailableError extends AppError {
   constructor(message = 'The service is temporarily unavailable; retry shortly.') {
     super(503, 'service_unavailable', message, undefined, { 'retry-after': '1' });
+  }
+}
+
+/**
+ * Not a failure: this request (same Idempotency-Key, same request) was answered before; the error
+ * handler sends that stored answer again with `Idempotent-Replayed: true` (docs/api.md#idempotency).
+ */
+export class StoredResponse extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super('replay of a stored response');
   }
 }

@@ -1,8 +1,11 @@
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
-import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
+import { type Param, prepared } from '../../db/prepared.js';
+import { withRowLockSkipping } from '../../db/row-locks.js';
+import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Delivery, DeliveryDetail } from '../webhooks/webhooks.schemas.js';
+import type { Tenant } from '../../lib/principal.js';
+import type { Delivery, DeliveryDetail } from './delivery.schemas.js';
 
 /** Row → API object. */
 export function toDelivery(row: DeliveriesTable): Delivery {
@@ -40,31 +43,48 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
-/** SQL of the delivery log and of the workers' claims (D18, D20). */
+// Performance (docs/performance.md, change 2): every resource write reads this (the outbox fan-out); built and compiled once.
+const enabledQuery = prepared((db, $: Param<Tenant>) =>
+  db
+    .selectFrom('webhooks')
+    .select(['id', 'events'])
+    .where('workspace_id', '=', $('workspaceId'))
+    .where('env', '=', $('env'))
+    .where('status', '=', 'enabled')
+    .orderBy('id'),
+);
+
+/** SQL of the delivery log and of the workers' claims (docs/api.md#webhook-deliveries, #deployment). */
 export const deliveryRepository = {
+  /** The enabled webhooks an event of this tenant fans out to (≤ 16, docs/api.md#webhooks). */
+  async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
+    return (await enabledQuery.execute(db, tenant)).rows;
+  },
+
   insertMany(db: Db, rows: DeliveriesTable[]) {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('deliveries').values(rows).execute();
   },
 
   /**
    * Claims up to `limit` due deliveries for `workerId` until `leaseUntil`: pending, due, and not
-   * leased by a live worker. With row locks (PostgreSQL) concurrent workers skip each other's rows
-   * (`FOR UPDATE SKIP LOCKED`); SQLite serialises writers, so the same statement is exclusive there.
+   * leased by a live worker. Concurrent workers skip each other's rows (withRowLockSkipping, docs/api.md#deployment).
    */
   async claim(
     db: Db,
-    opts: { now: string; leaseUntil: string; workerId: string; limit: number; rowLocks: boolean },
+    opts: { now: string; leaseUntil: string; workerId: string; limit: number },
   ): Promise<ClaimedDelivery[]> {
-    let due = db
-      .selectFrom('deliveries')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', opts.now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(opts.limit);
-    if (opts.rowLocks) due = due.forUpdate().skipLocked();
+    const due = withRowLockSkipping(
+      db,
+      db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', opts.now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
+        .orderBy('next_attempt_at')
+        .orderBy('id')
+        .limit(opts.limit),
+    );
     const claimed = await db
       .updateTable('deliveries')
       .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })

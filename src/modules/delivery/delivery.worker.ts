@@ -37,7 +37,7 @@ export interface DeliveryWorkerDeps {
 const CLAIM_BATCH = 100;
 
 /**
- * The D18 delivery engine. Claims due deliveries with a lease (D20), attempts them concurrently up
+ * The delivery engine. Claims due deliveries with a lease (docs/api.md#deployment), attempts them concurrently up
  * to WEBHOOK_CONCURRENCY (one slow receiver holds one slot, never the others), and writes the
  * outcomes back in batches. A claim whose worker dies is retaken when its lease passes, so every
  * delivery is attempted at least once, always with the same event id and body.
@@ -69,8 +69,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
 
   /**
    * One write transaction per cycle: the outcomes of every attempt finished since the last cycle,
-   * and claims for the free slots. On SQLite with synchronous=FULL a commit is an fsync that
-   * blocks the thread, so one commit per cycle instead of two per delivery is what lets fan-out
+   * and claims for the free slots. Where a commit is an fsync that blocks the thread (the file
+   * database with synchronous=FULL), so one commit per cycle instead of two per delivery is what lets fan-out
    * go at thousands per second. Outcomes not yet written when the process dies are attempted
    * again after their lease (at least once).
    */
@@ -95,14 +95,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
               leaseUntil: isoAt(now + leaseMs),
               workerId,
               limit,
-              rowLocks: dialect.rowLocks,
             });
             // Deliveries only, never keys or users: this process's cached keys stay valid (keysEpoch).
           },
           { keepsKeys: true },
         );
       } catch (err) {
-        // Not written: those leases lapse and the attempts run again (at least once, D18).
+        // Not written: those leases lapse and the attempts run again (at least once, docs/api.md#webhook-deliveries).
         deps.log?.warn({ err, outcomes: batch.length }, 'delivery cycle failed; retrying on the next tick');
         return;
       }
@@ -210,7 +209,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       pollTimer.unref();
       schedule();
     },
-    /** Wakes the worker now (e.g. on a PostgreSQL NOTIFY). */
+    /** Wakes the worker now (e.g. on a notification from another process, Storage.listen). */
     wake(): void {
       if (running) schedule();
     },

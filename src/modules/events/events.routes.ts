@@ -7,7 +7,7 @@ import type { EventsService } from './events.service.js';
 
 const tags = ['Events'];
 
-/** HTTP for /v1/events (D17): what happened in the caller's workspace and environment, 30 days back. */
+/** HTTP for /v1/events (docs/api.md#events): what happened in the caller's workspace and environment, 30 days back. */
 export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> = async (app, { events }) => {
   app.get(
     '/events',
@@ -16,14 +16,15 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
       schema: {
         tags,
         summary: 'List events',
-        description: 'Oldest first; filter by `event` type and `resource_id`; D4 paging. Kept 30 days.',
+        operationId: 'listEvents',
+        description: 'Oldest first; filter by `event` type and `resource_id`; paging. Kept 30 days.',
         querystring: ListEventsQuery,
         response: { 200: ListOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
       const { event, resource_id, ...paging } = req.query;
-      const page = await events.list(req.actor, { event, resource_id }, toPageRequest(paging, 'event'));
+      const page = await events.list(req.principal, { event, resource_id }, toPageRequest(paging, 'event'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -35,11 +36,12 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
       schema: {
         tags,
         summary: 'Get an event',
-        description: 'The same object a webhook receives as its body (D18).',
+        operationId: 'getEvent',
+        description: 'The same object a webhook receives as its body.',
         params: IdParam('evt_', 'evt_01JD3K9A1B2C3D4E5F6G7H8J9K'),
         response: { 200: DataOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await events.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await events.get(req.principal, req.params.id) }),
   );
 };

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/dialect.js';
-import { prepared } from '../../db/prepared.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Env, Role } from '../../db/types.js';
 
 export interface KeyWithOwner {
@@ -13,8 +13,8 @@ export interface KeyWithOwner {
   role: Role | null;
 }
 
-// Issue 5: verification runs on every request, so its queries are built and compiled once.
-const findByDigestQuery = prepared((db, $) =>
+// Performance (docs/performance.md, change 2): verification runs on every request, so its queries are built and compiled once.
+const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')
     .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
@@ -31,19 +31,17 @@ const findByDigestQuery = prepared((db, $) =>
     .where('api_keys.digest', '=', $('digest')),
 );
 
-const isActiveQuery = (lockForShare: boolean) =>
-  prepared((db, $) => {
-    const q = db
-      .selectFrom('api_keys')
-      .innerJoin('users', 'users.id', 'api_keys.user_id')
-      .select('api_keys.id')
-      .where('api_keys.id', '=', $('id'))
-      .where('api_keys.revoked_at', 'is', null)
-      .where('users.removed_at', 'is', null);
-    // PostgreSQL: a concurrent revoke waits for this transaction, or this one sees the revoke.
-    return lockForShare ? q.forShare('api_keys') : q;
-  });
-const isActiveQueries = { plain: isActiveQuery(false), forShare: isActiveQuery(true) };
+// No row lock: the caller holds the key's revocation lock shared instead (see Dialect.holdShared), so
+// a revocation never waits behind a stream of writes with the key (it waited for FOR SHARE before).
+const isActiveQuery = prepared((db, $: Param<{ id: string }>) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .select('api_keys.id')
+    .where('api_keys.id', '=', $('id'))
+    .where('api_keys.revoked_at', 'is', null)
+    .where('users.removed_at', 'is', null),
+);
 
 /** SQL for API keys. */
 export const keysRepository = {
@@ -51,7 +49,7 @@ export const keysRepository = {
     return db.insertInto('api_keys').values(row).execute();
   },
 
-  /** The key with this digest and its owner's current role (null role: the user was removed, D9). */
+  /** The key with this digest and its owner's current role (null role: the user was removed, docs/api.md#keys-scopes-and-roles). */
   async findByDigest(db: Db, digest: string): Promise<KeyWithOwner | undefined> {
     return (await findByDigestQuery.execute(db, { digest })).rows[0] as KeyWithOwner | undefined;
   },
@@ -80,18 +78,19 @@ export const keysRepository = {
     return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
-  revoke(db: Db, id: string, at: string) {
-    return db
+  /** Marks the key revoked at `at`; false when it does not exist or was revoked before. */
+  async revoke(db: Db, id: string, at: string): Promise<boolean> {
+    const r = await db
       .updateTable('api_keys')
       .set({ revoked_at: at })
       .where('id', '=', id)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   },
 
-  /** Whether the key is still usable now, read inside the caller's write transaction (D12). */
-  async isActive(db: Db, id: string, lockForShare: boolean): Promise<boolean> {
-    const q = lockForShare ? isActiveQueries.forShare : isActiveQueries.plain;
-    return (await q.execute(db, { id })).rows.length > 0;
+  /** Whether the key is still usable now, read inside the caller's write transaction (docs/api.md#keys-scopes-and-roles). */
+  async isActive(db: Db, id: string): Promise<boolean> {
+    return (await isActiveQuery.execute(db, { id })).rows.length > 0;
   },
 };

@@ -1,15 +1,17 @@
-import { type Db, type Dialect, keysEpoch } from '../../db/dialect.js';
+import type { Db, Dialect } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import type { Actor } from './actor.js';
+import type { ApiKeyPrincipal } from '../../lib/principal.js';
+import { keyLock } from '../auth/write-runner.js';
+import { usersRepository } from '../users/users.repository.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
 import { keysRepository } from './keys.repository.js';
 import { isScope, SCOPES } from './scopes.js';
 
 export type VerifyResult =
-  | { ok: true; actor: Actor }
+  | { ok: true; principal: ApiKeyPrincipal }
   | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token' };
 
 export interface CreatedKey {
@@ -23,14 +25,15 @@ export interface CreatedKey {
   created_at: string;
 }
 
-/** API keys: generation (D12), verification on every request, listing and revocation. */
+/** API keys: generation (docs/api.md#keys-scopes-and-roles), verification on every request, listing and revocation. */
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
-  // Issue 5: verified keys, reused only while no write that may change keys or users has committed
-  // since (see keysEpoch): a revocation, a role change or a removal commits such a write, so the next
-  // request re-reads the key (D9, D12). SQLite only; on PostgreSQL other processes write unannounced.
-  const epoch = keysEpoch(db);
-  const verified = new Map<string, { epoch: number; actor: Actor }>();
+  // Performance (docs/performance.md, change 4): verified keys, reused only while no write that may change keys or users has committed
+  // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
+  // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
+  // writer at a time); elsewhere other processes write unannounced and every request reads the key.
+  const epoch = deps.dialect.keysEpoch;
+  const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal }>();
   const MAX_CACHED = 10_000;
 
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
@@ -46,13 +49,8 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
       if (!isScope(s))
         throw fieldError('scopes', 'invalid_value', `Unknown scope "${s}"; known: ${SCOPES.join(', ')}.`);
     }
-    const user = await trx
-      .selectFrom('users')
-      .select(['id', 'workspace_id'])
-      .where('id', '=', input.userId)
-      .where('removed_at', 'is', null)
-      .executeTakeFirst();
-    if (!user) throw new NotFoundError('user');
+    const user = await usersRepository.find(trx, input.userId);
+    if (!user || user.removed_at) throw new NotFoundError('user');
     const key = generateKey(input.env);
     const now = clock.now();
     const row = {
@@ -88,7 +86,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /**
    * verify, answering synchronously when no query is needed (malformed header, or a key verified
-   * since the last committed write); a Promise otherwise. For the per-request hook (issue 5).
+   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, change 5).
    */
   function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
@@ -101,7 +99,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     const at = epoch?.();
     if (at !== undefined) {
       const hit = verified.get(digest);
-      if (hit && hit.epoch === at) return { ok: true, actor: hit.actor };
+      if (hit && hit.epoch === at) return { ok: true, principal: hit.principal };
     }
     return lookup(digest, parsed.env, at);
   }
@@ -111,9 +109,10 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     if (!row || !digestsEqual(row.digest, digest) || row.env !== env) {
       return { ok: false, code: 'invalid_token' };
     }
-    // D9: a key whose owner was removed stops working like a revoked one.
+    // docs/api.md#keys-scopes-and-roles: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
-    const actor: Actor = Object.freeze({
+    const principal: ApiKeyPrincipal = Object.freeze({
+      kind: 'api_key',
       keyId: row.id,
       userId: row.user_id,
       workspaceId: row.workspace_id,
@@ -124,15 +123,14 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     // Filed under the epoch read before the query: a write that committed meanwhile makes it stale at once.
     if (at !== undefined) {
       if (verified.size >= MAX_CACHED) verified.clear();
-      verified.set(digest, { epoch: at, actor });
+      verified.set(digest, { epoch: at, principal });
     }
-    return { ok: true, actor };
+    return { ok: true, principal };
   }
 
   /** Keys of a workspace, never with secrets. */
   async function list(workspaceId: string) {
-    const ws = await db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst();
-    if (!ws) throw new NotFoundError('workspace');
+    if (!(await usersRepository.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
     const rows = await keysRepository.listByWorkspace(db, workspaceId);
     return rows.map((r) => ({
       ...r,
@@ -140,15 +138,25 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     }));
   }
 
-  /** Revokes a key at once (D12); throws NotFoundError for an unknown id. */
+  /**
+   * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive revocation lock
+   * waits only for writes with the key already running; any write that commits later sees the revocation.
+   */
   async function revoke(keyId: string) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
-    const existing = await keysRepository.findById(db, keyId);
-    if (!existing) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
-    await deps.dialect.writeTransaction(db, (trx) => keysRepository.revoke(trx, keyId, at));
-    const after = await keysRepository.findById(db, keyId);
-    return { id: keyId, revoked_at: after?.revoked_at ?? at };
+    // One short transaction (docs/api.md#keys-scopes-and-roles: a revocation commits at once, whatever the load).
+    const revokedAt = await deps.dialect.writeTransaction(db, async (trx) => {
+      if (await keysRepository.revoke(trx, keyId, at)) {
+        // After the update: a write that changed the same row first must not wait for us while we wait for it.
+        await deps.dialect.holdExclusive(trx, keyLock(keyId));
+        return at;
+      }
+      const existing = await keysRepository.findById(trx, keyId);
+      if (!existing) throw new NotFoundError('API key');
+      return existing.revoked_at ?? at; // revoked before: the first revocation's time
+    });
+    return { id: keyId, revoked_at: revokedAt };
   }
 
   return { create, verify, verifyNow, list, revoke };

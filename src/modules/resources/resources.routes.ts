@@ -21,12 +21,14 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Create a resource',
-        description: 'Creates an `active` resource. Accepts `Idempotency-Key` (D14).',
+        operationId: 'createResource',
+        description: 'Creates an `active` resource. Accepts `Idempotency-Key`.',
         body: CreateResourceBody,
         response: { 201: One, ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await resources.create(req.actor, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await resources.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -36,14 +38,15 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'List resources',
-        description: 'Oldest first. Page with `offset` or with `cursor` (D4); filter by `status` and `type`.',
+        operationId: 'listResources',
+        description: 'Oldest first. Page with `offset` or with `cursor`; filter by `status` and `type`.',
         querystring: ListResourcesQuery,
         response: { 200: ListOf(Type.Ref(ResourceSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
       const { status, type, ...paging } = req.query;
-      const page = await resources.list(req.actor, { status, type }, toPageRequest(paging, 'resource'));
+      const page = await resources.list(req.principal, { status, type }, toPageRequest(paging, 'resource'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -55,11 +58,14 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Get a resource',
+        operationId: 'getResource',
+        description:
+          "One resource of the caller's workspace and environment; 404 for an id of another workspace or environment.",
         params: Params,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await resources.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await resources.get(req.principal, req.params.id) }),
   );
 
   app.put(
@@ -69,13 +75,14 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Update a resource',
-        description: 'Changes `name` and/or replaces `metadata` whole; `type` and `status` are refused (D5).',
+        operationId: 'updateResource',
+        description: 'Changes `name` and/or replaces `metadata` whole; `type` and `status` are refused.',
         params: Params,
         body: UpdateResourceBody,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
       },
     },
-    async (req) => ({ data: await resources.update(req.actor, req.params.id, req.body) }),
+    async (req) => ({ data: await resources.update(req.principal, req.params.id, req.body) }),
   );
 
   app.delete(
@@ -85,13 +92,14 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Delete a resource',
-        description: 'Irreversible; removes its events too (D15). A second delete is 404.',
+        operationId: 'deleteResource',
+        description: 'Irreversible; removes its events too. A second delete is 404.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
     async (req, reply) => {
-      await resources.remove(req.actor, req.params.id);
+      await resources.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -104,15 +112,18 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         schema: {
           tags,
           summary: action === 'archive' ? 'Archive a resource' : 'Unarchive a resource',
+          operationId: action === 'archive' ? 'archiveResource' : 'unarchiveResource',
           description:
             action === 'archive'
-              ? '`active → archived` (D13). Archiving an archived resource answers 200 and changes nothing.'
-              : '`archived → active` (D13). Unarchiving an active resource answers 200 and changes nothing.',
+              ? '`active → archived`. Archiving an archived resource answers 200 and changes nothing.'
+              : '`archived → active`. Unarchiving an active resource answers 200 and changes nothing.',
           params: Params,
           response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 409) },
         },
       },
-      async (req) => ({ data: await resources[action](req.actor, req.params.id) }),
+      async (req, reply) => ({
+        data: await resources[action](req.principal, req.params.id, req.idempotentWrite(reply, 200)),
+      }),
     );
   }
 };

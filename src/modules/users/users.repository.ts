@@ -4,7 +4,7 @@ import type { UsersTable, UserTestProfilesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { User } from './users.schemas.js';
 
-/** Row (with the D10 test overlay when given) → API object. */
+/** Row (with the test-key profile overlay when given) → API object. */
 export function toUser(row: UsersTable, overlay?: UserTestProfilesTable): User {
   return {
     id: row.id,
@@ -22,6 +22,22 @@ export function toUser(row: UsersTable, overlay?: UserTestProfilesTable): User {
 export const usersRepository = {
   insert(db: Db, row: UsersTable) {
     return db.insertInto('users').values(row).execute();
+  },
+
+  /** Whether the workspace exists (members and keys belong to one). */
+  async workspaceExists(db: Db, id: string): Promise<boolean> {
+    return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  },
+
+  /** Whether the user exists and was not removed (docs/api.md#keys-scopes-and-roles). */
+  async isMember(db: Db, id: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', id)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
   },
 
   find(db: Db, id: string) {

@@ -17,11 +17,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'Get my profile',
-        description: 'The key owner. Test keys read the sandbox overlay of the profile (D10).',
+        operationId: 'getMyProfile',
+        description: 'The key owner. Test keys read the sandbox overlay of the profile.',
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS) },
       },
     },
-    async (req) => ({ data: await users.me(req.actor) }),
+    async (req) => ({ data: await users.me(req.principal) }),
   );
 
   app.patch(
@@ -31,13 +32,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'Update my profile',
+        operationId: 'updateMyProfile',
         description:
-          'Changes `name` and/or `timezone`; omitted fields stay. With a test key, writes a sandbox overlay that only test keys read (D10).',
+          'Changes `name` and/or `timezone`; omitted fields stay. With a test key, writes a sandbox overlay that only test keys read.',
         body: PatchMeBody,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 413, 415) },
       },
     },
-    async (req) => ({ data: await users.patchMe(req.actor, req.body) }),
+    async (req) => ({ data: await users.patchMe(req.principal, req.body) }),
   );
 
   app.get(
@@ -47,13 +49,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'List workspace members',
-        description: 'Oldest first; page with `offset` or `cursor` (D4).',
+        operationId: 'listUsers',
+        description: 'Oldest first; page with `offset` or `cursor`.',
         querystring: ListUsersQuery,
         response: { 200: ListOf(Type.Ref(UserSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
-      const page = await users.list(req.actor, toPageRequest(req.query, 'user'));
+      const page = await users.list(req.principal, toPageRequest(req.query, 'user'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );

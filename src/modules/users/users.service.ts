@@ -4,34 +4,35 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError, UnauthorizedError, ValidationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import type { Principal } from '../../lib/principal.js';
 import { assertValid } from '../../lib/validate.js';
-import type { Actor, WriteRunner } from '../keys/actor.js';
+import { userLock, type WriteRunner } from '../auth/write-runner.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
 
-/** Profiles (D8), the member list, and the D10 test-mode overlay. */
+/** Profiles (docs/api.md#users), the member list, and the test-key profile overlay. */
 export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Clock; writeAs: WriteRunner }) {
   const { db, dialect, clock, writeAs } = deps;
 
-  async function me(actor: Actor): Promise<User> {
-    const row = await repo.find(db, actor.userId);
+  async function me(principal: Principal): Promise<User> {
+    const row = principal.userId === null ? undefined : await repo.find(db, principal.userId);
     if (!row) throw new UnauthorizedError('expired_token');
-    const overlay = actor.env === 'test' ? await repo.findOverlay(db, row.id) : undefined;
+    const overlay = principal.env === 'test' ? await repo.findOverlay(db, row.id) : undefined;
     return toUser(row, overlay);
   }
 
-  /** PATCH /users/me: live keys write the profile, test keys the sandbox overlay (D10). */
-  async function patchMe(actor: Actor, input: PatchMeInput): Promise<User> {
+  /** PATCH /users/me: live keys write the profile, test keys the sandbox overlay (docs/api.md#environments). */
+  async function patchMe(principal: Principal, input: PatchMeInput): Promise<User> {
     if (input.timezone !== undefined && !isIanaTimezone(input.timezone)) {
       throw fieldError('timezone', 'invalid_value', `timezone "${input.timezone}" is not an IANA time zone name.`);
     }
-    if (input.name === undefined && input.timezone === undefined) return me(actor); // D8: {} is a no-op
-    return writeAs(actor, async (trx) => {
-      const row = await repo.find(trx, actor.userId);
+    if (input.name === undefined && input.timezone === undefined) return me(principal); // docs/api.md#users: {} is a no-op
+    return writeAs(principal, async (trx) => {
+      const row = principal.userId === null ? undefined : await repo.find(trx, principal.userId);
       if (!row) throw new UnauthorizedError('expired_token');
       const now = clock.now();
-      if (actor.env === 'test') {
+      if (principal.env === 'test') {
         const prev = await repo.findOverlay(trx, row.id);
         const overlay = {
           user_id: row.id,
@@ -50,10 +51,10 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     });
   }
 
-  async function list(actor: Actor, page: PageRequest): Promise<Page<User>> {
-    const p = await repo.list(db, actor.workspaceId, page);
+  async function list(principal: Principal, page: PageRequest): Promise<Page<User>> {
+    const p = await repo.list(db, principal.workspaceId, page);
     const overlays =
-      actor.env === 'test'
+      principal.env === 'test'
         ? await repo.overlaysFor(
             db,
             p.items.map((u) => u.id),
@@ -66,12 +67,11 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   async function create(input: CreateUserInput, trx?: Db): Promise<User> {
     assertValid(CreateUserInput, input);
     const run = async (t: Db) => {
-      const ws = await t.selectFrom('workspaces').select('id').where('id', '=', input.workspaceId).executeTakeFirst();
-      if (!ws) throw new NotFoundError('workspace');
+      if (!(await repo.workspaceExists(t, input.workspaceId))) throw new NotFoundError('workspace');
       const now = isoAt(clock.now());
       const row: UsersTable = {
         id: newId('user'),
-        workspace_id: ws.id,
+        workspace_id: input.workspaceId,
         email: input.email,
         name: input.name ?? null,
         role: input.role,
@@ -95,7 +95,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     return trx ? run(trx) : dialect.writeTransaction(db, run);
   }
 
-  /** D9: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
+  /** docs/api.md#keys-scopes-and-roles: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
   async function setRole(userId: string, role: Role): Promise<User> {
     assertValid(RoleSchema, role);
     return dialect.writeTransaction(db, async (trx) => {
@@ -103,17 +103,20 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
       if (!row || row.removed_at) throw new NotFoundError('user');
       const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
       await repo.setMembership(trx, userId, { role, updated_at });
+      // After the update, as in keys.revoke: writes of this user that checked before it commit first.
+      await dialect.holdExclusive(trx, userLock(userId));
       return toUser({ ...row, role, updated_at });
     });
   }
 
-  /** D9: removes a member; every key they hold answers 401 expired_token from now on. */
+  /** docs/api.md#keys-scopes-and-roles: removes a member; every key they hold answers 401 expired_token from now on. */
   async function remove(userId: string): Promise<{ id: string; removed_at: string }> {
     return dialect.writeTransaction(db, async (trx) => {
       const now = isoAt(clock.now());
       if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
         throw new NotFoundError('user');
       }
+      await dialect.holdExclusive(trx, userLock(userId));
       return { id: userId, removed_at: now };
     });
   }

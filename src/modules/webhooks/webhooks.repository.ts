@@ -1,9 +1,8 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Scope } from '../resources/resources.repository.js';
+import type { Tenant } from '../../lib/principal.js';
 import type { Webhook } from './webhooks.schemas.js';
 
 /** Row → API object (never the secret). */
@@ -20,58 +19,42 @@ export function toWebhook(row: WebhooksTable): Webhook {
   };
 }
 
-// Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
-const enabledQuery = prepared((db, $) =>
-  db
-    .selectFrom('webhooks')
-    .select(['id', 'events'])
-    .where('workspace_id', '=', $('workspaceId'))
-    .where('env', '=', $('env'))
-    .where('status', '=', 'enabled')
-    .orderBy('id'),
-);
-
-/** SQL for webhooks, confined to one workspace and environment (D10). */
+/** SQL for webhooks, confined to one workspace and environment (docs/api.md#environments). */
 export const webhooksRepository = {
   insert(db: Db, row: WebhooksTable) {
     return db.insertInto('webhooks').values(row).execute();
   },
 
-  find(db: Db, scope: Scope, id: string): Promise<WebhooksTable | undefined> {
-    return findInScope(db, 'webhooks', scope, id);
+  find(db: Db, tenant: Tenant, id: string): Promise<WebhooksTable | undefined> {
+    return findInScope(db, 'webhooks', tenant, id);
   },
 
-  async count(db: Db, scope: Scope): Promise<number> {
+  async count(db: Db, tenant: Tenant): Promise<number> {
     const r = await db
       .selectFrom('webhooks')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   },
 
-  /** The enabled webhooks an event of this scope fans out to (≤ 16, D16). */
-  async listEnabled(db: Db, scope: Scope): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
-    return (await enabledQuery.execute(db, { workspaceId: scope.workspaceId, env: scope.env })).rows;
-  },
-
-  list(db: Db, scope: Scope, page: PageRequest) {
+  list(db: Db, tenant: Tenant, page: PageRequest) {
     return pageById(
       db,
       'webhooks',
-      (eb) => eb.and([eb('workspace_id', '=', scope.workspaceId), eb('env', '=', scope.env)]),
+      (eb) => eb.and([eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)]),
       page,
     );
   },
 
-  /** Deletes the webhook and every delivery still pending for it (D18: cancelled before the 204). */
-  async delete(db: Db, scope: Scope, id: string): Promise<boolean> {
+  /** Deletes the webhook and every delivery still pending for it (docs/api.md#webhook-deliveries: cancelled before the 204). */
+  async delete(db: Db, tenant: Tenant, id: string): Promise<boolean> {
     const r = await db
       .deleteFrom('webhooks')
       .where('id', '=', id)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
       .executeTakeFirst();
     if (Number(r.numDeletedRows) !== 1) return false;
     const ofWebhook = db.selectFrom('deliveries').select('id').where('webhook_id', '=', id);

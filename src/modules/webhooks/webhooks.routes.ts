@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, IdString, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import {
   CreatedWebhookSchema,
@@ -16,11 +16,11 @@ import type { WebhooksService } from './webhooks.service.js';
 const tags = ['Webhooks'];
 const Params = IdParam('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
 const DeliveryParams = Type.Object({
-  id: Type.String({ description: 'wh_… id' }),
-  delivery_id: Type.String({ description: 'dlv_… id', examples: ['dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
+  id: IdString('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
+  delivery_id: IdString('dlv_', 'dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
 });
 
-/** HTTP for /v1/webhooks: endpoints (D16) and their delivery logs (D18). */
+/** HTTP for /v1/webhooks: endpoints (docs/api.md#webhooks) and their delivery logs (docs/api.md#webhook-deliveries). */
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
   app.post(
     '/webhooks',
@@ -29,14 +29,16 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Register a webhook endpoint',
+        operationId: 'createWebhook',
         description:
           'The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses ' +
-          '(D19). At most 16 per workspace and environment. Accepts `Idempotency-Key` (D14).',
+          '(`WEBHOOK_ALLOW_INSECURE_URLS` lifts this for local development). At most 16 per workspace and environment. Accepts `Idempotency-Key`.',
         body: CreateWebhookBody,
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.actor, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await webhooks.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -46,13 +48,14 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'List webhook endpoints',
-        description: 'Oldest first, D4 paging; never includes `secret`.',
+        operationId: 'listWebhooks',
+        description: 'Oldest first, paging; never includes `secret`.',
         querystring: ListWebhooksQuery,
         response: { 200: ListOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
-      const page = await webhooks.list(req.actor, toPageRequest(req.query, 'webhook'));
+      const page = await webhooks.list(req.principal, toPageRequest(req.query, 'webhook'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -64,11 +67,13 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Get a webhook endpoint',
+        operationId: 'getWebhook',
+        description: 'One endpoint, without its secret (the secret is shown only when the endpoint is created).',
         params: Params,
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await webhooks.get(req.principal, req.params.id) }),
   );
 
   app.delete(
@@ -78,13 +83,14 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Delete a webhook endpoint',
-        description: 'Cancels every pending delivery (and drops its log) before answering 204 (D18).',
+        operationId: 'deleteWebhook',
+        description: 'Cancels every pending delivery (and drops its log) before answering 204.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
     async (req, reply) => {
-      await webhooks.remove(req.actor, req.params.id);
+      await webhooks.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -96,7 +102,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: "List a webhook's deliveries",
-        description: 'The delivery log: oldest first, D4 paging, filter by `status`.',
+        operationId: 'listWebhookDeliveries',
+        description: 'The delivery log: oldest first, paging, filter by `status`.',
         params: Params,
         querystring: ListDeliveriesQuery,
         response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
@@ -104,7 +111,12 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     },
     async (req) => {
       const { status, ...paging } = req.query;
-      const page = await webhooks.listDeliveries(req.actor, req.params.id, status, toPageRequest(paging, 'delivery'));
+      const page = await webhooks.listDeliveries(
+        req.principal,
+        req.params.id,
+        status,
+        toPageRequest(paging, 'delivery'),
+      );
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -116,11 +128,14 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Get a delivery with every attempt',
+        operationId: 'getWebhookDelivery',
+        description:
+          'One delivery of this endpoint with each attempt: time, duration, response status and the first 1 KiB of the response body, or the error.',
         params: DeliveryParams,
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.getDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req) => ({ data: await webhooks.getDelivery(req.principal, req.params.id, req.params.delivery_id) }),
   );
 
   app.post(
@@ -130,12 +145,20 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Resend a delivery now',
+        operationId: 'retryWebhookDelivery',
         description:
           'Queues one more attempt at once, whatever the state; 409 `delivery_in_progress` while an attempt runs.',
         params: DeliveryParams,
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req) => ({ data: await webhooks.retryDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req, reply) => ({
+      data: await webhooks.retryDelivery(
+        req.principal,
+        req.params.id,
+        req.params.delivery_id,
+        req.idempotentWrite(reply, 200),
+      ),
+    }),
   );
 };
