@@ -26,6 +26,7 @@ const ConfigSchema = Type.Object({
   WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, default: 4 }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 8 }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
 });
 

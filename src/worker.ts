@@ -42,7 +42,14 @@ export async function runDeliveryWorker(opts: {
   purgeTimer.unref();
   void purge();
   worker.start();
-  log.info({ workerId: worker.workerId, concurrency: config.WEBHOOK_CONCURRENCY }, 'delivery worker started');
+  log.info(
+    {
+      workerId: worker.workerId,
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    },
+    'delivery worker started',
+  );
   return {
     worker,
     async stop(graceMs = 10_000) {

@@ -1,6 +1,7 @@
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
-import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
+import type { Database, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Delivery, DeliveryDetail } from '../webhooks/webhooks.schemas.js';
 
@@ -25,6 +26,7 @@ export function toDelivery(row: DeliveriesTable): Delivery {
 export interface ClaimedDelivery {
   id: string;
   attempt_count: number;
+  webhook_id: string;
   url: string;
   secret: string;
   event_id: string;
@@ -48,44 +50,58 @@ export const deliveryRepository = {
 
   /**
    * Claims up to `limit` due deliveries for `workerId` until `leaseUntil`: pending, due, and not
-   * leased by a live worker. With row locks (PostgreSQL) concurrent workers skip each other's rows
-   * (`FOR UPDATE SKIP LOCKED`); SQLite serialises writers, so the same statement is exclusive there.
+   * leased by a live worker, fairly (D18, issue 9): at most `perEndpoint` attempts per webhook
+   * counting the `busy` ones this worker already has in flight, taken round-robin over
+   * workspaces and, within one, over its endpoints, so a hanging receiver's backlog never takes
+   * the slots a healthy one needs. Endpoints already at their cap are not even scanned.
+   * With row locks (PostgreSQL) concurrent workers skip each other's rows (`FOR UPDATE SKIP
+   * LOCKED`); SQLite serialises writers, so the same statements are exclusive there.
    */
   async claim(
     db: Db,
-    opts: { now: string; leaseUntil: string; workerId: string; limit: number; rowLocks: boolean },
+    opts: {
+      now: string;
+      leaseUntil: string;
+      workerId: string;
+      limit: number;
+      rowLocks: boolean;
+      perEndpoint: number;
+      /** Attempts in flight in this worker, per webhook id. */
+      busy: ReadonlyMap<string, number>;
+    },
   ): Promise<ClaimedDelivery[]> {
-    let due = db
+    const ids = await fairCandidates(db, opts);
+    if (ids.length === 0) return [];
+    const free = (eb: ExpressionBuilder<Database, 'deliveries'>) =>
+      eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]);
+    let locked = db
       .selectFrom('deliveries')
       .select('id')
+      .where('id', 'in', ids)
       .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', opts.now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(opts.limit);
-    if (opts.rowLocks) due = due.forUpdate().skipLocked();
+      .where(free);
+    if (opts.rowLocks) locked = locked.forUpdate().skipLocked();
     const claimed = await db
       .updateTable('deliveries')
       .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })
-      .where('id', 'in', due)
-      .returning(['id', 'attempt_count', 'webhook_id', 'event_id'])
+      .where('id', 'in', locked)
+      .returning(['id'])
       .execute();
     if (claimed.length === 0) return [];
     const details = await db
       .selectFrom('deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .innerJoin('events as e', 'e.id', 'd.event_id')
-      .select(['d.id', 'd.attempt_count', 'w.url', 'w.secret', 'e.id as event_id', 'e.payload'])
+      .select(['d.id', 'd.attempt_count', 'd.webhook_id', 'w.url', 'w.secret', 'e.id as event_id', 'e.payload'])
       .where(
         'd.id',
         'in',
         claimed.map((c) => c.id),
       )
-      .orderBy('d.next_attempt_at')
-      .orderBy('d.id')
       .execute();
-    return details;
+    // Attempts start in the fair order chosen above.
+    const order = new Map(ids.map((id, i) => [id, i]));
+    return details.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   },
 
   /**
@@ -162,3 +178,55 @@ export const deliveryRepository = {
       .execute();
   },
 };
+
+/** How many due rows one claim looks at, per free slot (endpoints at their cap are not among them). */
+const SCAN_PER_SLOT = 8;
+
+/**
+ * The ids to claim, in the order to attempt them. Among the oldest due, unleased deliveries of
+ * endpoints below their cap: rank each endpoint's rows (oldest first) and keep those that fit in
+ * its remaining room, then rank within each workspace by that, and take the first `limit` by
+ * workspace rank: every workspace's first delivery, then every workspace's second, and so on.
+ * Standard window functions, the same SQL on SQLite and PostgreSQL.
+ */
+async function fairCandidates(
+  db: Db,
+  opts: { now: string; limit: number; perEndpoint: number; busy: ReadonlyMap<string, number> },
+): Promise<string[]> {
+  const busy = [...opts.busy].filter(([, n]) => n > 0);
+  const full = busy.filter(([, n]) => n >= opts.perEndpoint).map(([id]) => id);
+  const partly = busy.filter(([, n]) => n < opts.perEndpoint);
+  const inFlight =
+    partly.length === 0
+      ? sql<number>`0`
+      : sql<number>`case webhook_id ${sql.join(
+          partly.map(([id, n]) => sql`when ${id} then ${n}`),
+          sql` `,
+        )} else 0 end`;
+  const notFull = full.length === 0 ? sql`` : sql`and webhook_id not in (${sql.join(full)})`;
+  const scan = Math.max(100, opts.limit * SCAN_PER_SLOT);
+  const { rows } = await sql<{ id: string }>`
+    with due as (
+      select id, webhook_id, workspace_id, next_attempt_at from deliveries
+      where status = 'pending' and next_attempt_at <= ${opts.now}
+        and (lease_until is null or lease_until < ${opts.now}) ${notFull}
+      order by next_attempt_at, id
+      limit ${scan}
+    ),
+    per_endpoint as (
+      select id, workspace_id, next_attempt_at,
+        row_number() over (partition by webhook_id order by next_attempt_at, id) + ${inFlight} as endpoint_rank
+      from due
+    ),
+    per_workspace as (
+      select id, next_attempt_at, endpoint_rank,
+        row_number() over (partition by workspace_id order by endpoint_rank, next_attempt_at, id) as workspace_rank
+      from per_endpoint
+      where endpoint_rank <= ${opts.perEndpoint}
+    )
+    select id from per_workspace
+    order by workspace_rank, endpoint_rank, next_attempt_at, id
+    limit ${opts.limit}
+  `.execute(db);
+  return rows.map((r) => r.id);
+}
