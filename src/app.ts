@@ -4,7 +4,8 @@ import secureJson from 'secure-json-parse';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
-import { errorBody, frameworkErrors, installErrorHandler } from './http/errors.js';
+import { frameworkErrors, installErrorHandler } from './http/errors.js';
+import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
 import { collectRoutes, installMethodNotAllowed } from './http/method-not-allowed.js';
 import { installOpenApi } from './http/openapi.js';
@@ -22,7 +23,7 @@ import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
-import { redisState } from './redis.js';
+import { createRedisGuard } from './redis.js';
 import { createServices, type Services } from './services.js';
 
 export interface AppDeps {
@@ -52,6 +53,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors,
   });
 
+  // Redis behind a circuit breaker: a hung Redis costs one timeout, then requests skip it.
+  const redis = deps.redis ? { client: deps.redis, guard: createRedisGuard(deps.redis, app.log) } : undefined;
+  if (redis) app.addHook('onClose', async () => redis.guard.close());
   installValidators(app);
   installErrorHandler(app, storage.dialect);
   installRequestId(app);
@@ -81,23 +85,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     live: config.RATE_LIMIT_LIVE,
     test: config.RATE_LIMIT_TEST,
     windowS: config.RATE_LIMIT_WINDOW_S,
-    redis: deps.redis,
+    redis,
     nameSpace: deps.rateLimitNamespace,
   });
   installIdempotency(app, { db: storage.db, dialect: storage.dialect, clock });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {
-    // Redis down does not make the process unready: the API fails open (docs/operations.md).
-    const redis = deps.redis ? { redis: redisState(deps.redis) } : {};
-    try {
-      await storage.ping();
-      return { status: 'ready', database: 'ok', ...redis };
-    } catch {
-      const body = errorBody(req, 'service_unavailable', 'The database is not reachable.');
-      return reply.code(503).send({ ...body, database: 'unavailable', ...redis });
-    }
-  });
+  installHealth(app, { storage, redis: redis?.guard });
 
   const routeTable = collectRoutes(app);
   await app.register(

@@ -24,19 +24,16 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
     url: config.DATABASE_URL,
     poolSize: config.DATABASE_POOL_SIZE,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
   });
   await migrateToLatest(storage.db, storage.dialect);
   // REDIS_URL: rate-limit counters shared by every API process (D11); without it, per process.
-  const logger = config.LOG_LEVEL === 'silent' ? { warn() {}, info() {} } : undefined;
-  let app: FastifyInstance;
   const redis = config.REDIS_URL
-    ? openRedis(
-        config.REDIS_URL,
-        logger ?? { warn: (o, m) => app?.log.warn(o, m), info: (o, m) => app?.log.info(o, m) },
-      )
+    ? openRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS })
     : undefined;
   const services = createServices({ storage, clock: systemClock, config });
-  app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
+  const app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
   app.server.requestTimeout = 30_000;

@@ -11,6 +11,8 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
     url: config.DATABASE_URL,
     poolSize: 2,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
   });
   try {
     await migrateToLatest(storage.db, storage.dialect);

@@ -49,6 +49,8 @@ export function registerServeCommands(program: Command): void {
         url: config.DATABASE_URL,
         poolSize: config.DATABASE_POOL_SIZE,
         statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+        queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+        connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
       });
       await migrateToLatest(storage.db, storage.dialect);
       const running = await runDeliveryWorker({ storage, config, log });

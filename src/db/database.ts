@@ -1,12 +1,12 @@
 import type { Db, Dialect } from './dialect.js';
-import { listenPostgres, openPostgres } from './postgres.js';
+import { listenPostgres, openPostgres, withTimeout } from './postgres.js';
 import { openSqlite } from './sqlite.js';
 
 export interface Storage {
   db: Db;
   dialect: Dialect;
-  /** Cheap round trip for /readyz. */
-  ping(): Promise<void>;
+  /** Cheap round trip for /readyz; rejects (code `ETIMEDOUT`) when there is no answer within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
   /**
    * Calls `onNotify` for every notification on `channel` from any process (PostgreSQL LISTEN,
    * reconnecting by itself); absent on SQLite. Resolves to a function that stops listening.
@@ -19,6 +19,8 @@ export interface StorageOptions {
   url: string;
   poolSize?: number;
   statementTimeoutMs?: number;
+  queryTimeoutMs?: number;
+  connectTimeoutMs?: number;
   schema?: string;
 }
 
@@ -44,13 +46,16 @@ export function openStorage(opts: StorageOptions): Storage {
       url,
       poolSize: opts.poolSize ?? 10,
       statementTimeoutMs: opts.statementTimeoutMs ?? 5000,
+      // No client-side bound unless asked for (migrations and `db copy` may run long).
+      queryTimeoutMs: opts.queryTimeoutMs ?? 0,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 5000,
       schema: opts.schema,
     });
     return {
       db,
       dialect,
-      async ping() {
-        await pool.query('select 1');
+      async ping(timeoutMs = 1000) {
+        await withTimeout(pool.query('select 1'), timeoutMs);
       },
       listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
       async close() {

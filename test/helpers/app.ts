@@ -52,7 +52,7 @@ export async function startTestApp(
   opts.wrapServices?.(services);
   // With TEST_REDIS_URL the same tests run with Redis-backed rate limits, in their own key namespace.
   const redisUrl = opts.redisUrl === undefined ? process.env.TEST_REDIS_URL || undefined : (opts.redisUrl ?? undefined);
-  const redis = redisUrl ? openRedis(redisUrl, { warn() {}, info() {} }) : undefined;
+  const redis = redisUrl ? openRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : undefined;
   const rateLimitNamespace = opts.rateLimitNamespace ?? `wsvc-test:${randomBytes(6).toString('hex')}:`;
   const app = await buildApp({ config, storage, clock, services, redis, rateLimitNamespace });
   await app.ready();
