@@ -23,7 +23,7 @@ import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
-import { createRedisGuard } from './redis.js';
+import { createRedisGuard, type RedisLog } from './redis.js';
 import { createServices, type Services } from './services.js';
 
 export interface AppDeps {
@@ -33,6 +33,8 @@ export interface AppDeps {
   redis?: Redis;
   /** Redis key prefix for rate-limit counters (default `wsvc:rl:`). */
   rateLimitNamespace?: string;
+  /** Where the Redis breaker reports outages (default: the app's logger). */
+  redisLog?: RedisLog;
   /** Services built elsewhere (tests share them with the worker); built here when absent. */
   services?: Services;
 }
@@ -54,7 +56,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // Redis behind a circuit breaker: a hung Redis costs one timeout, then requests skip it.
-  const redis = deps.redis ? { client: deps.redis, guard: createRedisGuard(deps.redis, app.log) } : undefined;
+  const redis = deps.redis
+    ? { client: deps.redis, guard: createRedisGuard(deps.redis, deps.redisLog ?? app.log) }
+    : undefined;
   if (redis) app.addHook('onClose', async () => redis.guard.close());
   installValidators(app);
   installErrorHandler(app, storage.dialect);

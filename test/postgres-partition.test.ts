@@ -104,5 +104,4 @@ describe.skipIf(!pgUrl)('PostgreSQL partition: client-side timeouts and /readyz 
     const list = json(await t.request({ method: 'GET', url: '/v1/resources', key: ws.live }));
     expect(list.data).toEqual([]);
   }, 60_000);
-
 });

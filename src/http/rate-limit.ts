@@ -81,7 +81,7 @@ function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: s
 
     incr(key: string, cb: Counted, timeWindow: number, max: number): void {
       if (!guard.usable()) {
-        this.local.incr(key, cb, timeWindow, max);
+        this.countLocally(key, cb, timeWindow, max);
         return;
       }
       this.shared.incr(
@@ -89,11 +89,16 @@ function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: s
         (err, result) => {
           if (!err) return cb(null, result);
           guard.failed(err);
-          this.local.incr(key, cb, timeWindow, max);
+          this.countLocally(key, cb, timeWindow, max);
         },
         timeWindow,
         max,
       );
+    }
+
+    /** The plugin's LocalStore hands out its live entry; copied, so concurrent requests each see their own count. */
+    private countLocally(key: string, cb: Counted, timeWindow: number, max: number): void {
+      this.local.incr(key, (err, r) => cb(err, r && { current: r.current, ttl: r.ttl }), timeWindow, max);
     }
 
     child(routeOptions: unknown): Store {

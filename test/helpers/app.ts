@@ -6,7 +6,7 @@ import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
 import type { Env, Role } from '../../src/db/types.js';
 import type { Clock } from '../../src/lib/clock.js';
-import { openRedis, waitForRedis } from '../../src/redis.js';
+import { openRedis, type RedisLog, waitForRedis } from '../../src/redis.js';
 import { createServices, type Services } from '../../src/services.js';
 import { openTestStorage } from './storage.js';
 
@@ -39,6 +39,8 @@ export async function startTestApp(
     redisUrl?: string | null;
     /** Rate-limit key namespace; apps sharing one see the same counters (default: unique). */
     rateLimitNamespace?: string;
+    /** Where the Redis breaker logs (default: nowhere). */
+    redisLog?: RedisLog;
     /** Lets a test wrap service calls, e.g. to revoke a key while its request runs (D12). */
     wrapServices?: (services: Services) => void;
     /** DNS for the D19 check at webhook creation (default: the system's). */
@@ -54,7 +56,7 @@ export async function startTestApp(
   const redisUrl = opts.redisUrl === undefined ? process.env.TEST_REDIS_URL || undefined : (opts.redisUrl ?? undefined);
   const redis = redisUrl ? openRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : undefined;
   const rateLimitNamespace = opts.rateLimitNamespace ?? `wsvc-test:${randomBytes(6).toString('hex')}:`;
-  const app = await buildApp({ config, storage, clock, services, redis, rateLimitNamespace });
+  const app = await buildApp({ config, storage, clock, services, redis, rateLimitNamespace, redisLog: opts.redisLog });
   await app.ready();
   if (redis) await waitForRedis(redis, 5000);
   return {
