@@ -1,20 +1,20 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import secureJson from 'secure-json-parse';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
+import { installJsonBody } from './http/body.js';
 import { frameworkErrors, installErrorHandler } from './http/errors.js';
 import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
-import { collectRoutes, installMethodNotAllowed } from './http/method-not-allowed.js';
+import { collectRoutes } from './http/method-not-allowed.js';
 import { installOpenApi } from './http/openapi.js';
+import { clientErrorHandler, installEarlyAnswers } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { genRequestId, installRequestId } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
-import { installNoUndeclaredInput, installValidators, unstorableStrings } from './http/validation.js';
+import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { AppError, ValidationError } from './lib/errors.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
@@ -39,6 +39,9 @@ export interface AppDeps {
   services?: Services;
 }
 
+/** Idle time a keep-alive connection is held between requests (above common balancers' 60 s). */
+const KEEP_ALIVE_MS = 65_000;
+
 /** Builds the HTTP app from plugins and modules; never listens (see server.ts). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, storage } = deps;
@@ -51,6 +54,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Timeouts that hold as set: Node checks them every second instead of every 30 s, so a
+    // slowloris client is cut at HTTP_HEADERS_TIMEOUT_MS. No Host: answered by installEarlyAnswers.
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS),
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+      requireHostHeader: false,
+    },
+    clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
   });
@@ -63,21 +77,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidators(app);
   installErrorHandler(app, storage.dialect);
   installRequestId(app);
-  // JSON only (D1: anything else is 415). An empty body is "no body", not a parse error.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    if (body === '') return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = secureJson.parse(body as string, { protoAction: 'error', constructorAction: 'error' });
-    } catch {
-      return done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
-    }
-    const unstorable = unstorableStrings(parsed);
-    if (unstorable.length > 0)
-      return done(new ValidationError('The body has strings that cannot be stored.', unstorable));
-    done(null, parsed);
-  });
+  const routeTable = collectRoutes(app);
+  installEarlyAnswers(app, routeTable);
+  installJsonBody(app);
   for (const schema of [ErrorSchema, ResourceSchema, UserSchema, EventSchema, WebhookSchema, DeliverySchema]) {
     app.addSchema(schema);
   }
@@ -96,7 +98,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installHealth(app, { storage, redis: redis?.guard });
 
-  const routeTable = collectRoutes(app);
   await app.register(
     async (v1) => {
       await v1.register(usersRoutes, { users: services.users });
@@ -106,6 +107,5 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
-  installMethodNotAllowed(app, routeTable);
   return app;
 }

@@ -5,6 +5,8 @@ import { Value } from '@sinclair/typebox/value';
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  HTTP_HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  HTTP_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
     default: 'sqlite:./data/workspace.db',

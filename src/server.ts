@@ -34,9 +34,6 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
     : undefined;
   const services = createServices({ storage, clock: systemClock, config });
   const app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
-  app.server.keepAliveTimeout = 65_000;
-  app.server.headersTimeout = 66_000;
-  app.server.requestTimeout = 30_000;
   // Start with shared counters when Redis is there; if it is not, serve anyway (fail-open).
   if (redis) await waitForRedis(redis);
   const url = await app.listen({ port: config.PORT, host: config.HOST });

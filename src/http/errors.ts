@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dialect } from '../db/dialect.js';
 import { AppError, type ErrorDetail, UnavailableError } from '../lib/errors.js';
+import { closeIfBodyUnread } from './protocol.js';
 import { invalidPart, toDetails } from './validation.js';
 
 /** Builds the D1 body. */
@@ -74,6 +75,7 @@ export function frameworkErrors(_err: FastifyError, request: FastifyRequest, rep
 }
 
 function send(reply: FastifyReply, status: number, body: unknown) {
+  closeIfBodyUnread(reply.request, reply);
   // The route's response schema may not list this status; send the D1 body as plain JSON.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
 }
