@@ -94,7 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     redis,
     nameSpace: deps.rateLimitNamespace,
   });
-  installIdempotency(app, { db: storage.db, dialect: storage.dialect, clock });
+  installIdempotency(app, services.idempotency);
 
   installHealth(app, { storage, redis: redis?.guard });
 

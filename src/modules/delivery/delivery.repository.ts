@@ -1,7 +1,8 @@
-import { type ExpressionBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
-import type { Database, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
+import { withRowLockSkipping } from '../../db/row-locks.js';
+import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Delivery, DeliveryDetail } from '../webhooks/webhooks.schemas.js';
 
@@ -54,8 +55,7 @@ export const deliveryRepository = {
    * counting the `busy` ones this worker already has in flight, taken round-robin over
    * workspaces and, within one, over its endpoints, so a hanging receiver's backlog never takes
    * the slots a healthy one needs. Endpoints already at their cap are not even scanned.
-   * With row locks (PostgreSQL) concurrent workers skip each other's rows (`FOR UPDATE SKIP
-   * LOCKED`); SQLite serialises writers, so the same statements are exclusive there.
+   * Concurrent workers skip each other's rows (withRowLockSkipping, D20).
    */
   async claim(
     db: Db,
@@ -64,7 +64,6 @@ export const deliveryRepository = {
       leaseUntil: string;
       workerId: string;
       limit: number;
-      rowLocks: boolean;
       perEndpoint: number;
       /** Attempts in flight in this worker, per webhook id. */
       busy: ReadonlyMap<string, number>;
@@ -72,15 +71,15 @@ export const deliveryRepository = {
   ): Promise<ClaimedDelivery[]> {
     const ids = await fairCandidates(db, opts);
     if (ids.length === 0) return [];
-    const free = (eb: ExpressionBuilder<Database, 'deliveries'>) =>
-      eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]);
-    let locked = db
-      .selectFrom('deliveries')
-      .select('id')
-      .where('id', 'in', ids)
-      .where('status', '=', 'pending')
-      .where(free);
-    if (opts.rowLocks) locked = locked.forUpdate().skipLocked();
+    const locked = withRowLockSkipping(
+      db,
+      db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('id', 'in', ids)
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)])),
+    );
     const claimed = await db
       .updateTable('deliveries')
       .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })

@@ -73,8 +73,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
 
   /**
    * One write transaction per cycle: the outcomes of every attempt finished since the last cycle,
-   * and claims for the free slots. On SQLite with synchronous=FULL a commit is an fsync that
-   * blocks the thread, so one commit per cycle instead of two per delivery is what lets fan-out
+   * and claims for the free slots. Where a commit is an fsync that blocks the thread (the file
+   * database with synchronous=FULL), so one commit per cycle instead of two per delivery is what lets fan-out
    * go at thousands per second. Outcomes not yet written when the process dies are attempted
    * again after their lease (at least once).
    */
@@ -99,7 +99,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
               leaseUntil: isoAt(now + leaseMs),
               workerId,
               limit,
-              rowLocks: dialect.rowLocks,
               perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
               busy,
             });
@@ -221,7 +220,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       pollTimer.unref();
       schedule();
     },
-    /** Wakes the worker now (e.g. on a PostgreSQL NOTIFY). */
+    /** Wakes the worker now (e.g. on a notification from another process, Storage.listen). */
     wake(): void {
       if (running) schedule();
     },
