@@ -171,6 +171,16 @@ describe('protocol-level errors answer the D1 body (issue 10 item 1)', () => {
     expect(r.closed).toBe(true);
   });
 
+  it('an idle keep-alive connection is not cut by the headers timeout (only keep-alive ends it)', async () => {
+    const req = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    const r = await rawRequest(port, [req, req], {
+      gapMs: HEADERS_TIMEOUT_MS + 1500,
+      waitMs: HEADERS_TIMEOUT_MS + 2500,
+    });
+    expect(r.text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(r.text).not.toContain('408');
+  }, 30_000);
+
   it('a slowloris client sending headers byte by byte is cut at HTTP_HEADERS_TIMEOUT_MS with a 408', async () => {
     const head = 'GET /v1/resources HTTP/1.1\r\nHost: x\r\nX-Slow: ';
     const drip = Array.from({ length: 200 }, () => 'a');
