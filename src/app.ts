@@ -53,7 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: genRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
-    return503OnClosing: true,
+    // While closing, new requests get the D1 503 from installEarlyAnswers (Fastify's own has another body).
+    return503OnClosing: false,
     // Timeouts that hold as set: Node checks them every second instead of every 30 s, so a
     // slowloris client is cut at HTTP_HEADERS_TIMEOUT_MS. No Host: answered by installEarlyAnswers.
     keepAliveTimeout: KEEP_ALIVE_MS,

@@ -194,3 +194,34 @@ describe('protocol-level errors answer the D1 body (issue 10 item 1)', () => {
     expectD1(r.body, 'request_timeout');
   }, 30_000);
 });
+
+describe('shutting down (issue 10 item 1)', () => {
+  it('a request that arrives while the server closes gets the D1 503 with Retry-After and Connection: close', async () => {
+    const slow = await startTestApp({
+      wrapServices(s) {
+        const list = s.resources.list;
+        s.resources.list = async (...args) => {
+          await new Promise((r) => setTimeout(r, 600));
+          return list(...args);
+        };
+      },
+    });
+    await slow.app.listen({ port: 0, host: '127.0.0.1' });
+    const slowPort = (slow.app.server.address() as AddressInfo).port;
+    const w = await newWorkspace(slow);
+    const get = `GET /v1/resources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.live}\r\n\r\n`;
+    // Two requests on one keep-alive connection: close begins while the first is in flight, and
+    // the second is sent after that.
+    const answered = rawRequest(slowPort, [get, get], { gapMs: 400, waitMs: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const closed = slow.close();
+    const r = await answered;
+    await closed;
+    const second = r.text.slice(r.text.indexOf('HTTP/1.1', 10));
+    expect(r.status).toBe(200);
+    expect(second).toMatch(/^HTTP\/1\.1 503/);
+    expect(second.toLowerCase()).toContain('connection: close');
+    expect(second.toLowerCase()).toContain('retry-after: 1');
+    expectD1(second.slice(second.indexOf('\r\n\r\n') + 4), 'service_unavailable');
+  });
+});

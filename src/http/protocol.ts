@@ -6,13 +6,25 @@ import { errorBody } from './errors.js';
 import { allowedMethods } from './method-not-allowed.js';
 
 /**
- * Requests the router has no route for, and HTTP/1.1 requests without `Host`, answered in the
- * first onRequest hook: before authentication and before any byte of the body is read or parsed.
- * A known path with another method is a 405 with `Allow`, any other path a 404 (D1).
+ * Requests the router has no route for, HTTP/1.1 requests without `Host`, and requests that
+ * arrive while the server shuts down, answered in the first onRequest hook: before
+ * authentication and before any byte of the body is read or parsed. A known path with another
+ * method is a 405 with `Allow`, any other path a 404; while closing, a 503 (D1).
  */
 export function installEarlyAnswers(app: FastifyInstance, table: ReadonlyMap<string, ReadonlySet<string>>): void {
   const allowFor = allowedMethods(table);
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      // Fastify has set `Connection: close`: the client retries elsewhere, on a new connection.
+      reply.header('retry-after', '1');
+      const message = 'The server is shutting down; retry the request.';
+      return void sendEarly(request, reply, 503, errorBody(request, 'service_unavailable', message));
+    }
     if (request.raw.httpVersion === '1.1' && !request.headers.host) {
       const message = 'HTTP/1.1 requests need a Host header.';
       reply.header('connection', 'close');
