@@ -2,7 +2,6 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Dialect } from '../db/dialect.js';
 import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../lib/errors.js';
 import { replay } from './idempotency.js';
-import { closeIfBodyUnread } from './protocol.js';
 import { invalidPart, toDetails } from './validation.js';
 
 /** Builds the D1 body. */
@@ -79,4 +78,17 @@ function send(reply: FastifyReply, status: number, body: unknown) {
   closeIfBodyUnread(reply.request, reply);
   // The route's response schema may not list this status; send the D1 body as plain JSON.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+}
+
+/**
+ * An answer sent before the request's body was read (401, 404, 405, 413, …) closes the
+ * connection and says so: Node would otherwise read and discard whatever the client keeps sending.
+ */
+export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (raw.complete) return;
+  const length = raw.headers['content-length'];
+  if ((length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined) {
+    reply.header('connection', 'close');
+  }
 }

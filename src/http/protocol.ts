@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../lib/ids.js';
-import { errorBody } from './errors.js';
+import { closeIfBodyUnread, errorBody } from './errors.js';
 import { allowedMethods } from './method-not-allowed.js';
 
 /**
@@ -45,19 +45,6 @@ export function installEarlyAnswers(app: FastifyInstance, table: ReadonlyMap<str
 function sendEarly(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown): void {
   closeIfBodyUnread(request, reply);
   reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
-}
-
-/**
- * An answer sent before the request's body was read (401, 404, 405, 413, …) closes the
- * connection and says so: Node would otherwise read and discard whatever the client keeps sending.
- */
-export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
-  const raw = request.raw;
-  if (raw.complete) return;
-  const length = raw.headers['content-length'];
-  if ((length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined) {
-    reply.header('connection', 'close');
-  }
 }
 
 /** Node's parser errors (llhttp codes) that have their own status; anything else is a 400. */
