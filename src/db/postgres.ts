@@ -151,7 +151,12 @@ export async function listenPostgres(url: string, channel: string, onNotify: () 
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: url });
+    // Keep-alive: a LISTEN connection is idle by nature, so a vanished peer is found by the probes.
+    const c = new pg.Client({
+      connectionString: url,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    });
     c.on('notification', () => onNotify());
     c.on('error', () => reconnect(c));
     c.on('end', () => reconnect(c));
