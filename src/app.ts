@@ -9,7 +9,7 @@ import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
 import { collectRoutes } from './http/method-not-allowed.js';
 import { installOpenApi } from './http/openapi.js';
-import { clientErrorHandler, installEarlyAnswers } from './http/protocol.js';
+import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { genRequestId, installRequestId } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
@@ -75,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ? { client: deps.redis, guard: createRedisGuard(deps.redis, deps.redisLog ?? app.log) }
     : undefined;
   if (redis) app.addHook('onClose', async () => redis.guard.close());
+  app.server.on('connect', refuseConnect);
   installValidators(app);
   installErrorHandler(app, storage.dialect);
   installRequestId(app);

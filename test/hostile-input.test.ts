@@ -225,3 +225,13 @@ describe('shutting down (issue 10 item 1)', () => {
     expectD1(second.slice(second.indexOf('\r\n\r\n') + 4), 'service_unavailable');
   });
 });
+
+describe('CONNECT (issue 10 item 1)', () => {
+  it('is a 405 with the D1 body, not a dropped connection', async () => {
+    const r = await rawRequest(port, ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n']);
+    expect(r.status).toBe(405);
+    expect(r.headers.connection).toBe('close');
+    expectD1(r.body, 'method_not_allowed');
+    expect(r.closed).toBe(true);
+  });
+});

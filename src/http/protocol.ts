@@ -93,17 +93,35 @@ export function clientErrorHandler(err: Error & { code?: string; rawPacket?: unk
     code: 'invalid_request',
     message: 'The request is not valid HTTP.',
   };
-  const requestId = newId('request');
-  const body = JSON.stringify({ error: { code: known.code, message: known.message, request_id: requestId } });
   const head = Buffer.isBuffer(err.rawPacket) && err.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+  answerRaw(socket, known, { head });
+}
+
+/**
+ * CONNECT (a proxy tunnel request) is not for this server: Node hands it over as a bare socket,
+ * which would otherwise be dropped without an answer.
+ */
+export function refuseConnect(_req: unknown, socket: Socket): void {
+  const message = 'This server is not a proxy; CONNECT is not supported.';
+  answerRaw(socket, { status: 405, code: 'method_not_allowed', message });
+}
+
+/** Writes one D1 error response on a raw socket with `Connection: close`, then closes it. */
+function answerRaw(
+  socket: Socket,
+  error: { status: number; code: string; message: string },
+  opts: { head?: boolean } = {},
+): void {
+  const requestId = newId('request');
+  const body = JSON.stringify({ error: { code: error.code, message: error.message, request_id: requestId } });
   const response = [
-    `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}`,
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${requestId}`,
     'Connection: close',
     '',
-    head ? '' : body,
+    opts.head ? '' : body,
   ].join('\r\n');
   // Closed once written, whatever the client does next (a slowloris peer never closes its side).
   socket.end(response, () => socket.destroy());
