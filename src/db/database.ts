@@ -1,3 +1,4 @@
+import type { Config } from '../config.js';
 import type { Db, Dialect } from './dialect.js';
 import { listenPostgres, openPostgres, withTimeout } from './postgres.js';
 import { openSqlite } from './sqlite.js';
@@ -22,6 +23,27 @@ export interface StorageOptions {
   queryTimeoutMs?: number;
   connectTimeoutMs?: number;
   schema?: string;
+}
+
+/** Opens the configured database (DATABASE_URL, pool size, statement, query and connect timeouts); `poolSize` overrides. */
+export function openStorageFromConfig(
+  config: Pick<
+    Config,
+    | 'DATABASE_URL'
+    | 'DATABASE_POOL_SIZE'
+    | 'DATABASE_STATEMENT_TIMEOUT_MS'
+    | 'DATABASE_QUERY_TIMEOUT_MS'
+    | 'DATABASE_CONNECT_TIMEOUT_MS'
+  >,
+  opts: { poolSize?: number } = {},
+): Storage {
+  return openStorage({
+    url: config.DATABASE_URL,
+    poolSize: opts.poolSize ?? config.DATABASE_POOL_SIZE,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+  });
 }
 
 /** Opens the database named by a DATABASE_URL (`sqlite:<path>`, `sqlite::memory:`, `postgres://…`). */
