@@ -58,7 +58,7 @@ export function createServices(deps: {
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
   });
-  const idempotency = createIdempotencyService({ db, clock });
+  const idempotency = createIdempotencyService({ db, dialect, clock });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
   const delivery = createDeliveryWorker({
     db,

@@ -5,7 +5,10 @@ import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { carrying, type Db, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
-/** Opens a SQLite file (or `:memory:`) with the pragmas of D20; `raw` is the connection with its statement cache. */
+/**
+ * Opens a SQLite file (or `:memory:`) with the pragmas of D20; its Dialect is this connection's, `raw` the
+ * connection with its statement cache.
+ */
 export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: SqliteDatabase.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new SqliteDatabase(path);
@@ -24,6 +27,9 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     rowLocks: false,
     async holdShared() {},
     async holdExclusive() {},
+    async tryHoldExclusive() {
+      return true;
+    },
     writeTransaction(db, fn, opts) {
       return groupCommit(db, queue, fn, opts?.keepsKeys === true);
     },
