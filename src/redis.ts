@@ -6,7 +6,8 @@ export interface RedisLog {
 }
 
 /**
- * Opens the shared Redis (REDIS_URL) used for rate-limit counters across API processes (D11).
+ * Opens the shared Redis (REDIS_URL) used for rate-limit counters across API processes
+ * (docs/api.md#rate-limits).
  * Commands fail fast while Redis is down (no offline queue, one retry) and give up after
  * `commandTimeoutMs` when it hangs; the client reconnects in the background with a capped
  * backoff. Whether to send commands at all is `createRedisGuard`'s call.

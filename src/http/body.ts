@@ -7,7 +7,7 @@ import { unstorableStrings } from './validation.js';
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * The JSON body parser (D1: only `application/json`, anything else is 415; an empty body is "no
+ * The JSON body parser (docs/api.md#errors: only `application/json`, anything else is 415; an empty body is "no
  * body"). The nesting limit is checked on the raw text by one loop before anything is parsed, so
  * a hostile body (1 MiB of `[[[[…`) costs one scan and no objects; nothing below recurses on the
  * call stack. Then `secure-json-parse` (`__proto__`/`constructor` refused) and the D6 check of

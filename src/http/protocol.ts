@@ -9,7 +9,7 @@ import { allowedMethods } from './method-not-allowed.js';
  * Requests the router has no route for, HTTP/1.1 requests without `Host`, and requests that
  * arrive while the server shuts down, answered in the first onRequest hook: before
  * authentication and before any byte of the body is read or parsed. A known path with another
- * method is a 405 with `Allow`, any other path a 404; while closing, a 503 (D1).
+ * method is a 405 with `Allow`, any other path a 404; while closing, a 503.
  */
 export function installEarlyAnswers(app: FastifyInstance, table: ReadonlyMap<string, ReadonlySet<string>>): void {
   const allowFor = allowedMethods(table);
@@ -79,7 +79,7 @@ const CLIENT_ERRORS: Record<string, { status: number; code: string; message: str
 /**
  * Errors Node's HTTP parser raises before Fastify sees a request (a malformed request line or
  * header, headers over 16 KiB, a request or headers timeout): answered on the raw socket with
- * the D1 body and `Connection: close`, then the socket is closed. No body to a HEAD request.
+ * the error body and `Connection: close`, then the socket is closed. No body to a HEAD request.
  */
 export function clientErrorHandler(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
@@ -106,7 +106,7 @@ export function refuseConnect(_req: unknown, socket: Socket): void {
   answerRaw(socket, { status: 405, code: 'method_not_allowed', message });
 }
 
-/** Writes one D1 error response on a raw socket with `Connection: close`, then closes it. */
+/** Writes one error response (error body) on a raw socket with `Connection: close`, then closes it. */
 function answerRaw(
   socket: Socket,
   error: { status: number; code: string; message: string },
