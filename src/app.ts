@@ -1,9 +1,11 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
-import type { Config } from './config.js';
+import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
+import { installConsoleSession } from './http/console-session.js';
+import { installConsoleStatic } from './http/console-static.js';
 import { errorBody, frameworkErrors, installErrorHandler } from './http/errors.js';
 import { installIdempotency } from './http/idempotency.js';
 import { collectRoutes, installMethodNotAllowed } from './http/method-not-allowed.js';
@@ -14,6 +16,7 @@ import { ErrorSchema } from './http/schemas.js';
 import { installNoUndeclaredInput, installValidators, unstorableStrings } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { AppError, ValidationError } from './lib/errors.js';
+import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
@@ -76,6 +79,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await installOpenApi(app);
   installAuth(app, services.keys);
+  await installConsoleSession(app, {
+    consoleAuth: services.consoleAuth,
+    publicUrl: publicUrl(config),
+    secureCookie: publicUrl(config).startsWith('https:'),
+  });
   installNoUndeclaredInput(app);
   await installRateLimit(app, {
     live: config.RATE_LIMIT_LIVE,
@@ -100,15 +108,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const routeTable = collectRoutes(app);
+  const v1Routes = async (v1: FastifyInstance) => {
+    await v1.register(usersRoutes, { users: services.users });
+    await v1.register(resourcesRoutes, { resources: services.resources });
+    await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+    await v1.register(eventsRoutes, { events: services.events });
+  };
+  await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
-    async (v1) => {
-      await v1.register(usersRoutes, { users: services.users });
-      await v1.register(resourcesRoutes, { resources: services.resources });
-      await v1.register(webhooksRoutes, { webhooks: services.webhooks });
-      await v1.register(eventsRoutes, { events: services.events });
+    async (api) => {
+      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.consoleMembers });
+      // D25: the console calls the same routes and services as /v1, authenticated by its session.
+      await api.register(
+        async (mirror) => {
+          mirror.addHook('onRoute', (route) => {
+            route.config = { ...(route.config as object), console: 'actor' } as typeof route.config;
+            route.schema = { ...route.schema, hide: true };
+          });
+          await v1Routes(mirror);
+        },
+        { prefix: '/v1' },
+      );
     },
-    { prefix: '/v1' },
+    { prefix: '/console/api' },
   );
+  await installConsoleStatic(app);
   installMethodNotAllowed(app, routeTable);
   return app;
 }

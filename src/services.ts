@@ -1,7 +1,9 @@
-import type { Config } from './config.js';
+import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
 import { createSignal } from './lib/signal.js';
+import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
+import { createConsoleMembers } from './modules/console-auth/console-members.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createWriteRunner } from './modules/keys/actor.js';
 import { createKeysService } from './modules/keys/keys.service.js';
@@ -35,7 +37,9 @@ export function createServices(deps: {
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
   });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
-  return { keys, users, resources, events, webhooks, workspaces, deliveriesDue };
+  const consoleAuth = createConsoleAuthService({ db, dialect, clock, users, publicUrl: () => publicUrl(deps.config) });
+  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
+  const consoleMembers = createConsoleMembers({ db, users, keys });
+  return { keys, users, resources, events, webhooks, workspaces, consoleAuth, consoleMembers, deliveriesDue };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashRequest, purgeExpiredIdempotencyKeys } from '../src/http/idempotency.js';
 import { isoAt } from '../src/lib/clock.js';
+import { credentialId } from '../src/modules/keys/actor.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
 import { createResource } from './helpers/auth-matrix.js';
 import { expectError, expectValidation } from './helpers/expect.js';
@@ -217,7 +218,7 @@ describe('D12 and D14 together', () => {
         s.resources.create = async (actor, input) => {
           if (revokeNext) {
             revokeNext = false;
-            await s.keys.revoke(actor.keyId);
+            await s.keys.revoke(credentialId(actor));
           }
           return create(actor, input);
         };

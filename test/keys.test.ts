@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentialId } from '../src/modules/keys/actor.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 import { createResource } from './helpers/auth-matrix.js';
 import { expectError } from './helpers/expect.js';
@@ -89,7 +90,7 @@ describe('a key revoked while its request runs (D12, through HTTP)', () => {
         }
         const patchMe = s.users.patchMe;
         s.users.patchMe = async (actor, input) => {
-          if (revokeDuring === 'patchMe') await s.keys.revoke(actor.keyId);
+          if (revokeDuring === 'patchMe') await s.keys.revoke(credentialId(actor));
           return patchMe(actor, input);
         };
       },

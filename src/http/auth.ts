@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors.js';
-import type { Actor } from '../modules/keys/actor.js';
+import type { Actor, KeyActor } from '../modules/keys/actor.js';
 import type { KeysService, VerifyResult } from '../modules/keys/keys.service.js';
 import { allows, type Scope } from '../modules/keys/scopes.js';
 
@@ -21,11 +21,12 @@ declare module 'fastify' {
  * the X-RateLimit-* headers and counts against the key like any authenticated request (D11).
  */
 export function installAuth(app: FastifyInstance, keys: KeysService): void {
-  app.decorateRequest('actor', null as unknown as Actor);
+  app.decorateRequest('actor', null as unknown as KeyActor);
   // Callback style (issue 5): a key verified from the cache answers without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
-    if (!scope) return done();
+    // Console routes authenticate with the session cookie instead (console-session.ts).
+    if (!scope || request.routeOptions.config?.console) return done();
     const result = keys.verifyNow(request.headers.authorization);
     if (result instanceof Promise) {
       result.then((r) => done(authenticate(request, r)), done);
@@ -36,7 +37,8 @@ export function installAuth(app: FastifyInstance, keys: KeysService): void {
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const scope = request.routeOptions.config?.scope;
     if (scope && !allows(request.actor.role, request.actor.scopes, scope)) {
-      return done(new ForbiddenError(`This API key (or its owner's role) lacks the scope ${scope}.`));
+      const who = request.actor.kind === 'session' ? 'Your role' : "This API key (or its owner's role)";
+      return done(new ForbiddenError(`${who} lacks the scope ${scope}.`));
     }
     done(null, payload);
   });

@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../lib/errors.js';
+import { credentialId } from '../modules/keys/actor.js';
 
 export interface RateLimitOptions {
   live: number;
@@ -23,7 +24,7 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
     hook: 'onRequest',
     timeWindow: opts.windowS * 1000,
     max: (request) => (request.actor?.env === 'test' ? opts.test : opts.live),
-    keyGenerator: (request) => request.actor?.keyId ?? 'anonymous',
+    keyGenerator: (request) => (request.actor ? credentialId(request.actor) : 'anonymous'),
     // Routes without a scope (health, docs, 404/405) are not rate limited.
     allowList: (request) => !request.routeOptions.config?.scope,
     redis: opts.redis,

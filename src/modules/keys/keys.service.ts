@@ -114,6 +114,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     // D9: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
     const actor: Actor = Object.freeze({
+      kind: 'api_key' as const,
       keyId: row.id,
       userId: row.user_id,
       workspaceId: row.workspace_id,

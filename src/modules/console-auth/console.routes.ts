@@ -1,0 +1,225 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { sessionOf } from '../../http/console-session.js';
+import { DataOf, IdParam, Timestamp } from '../../http/schemas.js';
+import {
+  ChangePasswordBody,
+  ConsoleSessionSchema,
+  ForgotBody,
+  InviteBody,
+  InvitedSchema,
+  MemberParams,
+  PendingInviteSchema,
+  SessionInfoSchema,
+  SetPasswordBody,
+  SetRoleBody,
+  SignInBody,
+} from './console-auth.schemas.js';
+import type { ConsoleAuthService } from './console-auth.service.js';
+import { type ConsoleMembers, requireAdmin } from './console-members.js';
+
+const hide = true;
+const NoContent = Type.Null({ description: 'Done' });
+
+export const ConsoleKeySchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+  prefix: Type.String(),
+  scopes: Type.Array(Type.String()),
+  user_id: Type.String(),
+  owner_email: Type.String(),
+  created_at: Timestamp,
+  revoked_at: Type.Union([Timestamp, Type.Null()]),
+  last_used_at: Type.Union([Timestamp, Type.Null()]),
+  status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
+});
+export const CreateConsoleKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 20 })),
+  },
+  { additionalProperties: false },
+);
+export const CreatedConsoleKeySchema = Type.Object({
+  id: Type.String(),
+  key: Type.String({ description: 'The plaintext key: shown once.' }),
+  name: Type.String(),
+  env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+  scopes: Type.Array(Type.String()),
+  created_at: Timestamp,
+});
+
+/**
+ * The console's own API (D25): sign-in, sessions, passwords, members and keys. Everything else the
+ * console shows goes through the /v1 routes mounted again under /console/api/v1 (app.ts).
+ */
+export const consoleRoutes: FastifyPluginAsyncTypebox<{
+  consoleAuth: ConsoleAuthService;
+  members: ConsoleMembers;
+}> = async (app, { consoleAuth, members }) => {
+  const describe = async (open: { session: { id: string; email: string; expires_at: string }; csrfToken: string }) => {
+    return {
+      email: open.session.email,
+      session_id: open.session.id,
+      csrf_token: open.csrfToken,
+      expires_at: open.session.expires_at,
+      memberships: await consoleAuth.memberships(open.session.email),
+    };
+  };
+
+  app.get(
+    '/session',
+    { config: { console: 'session' }, schema: { hide, response: { 200: DataOf(ConsoleSessionSchema) } } },
+    async (req) => ({ data: await describe(sessionOf(req)) }),
+  );
+
+  app.post(
+    '/session',
+    {
+      config: { console: 'public' },
+      schema: { hide, body: SignInBody, response: { 201: DataOf(ConsoleSessionSchema) } },
+    },
+    async (req, reply) => {
+      const out = await consoleAuth.signIn({
+        email: req.body.email,
+        password: req.body.password,
+        ip: req.ip,
+        userAgent: req.headers['user-agent'],
+      });
+      app.consoleCookie.set(reply, out.token);
+      return reply.code(201).send({ data: await describe(out) });
+    },
+  );
+
+  app.delete(
+    '/session',
+    { config: { console: 'session' }, schema: { hide, response: { 204: NoContent } } },
+    async (req, reply) => {
+      await consoleAuth.signOut(sessionOf(req).session);
+      app.consoleCookie.clear(reply);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/password/forgot',
+    { config: { console: 'public' }, schema: { hide, body: ForgotBody, response: { 202: NoContent } } },
+    async (req, reply) => {
+      const link = await consoleAuth.forgotPassword(req.body.email);
+      // Until email notifications exist, the reset link goes to the server log for an operator.
+      if (link) req.log.info({ reset_url: link.url }, 'password reset link made');
+      return reply.code(202).send(null);
+    },
+  );
+
+  app.post(
+    '/password/set',
+    {
+      config: { console: 'public' },
+      schema: { hide, body: SetPasswordBody, response: { 200: DataOf(Type.Object({ email: Type.String() })) } },
+    },
+    async (req) => ({ data: await consoleAuth.redeemLink(req.body.token, req.body.password) }),
+  );
+
+  app.post(
+    '/password/change',
+    { config: { console: 'session' }, schema: { hide, body: ChangePasswordBody, response: { 204: NoContent } } },
+    async (req, reply) => {
+      await consoleAuth.changePassword(sessionOf(req).session, req.body.current_password, req.body.new_password);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/sessions',
+    { config: { console: 'session' }, schema: { hide, response: { 200: DataOf(Type.Array(SessionInfoSchema)) } } },
+    async (req) => {
+      const { session } = sessionOf(req);
+      const rows = await consoleAuth.sessions(session.email);
+      return { data: rows.map((r) => ({ ...r, current: r.id === session.id })) };
+    },
+  );
+
+  app.delete(
+    '/sessions/:id',
+    {
+      config: { console: 'session' },
+      schema: { hide, params: IdParam('ses_', 'ses_01J'), response: { 204: NoContent } },
+    },
+    async (req, reply) => {
+      await consoleAuth.endSession(sessionOf(req).session.email, req.params.id);
+      if (req.params.id === sessionOf(req).session.id) app.consoleCookie.clear(reply);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/members/invites',
+    { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(PendingInviteSchema)) } } },
+    async (req) => {
+      requireAdmin(req.actor);
+      return { data: await consoleAuth.pendingInvites(req.actor.workspaceId) };
+    },
+  );
+
+  app.post(
+    '/members',
+    { config: { console: 'actor' }, schema: { hide, body: InviteBody, response: { 201: DataOf(InvitedSchema) } } },
+    async (req, reply) => {
+      requireAdmin(req.actor);
+      const out = await consoleAuth.invite(req.actor.workspaceId, req.body);
+      const data = {
+        user_id: out.user.id,
+        email: out.user.email,
+        role: out.user.role,
+        invite_url: out.invite_url,
+        expires_at: out.expires_at,
+      };
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.patch(
+    '/members/:id',
+    { config: { console: 'actor' }, schema: { hide, params: MemberParams, body: SetRoleBody } },
+    async (req) => ({ data: await members.setRole(req.actor, req.params.id, req.body.role) }),
+  );
+
+  app.delete(
+    '/members/:id',
+    { config: { console: 'actor' }, schema: { hide, params: MemberParams, response: { 204: NoContent } } },
+    async (req, reply) => {
+      await members.remove(req.actor, req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/keys',
+    { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(ConsoleKeySchema)) } } },
+    async (req) => ({ data: await members.listKeys(req.actor) }),
+  );
+
+  app.post(
+    '/keys',
+    {
+      config: { console: 'actor' },
+      schema: { hide, body: CreateConsoleKeyBody, response: { 201: DataOf(CreatedConsoleKeySchema) } },
+    },
+    async (req, reply) => reply.code(201).send({ data: await members.createKey(req.actor, req.body) }),
+  );
+
+  app.delete(
+    '/keys/:id',
+    {
+      config: { console: 'actor' },
+      schema: { hide, params: IdParam('key_', 'key_01J'), response: { 204: NoContent } },
+    },
+    async (req, reply) => {
+      await members.revokeKey(req.actor, req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+};
