@@ -1,10 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { sessionOf } from '../../http/console-session.js';
-import { DataOf, IdParam, Timestamp } from '../../http/schemas.js';
+import { DataOf, IdParam } from '../../http/schemas.js';
 import {
   ChangePasswordBody,
+  ConsoleKeySchema,
   ConsoleSessionSchema,
+  CreateConsoleKeyBody,
+  CreatedConsoleKeySchema,
   ForgotBody,
   InviteBody,
   InvitedSchema,
@@ -20,36 +23,6 @@ import { type ConsoleMembers, requireAdmin } from './console-members.js';
 
 const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
-
-export const ConsoleKeySchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
-  prefix: Type.String(),
-  scopes: Type.Array(Type.String()),
-  user_id: Type.String(),
-  owner_email: Type.String(),
-  created_at: Timestamp,
-  revoked_at: Type.Union([Timestamp, Type.Null()]),
-  last_used_at: Type.Union([Timestamp, Type.Null()]),
-  status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
-});
-export const CreateConsoleKeyBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
-    env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
-    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 20 })),
-  },
-  { additionalProperties: false },
-);
-export const CreatedConsoleKeySchema = Type.Object({
-  id: Type.String(),
-  key: Type.String({ description: 'The plaintext key: shown once.' }),
-  name: Type.String(),
-  env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
-  scopes: Type.Array(Type.String()),
-  created_at: Timestamp,
-});
 
 /**
  * The console's own API (D25): sign-in, sessions, passwords, members and keys. Everything else the
