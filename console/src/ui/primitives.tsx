@@ -178,3 +178,29 @@ export function Pager({ hasMore, onMore, busy }: { hasMore: boolean; onMore: () 
     </div>
   );
 }
+
+/** A labelled select for list filters (the value lives in the URL). */
+export function FilterSelect({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: readonly string[];
+  onChange: (v: string) => void;
+}) {
+  const id = useId();
+  return (
+    <div className="filter">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">any</option>
+        {options.map((o) => (
+          <option key={o}>{o}</option>
+        ))}
+      </select>
+    </div>
+  );
+}

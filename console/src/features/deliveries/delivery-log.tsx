@@ -3,7 +3,7 @@ import { useSearchParams } from 'react-router';
 import { useScopedList, useScopedMutation, useScopedQuery } from '../../api/hooks';
 import type { Delivery, DeliveryDetail, Event } from '../../api/types';
 import { useCurrent } from '../../lib/session';
-import { Badge, Pager, Time } from '../../ui/primitives';
+import { Badge, FilterSelect, Pager, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading, QueryView } from '../../ui/states';
 import { EVENT_TYPES } from '../events/events-page';
 
@@ -27,28 +27,17 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
     <section aria-labelledby="log-title">
       <h2 id="log-title">Delivery log</h2>
       <div className="filters">
-        <label>
-          Status
-          <select value={status} onChange={(e) => setFilter('status', e.target.value)}>
-            <option value="">any</option>
-            <option>pending</option>
-            <option>succeeded</option>
-            <option>failed</option>
-          </select>
-        </label>
-        <label>
-          Event type
-          <select value={event} onChange={(e) => setFilter('event', e.target.value)}>
-            <option value="">any</option>
-            {EVENT_TYPES.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Since (date)
-          <input type="date" value={since} onChange={(e) => setFilter('since', e.target.value)} />
-        </label>
+        <FilterSelect
+          label="Status"
+          value={status}
+          options={['pending', 'succeeded', 'failed']}
+          onChange={(v) => setFilter('status', v)}
+        />
+        <FilterSelect label="Event type" value={event} options={EVENT_TYPES} onChange={(v) => setFilter('event', v)} />
+        <div className="filter">
+          <label htmlFor="since-filter">Since (date)</label>
+          <input id="since-filter" type="date" value={since} onChange={(e) => setFilter('since', e.target.value)} />
+        </div>
       </div>
       <QueryView query={list} what="Loading deliveries">
         {(d) => {
@@ -123,8 +112,8 @@ function DeliveryRow({
           <Time iso={r.next_attempt_at} />
         </td>
         <td>
-          <button type="button" aria-expanded={open} onClick={toggle}>
-            {open ? 'Hide attempts' : `Attempts of ${r.id}`}
+          <button type="button" aria-expanded={open} aria-label={`Attempts of ${r.id}`} onClick={toggle}>
+            {open ? 'Hide attempts' : 'Attempts'}
           </button>
         </td>
       </tr>

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { useScopedList } from '../../api/hooks';
 import type { Event } from '../../api/types';
-import { PageHeader, Pager, Time } from '../../ui/primitives';
+import { FilterSelect, PageHeader, Pager, Time } from '../../ui/primitives';
 import { Empty, QueryView } from '../../ui/states';
 
 export const EVENT_TYPES = ['resource.created', 'resource.updated', 'resource.status_changed', 'resource.deleted'];
@@ -18,18 +18,12 @@ export default function EventsPage() {
         <p className="muted">Kept 30 days; the same bodies your webhooks receive.</p>
       </PageHeader>
       <div className="filters">
-        <label>
-          Event type
-          <select
-            value={event}
-            onChange={(e) => setParams(e.target.value ? { event: e.target.value } : {}, { replace: true })}
-          >
-            <option value="">any</option>
-            {EVENT_TYPES.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          label="Event type"
+          value={event}
+          options={EVENT_TYPES}
+          onChange={(v) => setParams(v ? { event: v } : {}, { replace: true })}
+        />
       </div>
       <QueryView query={list} what="Loading events">
         {(d) => {

@@ -133,7 +133,7 @@ function InviteDialog({ open, onClose }: { open: boolean; onClose: () => void })
   };
   const made = invite.data?.data;
   return (
-    <Dialog title={made ? 'Invite link' : 'Invite member'} open={open} onClose={close}>
+    <Dialog title={made ? 'Invite made' : 'Invite member'} open={open} onClose={close}>
       {made ? (
         <>
           <p>

@@ -3,7 +3,7 @@ import { Link, useSearchParams } from 'react-router';
 import { useScopedList, useScopedMutation } from '../../api/hooks';
 import type { Resource } from '../../api/types';
 import { useCurrent, usePathTo } from '../../lib/session';
-import { Badge, Dialog, PageHeader, Pager, Time } from '../../ui/primitives';
+import { Badge, Dialog, FilterSelect, PageHeader, Pager, Time } from '../../ui/primitives';
 import { Empty, QueryView } from '../../ui/states';
 import { RESOURCE_TYPES, ResourceForm } from './resource-form';
 
@@ -38,23 +38,13 @@ export default function ResourcesPage() {
         }
       />
       <div className="filters">
-        <label>
-          Status
-          <select value={status} onChange={(e) => setFilter('status', e.target.value)}>
-            <option value="">any</option>
-            <option>active</option>
-            <option>archived</option>
-          </select>
-        </label>
-        <label>
-          Type
-          <select value={type} onChange={(e) => setFilter('type', e.target.value)}>
-            <option value="">any</option>
-            {RESOURCE_TYPES.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          label="Status"
+          value={status}
+          options={['active', 'archived']}
+          onChange={(v) => setFilter('status', v)}
+        />
+        <FilterSelect label="Type" value={type} options={RESOURCE_TYPES} onChange={(v) => setFilter('type', v)} />
       </div>
       <QueryView query={list} what="Loading resources">
         {(data) => {
