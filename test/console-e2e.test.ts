@@ -127,7 +127,7 @@ describe('console journeys in Chromium (issue 12)', () => {
       await page.getByRole('checkbox', { name: 'webhooks:write' }).uncheck();
       await page.getByRole('button', { name: 'Generate key' }).click();
       const shown = page.getByLabel('API key', { exact: true });
-      const key = (await shown.textContent()) ?? '';
+      const key = await shown.inputValue();
       expect(key).toMatch(/^svc_live_[0-9A-Za-z]{32,}$/);
       await expect.poll(() => page.getByText(`Bearer ${key}`).count()).toBe(1);
       await screenshot(page, 'keys-generated');
@@ -158,7 +158,7 @@ describe('console journeys in Chromium (issue 12)', () => {
       await page.getByLabel('Endpoint URL').fill(receiver.url('/hook'));
       await page.getByLabel('Label').fill('Billing sync');
       await page.getByRole('button', { name: 'Add endpoint' }).last().click();
-      const secret = (await page.getByLabel('Signing secret', { exact: true }).textContent()) ?? '';
+      const secret = await page.getByLabel('Signing secret', { exact: true }).inputValue();
       expect(secret).toMatch(/^whsec_/);
       await page.getByRole('button', { name: 'Done' }).click();
       expect(await page.getByText(secret).count()).toBe(0);
@@ -286,7 +286,7 @@ describe('console journeys in Chromium (issue 12)', () => {
       await page.getByLabel('Email').fill(viewerEmail);
       await page.getByLabel('Role').selectOption('viewer');
       await page.getByRole('button', { name: 'Invite', exact: true }).click();
-      const link = (await page.getByLabel('Invite link', { exact: true }).textContent()) ?? '';
+      const link = await page.getByLabel('Invite link', { exact: true }).inputValue();
       expect(link).toMatch(new RegExp(`^${base}/console/set-password\\?token=`));
       await page.getByRole('button', { name: 'Done' }).click();
       await page.getByText(`${viewerEmail} as viewer`).waitFor();

@@ -1,14 +1,6 @@
 // The console's request and response types come from the server's TypeBox schemas (Static<>),
 // so a change of the API contract fails the console's type check instead of a page at run time.
-export type { Event } from '../../../src/modules/events/events.schemas.js';
-export type { Resource } from '../../../src/modules/resources/resources.schemas.js';
-export type { User } from '../../../src/modules/users/users.schemas.js';
-export type {
-  CreatedWebhook,
-  Delivery,
-  DeliveryDetail,
-  Webhook,
-} from '../../../src/modules/webhooks/webhooks.schemas.js';
+
 export type {
   ConsoleKey,
   ConsoleSession,
@@ -18,6 +10,15 @@ export type {
   PendingInvite,
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
+export type { Event } from '../../../src/modules/events/events.schemas.js';
+export type { Resource } from '../../../src/modules/resources/resources.schemas.js';
+export type { User } from '../../../src/modules/users/users.schemas.js';
+export type {
+  CreatedWebhook,
+  Delivery,
+  DeliveryDetail,
+  Webhook,
+} from '../../../src/modules/webhooks/webhooks.schemas.js';
 
 export interface PageMeta {
   total: number;

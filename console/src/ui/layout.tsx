@@ -87,10 +87,18 @@ export function SignedInLayout() {
           </label>
           <fieldset className="env-switch">
             <legend className="visually-hidden">Environment</legend>
-            <NavLink to={`/w/${ws}/live${rest}`} aria-current={env === 'live' ? 'page' : undefined} className={env === 'live' ? 'on' : ''}>
+            <NavLink
+              to={`/w/${ws}/live${rest}`}
+              aria-current={env === 'live' ? 'page' : undefined}
+              className={env === 'live' ? 'on' : ''}
+            >
               Live
             </NavLink>
-            <NavLink to={`/w/${ws}/test${rest}`} aria-current={env === 'test' ? 'page' : undefined} className={env === 'test' ? 'on' : ''}>
+            <NavLink
+              to={`/w/${ws}/test${rest}`}
+              aria-current={env === 'test' ? 'page' : undefined}
+              className={env === 'test' ? 'on' : ''}
+            >
               Test
             </NavLink>
           </fieldset>

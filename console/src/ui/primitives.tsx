@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
-import { formatTime } from '../lib/time';
 import { useCurrent } from '../lib/session';
+import { formatTime } from '../lib/time';
 
 /** A timestamp in the user's timezone, with the exact UTC value on hover (title). */
 export function Time({ iso }: { iso: string | null | undefined }) {
@@ -13,7 +13,13 @@ export function Time({ iso }: { iso: string | null | undefined }) {
   );
 }
 
-export function Badge({ tone = 'neutral', children }: { tone?: 'neutral' | 'good' | 'bad' | 'warn' | 'test'; children: ReactNode }) {
+export function Badge({
+  tone = 'neutral',
+  children,
+}: {
+  tone?: 'neutral' | 'good' | 'bad' | 'warn' | 'test';
+  children: ReactNode;
+}) {
   return <span className={`badge badge-${tone}`}>{children}</span>;
 }
 
@@ -143,14 +149,16 @@ export function ConfirmButton({
 /** A secret shown once, with a copy button. */
 export function SecretOnce({ label, value }: { label: string; value: string }) {
   const [copied, setCopied] = useState(false);
+  const id = useId();
   return (
     <div className="secret">
       <p>
-        <strong>{label}</strong> — shown once: copy it now, it cannot be shown again.
+        <label htmlFor={id}>
+          <strong>{label}</strong>
+        </label>{' '}
+        — shown once: copy it now, it cannot be shown again.
       </p>
-      <code className="secret-value" aria-label={label}>
-        {value}
-      </code>
+      <input id={id} className="secret-value" readOnly value={value} onFocus={(e) => e.currentTarget.select()} />
       <button
         type="button"
         onClick={async () => {

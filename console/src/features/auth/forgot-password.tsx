@@ -13,12 +13,14 @@ export default function ForgotPasswordPage() {
     <AuthFrame title="Forgot your password">
       {forgot.isSuccess ? (
         <p role="status">
-          If this email belongs to a member, a reset link valid for one hour has been made. Until email delivery is
-          set up, your administrator finds it in the server log or makes one with <code>wsvc users reset-link</code>.
+          If this email belongs to a member, a reset link valid for one hour has been made. Until email delivery is set
+          up, your administrator finds it in the server log or makes one with <code>wsvc users reset-link</code>.
         </p>
       ) : (
         <form onSubmit={onSubmit((d) => forgot.mutate(String(d.get('email'))))}>
-          <Field label="Email">{(id) => <input id={id} name="email" type="email" autoComplete="username" required />}</Field>
+          <Field label="Email">
+            {(id) => <input id={id} name="email" type="email" autoComplete="username" required />}
+          </Field>
           <FormError error={forgot.error} />
           <button type="submit" className="primary" disabled={forgot.isPending}>
             Send reset link

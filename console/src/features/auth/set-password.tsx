@@ -21,7 +21,9 @@ export default function SetPasswordPage() {
   if (!token) {
     return (
       <AuthFrame title="Set your password">
-        <p role="alert">This page needs the link you were sent. <Link to="/forgot-password">Ask for a new link</Link>.</p>
+        <p role="alert">
+          This page needs the link you were sent. <Link to="/forgot-password">Ask for a new link</Link>.
+        </p>
       </AuthFrame>
     );
   }
@@ -37,12 +39,18 @@ export default function SetPasswordPage() {
         })}
       >
         <Field label="New password">
-          {(id) => <input id={id} name="password" type="password" autoComplete="new-password" minLength={10} required />}
+          {(id) => (
+            <input id={id} name="password" type="password" autoComplete="new-password" minLength={10} required />
+          )}
         </Field>
         <Field label="Repeat the password">
           {(id) => <input id={id} name="confirm" type="password" autoComplete="new-password" minLength={10} required />}
         </Field>
-        {mismatch ? <p className="form-error" role="alert">The two passwords differ.</p> : null}
+        {mismatch ? (
+          <p className="form-error" role="alert">
+            The two passwords differ.
+          </p>
+        ) : null}
         <FormError error={set.error} />
         <button type="submit" className="primary" disabled={set.isPending}>
           Set password

@@ -24,15 +24,24 @@ export default function SignInPage() {
     },
   });
   const first = session.data?.memberships[0];
-  if (session.data && first && !signIn.isPending) return <Navigate to={`/w/${first.workspace_id}/live/overview`} replace />;
+  if (session.data && first && !signIn.isPending)
+    return <Navigate to={`/w/${first.workspace_id}/live/overview`} replace />;
   const message = (location.state as { message?: string } | null)?.message;
   return (
     <AuthFrame title="Sign in">
-      {message ? <p className="notice" role="status">{message}</p> : null}
+      {message ? (
+        <p className="notice" role="status">
+          {message}
+        </p>
+      ) : null}
       <form
-        onSubmit={onSubmit((d) => signIn.mutate({ email: String(d.get('email')), password: String(d.get('password')) }))}
+        onSubmit={onSubmit((d) =>
+          signIn.mutate({ email: String(d.get('email')), password: String(d.get('password')) }),
+        )}
       >
-        <Field label="Email">{(id) => <input id={id} name="email" type="email" autoComplete="username" required />}</Field>
+        <Field label="Email">
+          {(id) => <input id={id} name="email" type="email" autoComplete="username" required />}
+        </Field>
         <Field label="Password">
           {(id) => <input id={id} name="password" type="password" autoComplete="current-password" required />}
         </Field>

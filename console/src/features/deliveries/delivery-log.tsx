@@ -44,7 +44,8 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
           const rows = d.pages
             .flatMap((p) => p.data)
             .filter((r) => (!event || r.event === event) && (!since || r.created_at >= since));
-          if (rows.length === 0) return <Empty>No deliveries{status || event || since ? ' match these filters' : ' yet'}.</Empty>;
+          if (rows.length === 0)
+            return <Empty>No deliveries{status || event || since ? ' match these filters' : ' yet'}.</Empty>;
           return (
             <>
               <div className="table-wrap">
@@ -132,7 +133,10 @@ function Attempts({ webhookId, deliveryId, eventId }: { webhookId: string; deliv
   const { isAdmin } = useCurrent();
   const detail = useScopedQuery<{ data: DeliveryDetail }>(`/v1/webhooks/${webhookId}/deliveries/${deliveryId}`);
   const event = useScopedQuery<{ data: Event }>(`/v1/events/${eventId}`);
-  const retry = useScopedMutation<undefined, unknown>('POST', `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/retry`);
+  const retry = useScopedMutation<undefined, unknown>(
+    'POST',
+    `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/retry`,
+  );
   return (
     <div className="attempts">
       <QueryView query={detail} what="Loading attempts">

@@ -79,11 +79,7 @@ export default function KeysPage() {
                         <Time iso={k.last_used_at} />
                       </td>
                       <td>
-                        {k.status === 'active' ? (
-                          <Badge tone="good">active</Badge>
-                        ) : (
-                          <Badge tone="bad">revoked</Badge>
-                        )}
+                        {k.status === 'active' ? <Badge tone="good">active</Badge> : <Badge tone="bad">revoked</Badge>}
                       </td>
                       <td>
                         {k.status === 'active' ? (
@@ -109,11 +105,19 @@ export default function KeysPage() {
   );
 }
 
-function GenerateKeyDialog({ open, onClose, defaultEnv }: { open: boolean; onClose: () => void; defaultEnv: 'live' | 'test' }) {
-  const create = useScopedMutation<{ name: string; env: 'live' | 'test'; scopes: string[] }, { data: CreatedConsoleKey }>(
-    'POST',
-    '/keys',
-  );
+function GenerateKeyDialog({
+  open,
+  onClose,
+  defaultEnv,
+}: {
+  open: boolean;
+  onClose: () => void;
+  defaultEnv: 'live' | 'test';
+}) {
+  const create = useScopedMutation<
+    { name: string; env: 'live' | 'test'; scopes: string[] },
+    { data: CreatedConsoleKey }
+  >('POST', '/keys');
   const close = () => {
     create.reset();
     onClose();

@@ -25,7 +25,9 @@ export default function MembersPage() {
           ) : null
         }
       >
-        <p className="muted">Viewers read; members also write resources; admins also manage keys, webhooks and members.</p>
+        <p className="muted">
+          Viewers read; members also write resources; admins also manage keys, webhooks and members.
+        </p>
       </PageHeader>
       <QueryView query={members} what="Loading members">
         {(d) => {

@@ -42,7 +42,9 @@ function ProfileForm() {
       }}
     >
       <h2 id="profile-title">Name and timezone</h2>
-      <Field label="Name">{(id) => <input id={id} name="name" maxLength={100} defaultValue={membership.name ?? ''} />}</Field>
+      <Field label="Name">
+        {(id) => <input id={id} name="name" maxLength={100} defaultValue={membership.name ?? ''} />}
+      </Field>
       <Field label="Search timezones">
         {(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}
       </Field>

@@ -15,7 +15,10 @@ export default function ResourceDetailPage() {
   const resource = useScopedQuery<{ data: Resource }>(`/v1/resources/${id}`);
   const events = useScopedList<Event>('/v1/events', { resource_id: id });
   const [editing, setEditing] = useState(false);
-  const update = useScopedMutation<{ name: string; metadata: Record<string, string> }, unknown>('PUT', `/v1/resources/${id}`);
+  const update = useScopedMutation<{ name: string; metadata: Record<string, string> }, unknown>(
+    'PUT',
+    `/v1/resources/${id}`,
+  );
   const action = useScopedMutation<{ _action: string }, unknown>('POST', (b) => `/v1/resources/${id}/${b._action}`);
   const remove = useScopedMutation<undefined, unknown>('DELETE', `/v1/resources/${id}`);
   return (
@@ -52,7 +55,8 @@ export default function ResourceDetailPage() {
             }
           >
             <p>
-              <code>{r.id}</code> · {r.type} · <Badge tone={r.status === 'active' ? 'good' : 'neutral'}>{r.status}</Badge>
+              <code>{r.id}</code> · {r.type} ·{' '}
+              <Badge tone={r.status === 'active' ? 'good' : 'neutral'}>{r.status}</Badge>
             </p>
           </PageHeader>
           <dl className="props">
@@ -102,7 +106,9 @@ export default function ResourceDetailPage() {
               error={update.error}
               busy={update.isPending}
               onCancel={() => setEditing(false)}
-              onSubmit={(v) => update.mutate({ name: v.name, metadata: v.metadata }, { onSuccess: () => setEditing(false) })}
+              onSubmit={(v) =>
+                update.mutate({ name: v.name, metadata: v.metadata }, { onSuccess: () => setEditing(false) })
+              }
             />
           </Dialog>
         </section>

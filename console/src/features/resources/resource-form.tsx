@@ -34,7 +34,11 @@ export function ResourceForm({
   onCancel: () => void;
 }) {
   const [parseError, setParseError] = useState<string | null>(null);
-  const meta = initial ? Object.entries(initial.metadata ?? {}).map(([k, v]) => `${k}=${v}`).join('\n') : '';
+  const meta = initial
+    ? Object.entries(initial.metadata ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n')
+    : '';
   return (
     <form
       onSubmit={(e) => {
@@ -49,7 +53,9 @@ export function ResourceForm({
         }
       }}
     >
-      <Field label="Name">{(id) => <input id={id} name="name" required maxLength={255} defaultValue={initial?.name} />}</Field>
+      <Field label="Name">
+        {(id) => <input id={id} name="name" required maxLength={255} defaultValue={initial?.name} />}
+      </Field>
       {initial ? null : (
         <Field label="Type">
           {(id) => (

@@ -102,7 +102,9 @@ function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => 
             create.mutate({ url: String(d.get('url')), events, ...(label ? { label } : {}) });
           }}
         >
-          <Field label="Endpoint URL">{(id) => <input id={id} name="url" type="url" required placeholder="https://" />}</Field>
+          <Field label="Endpoint URL">
+            {(id) => <input id={id} name="url" type="url" required placeholder="https://" />}
+          </Field>
           <Field label="Label">{(id) => <input id={id} name="label" maxLength={255} />}</Field>
           <fieldset>
             <legend>Events</legend>
