@@ -2,10 +2,13 @@ import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
 import { createSignal } from './lib/signal.js';
+import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
 import { createConsoleMembers } from './modules/console-auth/console-members.js';
+import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createEventsService } from './modules/events/events.service.js';
-import { createWriteRunner } from './modules/keys/actor.js';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
+import { apiKeyCheck, systemCheck } from './modules/keys/key-check.js';
 import { createKeysService } from './modules/keys/keys.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createUsersService } from './modules/users/users.service.js';
@@ -24,7 +27,13 @@ export function createServices(deps: {
   const clock = deps.clock;
   // Rung after a commit that queued deliveries; this process's delivery worker listens.
   const deliveriesDue = createSignal();
-  const writeAs = createWriteRunner({ db, dialect });
+  // The write-time re-check per kind of principal; the console registers `session` beside these.
+  const checks: PrincipalChecks = {
+    api_key: apiKeyCheck(dialect),
+    session: sessionCheck(dialect),
+    system: systemCheck(dialect),
+  };
+  const writeAs = createWriteRunner({ db, dialect, checks });
   const keys = createKeysService({ db, dialect, clock });
   const users = createUsersService({ db, dialect, clock, writeAs });
   const events = createEventsService({ db, dialect, clock, deliveriesDue });
@@ -37,9 +46,23 @@ export function createServices(deps: {
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
   });
+  const idempotency = createIdempotencyService({ db, clock });
   const consoleAuth = createConsoleAuthService({ db, dialect, clock, users, publicUrl: () => publicUrl(deps.config) });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
   const consoleMembers = createConsoleMembers({ db, users, keys });
-  return { keys, users, resources, events, webhooks, workspaces, consoleAuth, consoleMembers, deliveriesDue };
+  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
+  return {
+    keys,
+    users,
+    resources,
+    events,
+    webhooks,
+    workspaces,
+    idempotency,
+    consoleAuth,
+    consoleMembers,
+    deliveriesDue,
+    checks,
+    writeAs,
+  };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -4,7 +4,7 @@ import type { ConsoleSessionsTable, Env } from '../db/types.js';
 import { AppError, fieldError } from '../lib/errors.js';
 import type { ConsoleAuthService } from '../modules/console-auth/console-auth.service.js';
 import { SESSION_ABSOLUTE_MS } from '../modules/console-auth/console-auth.service.js';
-import { sessionEndedError } from '../modules/keys/actor.js';
+import { sessionEndedError } from '../modules/console-auth/session-check.js';
 
 export const SESSION_COOKIE = 'wsvc_session';
 /** Header naming the workspace a console API call acts in (a person may belong to several). */
@@ -63,7 +63,7 @@ export async function installConsoleSession(
     }
     const env = request.headers[ENV_HEADER] ?? 'live';
     if (env !== 'live' && env !== 'test') throw fieldError('X-Env', 'invalid_value', 'X-Env must be live or test.');
-    request.actor = await deps.consoleAuth.actorFor(open.session, ws, env as Env);
+    request.principal = await deps.consoleAuth.principalFor(open.session, ws, env as Env);
   });
 
   // D25 headers on every console page and API answer: no inline script, no framing, no sniffing.

@@ -99,13 +99,12 @@ export const consoleAuthRepository = {
   },
 
   /** Whether a session is still open (the re-check inside write transactions). */
-  async sessionOpen(db: Db, id: string, now: string): Promise<boolean> {
+  async sessionOpen(db: Db, id: string): Promise<boolean> {
     const row = await db
       .selectFrom('console_sessions')
       .select('id')
       .where('id', '=', id)
       .where('ended_at', 'is', null)
-      .where('expires_at', '>', now)
       .executeTakeFirst();
     return row !== undefined;
   },

@@ -3,11 +3,12 @@ import type { ConsoleLinkPurpose, ConsoleSessionsTable, Env, Role } from '../../
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { SessionActor } from '../keys/actor.js';
+import type { SessionPrincipal } from '../../lib/principal.js';
 import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import { sessionLock } from './session-check.js';
 import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 const MINUTE = 60_000;
@@ -44,6 +45,16 @@ export function createConsoleAuthService(deps: {
   publicUrl: () => string;
 }) {
   const { db, dialect, clock } = deps;
+
+  /** Ends sessions of a person under their exclusive locks, so no write of theirs is still in flight. */
+  async function endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }) {
+    const open = await repo.listSessions(trx, email, at);
+    for (const s of open) {
+      if ((only?.id && s.id !== only.id) || s.id === only?.except) continue;
+      await dialect.holdExclusive(trx, sessionLock(s.id));
+    }
+    return repo.endSessions(trx, email, at, only);
+  }
 
   /** Makes a single-use link; the token is in the URL and nowhere else. */
   async function makeLink(
@@ -144,7 +155,7 @@ export function createConsoleAuthService(deps: {
   }
 
   /** The principal of a session in one workspace and environment; NotFoundError when not a member. */
-  async function actorFor(session: ConsoleSessionsTable, workspaceId: string, env: Env): Promise<SessionActor> {
+  async function principalFor(session: ConsoleSessionsTable, workspaceId: string, env: Env): Promise<SessionPrincipal> {
     const m = await repo.membership(db, session.email, workspaceId);
     if (!m) throw new NotFoundError('workspace');
     return { kind: 'session', sessionId: session.id, userId: m.id, workspaceId, env, role: m.role, scopes: null };
@@ -152,7 +163,10 @@ export function createConsoleAuthService(deps: {
 
   async function signOut(session: ConsoleSessionsTable): Promise<void> {
     const at = isoAt(clock.now());
-    await dialect.writeTransaction(db, (trx) => repo.endSessions(trx, session.email, at, { id: session.id }));
+    await dialect.writeTransaction(db, async (trx) => {
+      await dialect.holdExclusive(trx, sessionLock(session.id));
+      await repo.endSessions(trx, session.email, at, { id: session.id });
+    });
   }
 
   /** Sets the password from a single-use link; ends every session of that person. Throws 400 invalid_link. */
@@ -169,7 +183,7 @@ export function createConsoleAuthService(deps: {
       if (link.workspace_id && !(await repo.membership(trx, link.email, link.workspace_id))) throw badLink();
       if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
       await repo.upsertCredential(trx, link.email, hash, isoAt(now));
-      await repo.endSessions(trx, link.email, isoAt(now));
+      await endSessionsLocked(trx, link.email, isoAt(now));
       return { email: link.email };
     });
   }
@@ -196,7 +210,7 @@ export function createConsoleAuthService(deps: {
     const at = isoAt(clock.now());
     await dialect.writeTransaction(db, async (trx) => {
       await repo.upsertCredential(trx, session.email, hash, at);
-      await repo.endSessions(trx, session.email, at, { except: session.id });
+      await endSessionsLocked(trx, session.email, at, { except: session.id });
     });
   }
 
@@ -219,7 +233,7 @@ export function createConsoleAuthService(deps: {
     makeLink,
     signIn,
     sessionOf,
-    actorFor,
+    principalFor,
     signOut,
     redeemLink,
     forgotPassword,
@@ -230,7 +244,7 @@ export function createConsoleAuthService(deps: {
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
     async endSession(email: string, id: string) {
       const at = isoAt(clock.now());
-      const n = await dialect.writeTransaction(db, (trx) => repo.endSessions(trx, email, at, { id }));
+      const n = await dialect.writeTransaction(db, (trx) => endSessionsLocked(trx, email, at, { id }));
       if (n === 0) throw new NotFoundError('session');
     },
     purgeFailures: () => repo.purgeFailures(db, isoAt(clock.now() - THROTTLE_WINDOW_MS)),

@@ -1,15 +1,15 @@
 import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
 import { ForbiddenError, NotFoundError } from '../../lib/errors.js';
-import type { Actor } from '../keys/actor.js';
+import type { Principal } from '../../lib/principal.js';
 import type { KeysService } from '../keys/keys.service.js';
 import { SCOPES } from '../keys/scopes.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 
 /** D25: only admins manage members (and everyone's keys). Throws ForbiddenError. */
-export function requireAdmin(actor: Actor): void {
-  if (actor.role !== 'admin') throw new ForbiddenError('Only workspace admins can do this.');
+export function requireAdmin(principal: Principal): void {
+  if (principal.role !== 'admin') throw new ForbiddenError('Only workspace admins can do this.');
 }
 
 /**
@@ -19,26 +19,30 @@ export function requireAdmin(actor: Actor): void {
 export function createConsoleMembers(deps: { db: Db; users: UsersService; keys: KeysService }) {
   const { db, users, keys } = deps;
 
-  async function memberOrThrow(actor: Actor, userId: string) {
-    const m = await repo.userInWorkspace(db, actor.workspaceId, userId);
+  async function memberOrThrow(principal: Principal, userId: string) {
+    const m = await repo.userInWorkspace(db, principal.workspaceId, userId);
     if (!m) throw new NotFoundError('member');
     return m;
   }
 
   return {
-    async setRole(actor: Actor, userId: string, role: Role) {
-      requireAdmin(actor);
-      await memberOrThrow(actor, userId);
+    async setRole(principal: Principal, userId: string, role: Role) {
+      requireAdmin(principal);
+      await memberOrThrow(principal, userId);
       return users.setRole(userId, role);
     },
-    async remove(actor: Actor, userId: string) {
-      requireAdmin(actor);
-      await memberOrThrow(actor, userId);
+    async remove(principal: Principal, userId: string) {
+      requireAdmin(principal);
+      await memberOrThrow(principal, userId);
       return users.remove(userId);
     },
     /** Admins see every key of the workspace; others their own (D24). */
-    async listKeys(actor: Actor) {
-      const rows = await repo.keysWithOwners(db, actor.workspaceId, actor.role === 'admin' ? undefined : actor.userId);
+    async listKeys(principal: Principal) {
+      const rows = await repo.keysWithOwners(
+        db,
+        principal.workspaceId,
+        principal.role === 'admin' ? undefined : (principal.userId ?? ''),
+      );
       return rows.map((r) => ({
         ...r,
         scopes: r.scopes === null ? [...SCOPES] : (JSON.parse(r.scopes) as string[]),
@@ -46,12 +50,21 @@ export function createConsoleMembers(deps: { db: Db; users: UsersService; keys: 
       }));
     },
     /** Everyone makes keys for themselves. */
-    createKey(actor: Actor, input: { name: string; env: 'live' | 'test'; scopes?: string[] }) {
-      return keys.create({ userId: actor.userId, env: input.env, name: input.name, scopes: input.scopes ?? null });
+    createKey(principal: Principal, input: { name: string; env: 'live' | 'test'; scopes?: string[] }) {
+      return keys.create({
+        userId: principal.userId ?? '',
+        env: input.env,
+        name: input.name,
+        scopes: input.scopes ?? null,
+      });
     },
     /** Admins revoke any key of the workspace, others their own (D24). */
-    async revokeKey(actor: Actor, keyId: string) {
-      const mine = await repo.keysWithOwners(db, actor.workspaceId, actor.role === 'admin' ? undefined : actor.userId);
+    async revokeKey(principal: Principal, keyId: string) {
+      const mine = await repo.keysWithOwners(
+        db,
+        principal.workspaceId,
+        principal.role === 'admin' ? undefined : (principal.userId ?? ''),
+      );
       if (!mine.some((k) => k.id === keyId)) throw new NotFoundError('API key');
       return keys.revoke(keyId);
     },

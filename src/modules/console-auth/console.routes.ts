@@ -132,8 +132,8 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/members/invites',
     { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(PendingInviteSchema)) } } },
     async (req) => {
-      requireAdmin(req.actor);
-      return { data: await consoleAuth.pendingInvites(req.actor.workspaceId) };
+      requireAdmin(req.principal);
+      return { data: await consoleAuth.pendingInvites(req.principal.workspaceId) };
     },
   );
 
@@ -141,8 +141,8 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/members',
     { config: { console: 'actor' }, schema: { hide, body: InviteBody, response: { 201: DataOf(InvitedSchema) } } },
     async (req, reply) => {
-      requireAdmin(req.actor);
-      const out = await consoleAuth.invite(req.actor.workspaceId, req.body);
+      requireAdmin(req.principal);
+      const out = await consoleAuth.invite(req.principal.workspaceId, req.body);
       const data = {
         user_id: out.user.id,
         email: out.user.email,
@@ -157,14 +157,14 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
   app.patch(
     '/members/:id',
     { config: { console: 'actor' }, schema: { hide, params: MemberParams, body: SetRoleBody } },
-    async (req) => ({ data: await members.setRole(req.actor, req.params.id, req.body.role) }),
+    async (req) => ({ data: await members.setRole(req.principal, req.params.id, req.body.role) }),
   );
 
   app.delete(
     '/members/:id',
     { config: { console: 'actor' }, schema: { hide, params: MemberParams, response: { 204: NoContent } } },
     async (req, reply) => {
-      await members.remove(req.actor, req.params.id);
+      await members.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -172,7 +172,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/keys',
     { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(ConsoleKeySchema)) } } },
-    async (req) => ({ data: await members.listKeys(req.actor) }),
+    async (req) => ({ data: await members.listKeys(req.principal) }),
   );
 
   app.post(
@@ -181,7 +181,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
       config: { console: 'actor' },
       schema: { hide, body: CreateConsoleKeyBody, response: { 201: DataOf(CreatedConsoleKeySchema) } },
     },
-    async (req, reply) => reply.code(201).send({ data: await members.createKey(req.actor, req.body) }),
+    async (req, reply) => reply.code(201).send({ data: await members.createKey(req.principal, req.body) }),
   );
 
   app.delete(
@@ -191,7 +191,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
       schema: { hide, params: IdParam('key_', 'key_01J'), response: { 204: NoContent } },
     },
     async (req, reply) => {
-      await members.revokeKey(req.actor, req.params.id);
+      await members.revokeKey(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
