@@ -19,10 +19,13 @@ import { AppError, ValidationError } from './lib/errors.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
+import { keysRoutes } from './modules/keys/keys.routes.js';
+import { ApiKeySchema } from './modules/keys/keys.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
+import { deliveriesRoutes } from './modules/webhooks/deliveries.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
 import { redisState } from './redis.js';
@@ -73,7 +76,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return done(new ValidationError('The body has strings that cannot be stored.', unstorable));
     done(null, parsed);
   });
-  for (const schema of [ErrorSchema, ResourceSchema, UserSchema, EventSchema, WebhookSchema, DeliverySchema]) {
+  for (const schema of [
+    ErrorSchema,
+    ResourceSchema,
+    UserSchema,
+    EventSchema,
+    WebhookSchema,
+    DeliverySchema,
+    ApiKeySchema,
+  ]) {
     app.addSchema(schema);
   }
 
@@ -112,7 +123,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(usersRoutes, { users: services.users });
     await v1.register(resourcesRoutes, { resources: services.resources });
     await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+    await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
     await v1.register(eventsRoutes, { events: services.events });
+    await v1.register(keysRoutes, { keys: services.keyManagement });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(

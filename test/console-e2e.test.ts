@@ -136,14 +136,25 @@ describe('console journeys in Chromium (issue 12)', () => {
       expect(await page.getByText(key).count()).toBe(0);
       const ok = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${key}` } });
       expect(ok.status).toBe(200);
-      await visit(page, path('/settings/keys'), 'API Keys', 'keys', 'docs/images/console-keys.png');
+      // Roll with no overlap: the successor works, the old key stops at once.
+      await visit(page, path('/settings/keys'), 'API Keys', 'keys');
+      await page.getByRole('button', { name: 'Roll Deploy bot' }).click();
+      await page.getByLabel('Keep the old key working for').selectOption('0');
+      await page.getByRole('button', { name: 'Roll key' }).click();
+      const rolled = await page.getByLabel('New API key', { exact: true }).inputValue();
+      expect(rolled).toMatch(/^svc_live_/);
+      expect(rolled).not.toBe(key);
+      await page.getByRole('button', { name: 'Done' }).click();
+      const oldKey = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${key}` } });
+      expect(oldKey.status).toBe(401);
+      const newKey = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${rolled}` } });
+      expect(newKey.status).toBe(200);
+      await page.getByRole('button', { name: 'Revoke Deploy bot' }).waitFor();
+      await screenshot(page, 'keys-rolled', 'docs/images/console-keys.png');
       await page.getByRole('button', { name: 'Revoke Deploy bot' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
-      await page
-        .getByRole('row', { name: /Deploy bot/ })
-        .getByText('revoked')
-        .waitFor();
-      const after = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${key}` } });
+      await expect.poll(() => page.getByRole('button', { name: 'Revoke Deploy bot' }).count()).toBe(0);
+      const after = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${rolled}` } });
       expect(after.status).toBe(401);
       expect(((await after.json()) as { error: { code: string } }).error.code).toBe('expired_token');
     },
@@ -204,6 +215,16 @@ describe('console journeys in Chromium (issue 12)', () => {
       await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
       await expect.poll(() => page.getByRole('cell', { name: 'succeeded' }).count()).toBe(2);
       await expect.poll(() => page.getByRole('cell', { name: 'failed', exact: true }).count()).toBe(0);
+      // Send a test event; rotate the secret (the new one shown once).
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      await page.getByText('Test event queued; it appears in the log below.').waitFor();
+      await receiver.until((r) => r.some((x) => x.path === '/hook' && x.body.includes('webhook.test')));
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      await page.getByRole('button', { name: 'Rotate', exact: true }).click();
+      const rotated = await page.getByLabel('New signing secret', { exact: true }).inputValue();
+      expect(rotated).toMatch(/^whsec_/);
+      expect(rotated).not.toBe(secret);
+      await page.getByRole('button', { name: 'Done' }).click();
       // Status filter in the URL.
       await page.getByLabel('Status').selectOption('failed');
       await page.getByText('No deliveries match these filters.').waitFor();

@@ -2,15 +2,14 @@
 // so a change of the API contract fails the console's type check instead of a page at run time.
 
 export type {
-  ConsoleKey,
   ConsoleSession,
-  CreatedConsoleKey,
   Invited,
   Membership,
   PendingInvite,
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
+export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
 export type { Resource } from '../../../src/modules/resources/resources.schemas.js';
 export type { User } from '../../../src/modules/users/users.schemas.js';
 export type {

@@ -66,30 +66,6 @@ export const consoleAuthRepository = {
       .executeTakeFirst();
   },
 
-  /** API keys of a workspace with their owner's email, newest first; one owner's when given. */
-  keysWithOwners(db: Db, workspaceId: string, userId?: string) {
-    let q = db
-      .selectFrom('api_keys')
-      .innerJoin('users', 'users.id', 'api_keys.user_id')
-      .select([
-        'api_keys.id',
-        'api_keys.name',
-        'api_keys.env',
-        'api_keys.prefix',
-        'api_keys.scopes',
-        'api_keys.user_id',
-        'users.email as owner_email',
-        'api_keys.created_at',
-        'api_keys.revoked_at',
-        'api_keys.last_used_at',
-      ])
-      .where('api_keys.workspace_id', '=', workspaceId)
-      .orderBy('api_keys.id', 'desc')
-      .limit(500);
-    if (userId) q = q.where('api_keys.user_id', '=', userId);
-    return q.execute();
-  },
-
   insertSession(db: Db, row: ConsoleSessionsTable) {
     return db.insertInto('console_sessions').values(row).execute();
   },

@@ -71,36 +71,3 @@ export const PendingInviteSchema = Type.Object({
 export type PendingInvite = Static<typeof PendingInviteSchema>;
 export const SetRoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
 export const MemberParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-
-export const ConsoleKeySchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
-  prefix: Type.String(),
-  scopes: Type.Array(Type.String()),
-  user_id: Type.String(),
-  owner_email: Type.String(),
-  created_at: Timestamp,
-  revoked_at: Type.Union([Timestamp, Type.Null()]),
-  last_used_at: Type.Union([Timestamp, Type.Null()]),
-  status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
-});
-export const CreateConsoleKeyBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
-    env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
-    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 20 })),
-  },
-  { additionalProperties: false },
-);
-export const CreatedConsoleKeySchema = Type.Object({
-  id: Type.String(),
-  key: Type.String({ description: 'The plaintext key: shown once.' }),
-  name: Type.String(),
-  env: Type.Union([Type.Literal('live'), Type.Literal('test')]),
-  scopes: Type.Array(Type.String()),
-  created_at: Timestamp,
-});
-
-export type ConsoleKey = Static<typeof ConsoleKeySchema>;
-export type CreatedConsoleKey = Static<typeof CreatedConsoleKeySchema>;

@@ -4,10 +4,7 @@ import { sessionOf } from '../../http/console-session.js';
 import { DataOf, IdParam } from '../../http/schemas.js';
 import {
   ChangePasswordBody,
-  ConsoleKeySchema,
   ConsoleSessionSchema,
-  CreateConsoleKeyBody,
-  CreatedConsoleKeySchema,
   ForgotBody,
   InviteBody,
   InvitedSchema,
@@ -25,7 +22,7 @@ const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
 
 /**
- * The console's own API (D25): sign-in, sessions, passwords, members and keys. Everything else the
+ * The console's own API (D25): sign-in, sessions, passwords and members (keys go through /v1/keys). Everything else the
  * console shows goes through the /v1 routes mounted again under /console/api/v1 (app.ts).
  */
 export const consoleRoutes: FastifyPluginAsyncTypebox<{
@@ -165,33 +162,6 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     { config: { console: 'actor' }, schema: { hide, params: MemberParams, response: { 204: NoContent } } },
     async (req, reply) => {
       await members.remove(req.principal, req.params.id);
-      return reply.code(204).send(null);
-    },
-  );
-
-  app.get(
-    '/keys',
-    { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(ConsoleKeySchema)) } } },
-    async (req) => ({ data: await members.listKeys(req.principal) }),
-  );
-
-  app.post(
-    '/keys',
-    {
-      config: { console: 'actor' },
-      schema: { hide, body: CreateConsoleKeyBody, response: { 201: DataOf(CreatedConsoleKeySchema) } },
-    },
-    async (req, reply) => reply.code(201).send({ data: await members.createKey(req.principal, req.body) }),
-  );
-
-  app.delete(
-    '/keys/:id',
-    {
-      config: { console: 'actor' },
-      schema: { hide, params: IdParam('key_', 'key_01J'), response: { 204: NoContent } },
-    },
-    async (req, reply) => {
-      await members.revokeKey(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -1,4 +1,5 @@
 import type { Dialect } from '../../db/dialect.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
 import type { ApiKeyPrincipal, SystemPrincipal } from '../../lib/principal.js';
 import type { PrincipalCheck } from '../auth/write-runner.js';
 import { usersRepository } from '../users/users.repository.js';
@@ -9,13 +10,13 @@ export const keyLock = (keyId: string) => `key:${keyId}`;
 export const userLock = (userId: string) => `user:${userId}`;
 
 /**
- * The write-time check of an API key: not revoked, owner not removed (D12, D9). The shared locks
+ * The write-time check of an API key: not revoked or expired, owner not removed (D12, D9). The shared locks
  * make a revocation wait only for writes already past this point, and every later write see it.
  */
-export function apiKeyCheck(dialect: Dialect): PrincipalCheck<ApiKeyPrincipal> {
+export function apiKeyCheck(dialect: Dialect, clock: Clock): PrincipalCheck<ApiKeyPrincipal> {
   return async (trx, p) => {
     await dialect.holdShared(trx, [keyLock(p.keyId), userLock(p.userId)]);
-    return keysRepository.isActive(trx, p.keyId);
+    return keysRepository.isActive(trx, p.keyId, isoAt(clock.now()));
   };
 }
 

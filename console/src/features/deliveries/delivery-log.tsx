@@ -7,7 +7,7 @@ import { Badge, FilterSelect, Pager, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading, QueryView } from '../../ui/states';
 import { EVENT_TYPES } from '../events/events-page';
 
-const TONE = { succeeded: 'good', failed: 'bad', pending: 'warn' } as const;
+const TONE = { succeeded: 'good', failed: 'bad', pending: 'warn', cancelled: 'neutral' } as const;
 
 /** One endpoint's delivery log: filters in the URL, each delivery's attempts on demand, retry. */
 export function DeliveryLog({ webhookId }: { webhookId: string }) {
@@ -15,7 +15,14 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
   const status = params.get('status') ?? '';
   const event = params.get('event') ?? '';
   const since = params.get('since') ?? '';
-  const list = useScopedList<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, { status });
+  // Filters go to the server (GET /deliveries), so a long log is filtered before it is paged.
+  const createdAfter = since ? new Date(`${since}T00:00:00Z`).toISOString() : undefined;
+  const list = useScopedList<Delivery>('/v1/deliveries', {
+    webhook_id: webhookId,
+    status,
+    event,
+    created_after: createdAfter,
+  });
   const [openId, setOpenId] = useState<string | null>(null);
   const setFilter = (k: string, v: string) => {
     const next = new URLSearchParams(params);
@@ -30,20 +37,23 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
         <FilterSelect
           label="Status"
           value={status}
-          options={['pending', 'succeeded', 'failed']}
+          options={['pending', 'succeeded', 'failed', 'cancelled']}
           onChange={(v) => setFilter('status', v)}
         />
-        <FilterSelect label="Event type" value={event} options={EVENT_TYPES} onChange={(v) => setFilter('event', v)} />
+        <FilterSelect
+          label="Event type"
+          value={event}
+          options={[...EVENT_TYPES, 'webhook.test']}
+          onChange={(v) => setFilter('event', v)}
+        />
         <div className="filter">
-          <label htmlFor="since-filter">Since (date)</label>
+          <label htmlFor="since-filter">Since (date, UTC)</label>
           <input id="since-filter" type="date" value={since} onChange={(e) => setFilter('since', e.target.value)} />
         </div>
       </div>
       <QueryView query={list} what="Loading deliveries">
         {(d) => {
-          const rows = d.pages
-            .flatMap((p) => p.data)
-            .filter((r) => (!event || r.event === event) && (!since || r.created_at >= since));
+          const rows = d.pages.flatMap((p) => p.data);
           if (rows.length === 0)
             return <Empty>No deliveries{status || event || since ? ' match these filters' : ' yet'}.</Empty>;
           return (

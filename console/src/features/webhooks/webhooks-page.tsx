@@ -5,7 +5,7 @@ import type { CreatedWebhook, Webhook } from '../../api/types';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { Badge, Dialog, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
-import { EVENT_TYPES } from '../events/events-page';
+import { EventChoices } from './webhook-actions';
 
 export default function WebhooksPage() {
   const { isAdmin } = useCurrent();
@@ -106,19 +106,7 @@ function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => 
             {(id) => <input id={id} name="url" type="url" required placeholder="https://" />}
           </Field>
           <Field label="Label">{(id) => <input id={id} name="label" maxLength={255} />}</Field>
-          <fieldset>
-            <legend>Events</legend>
-            <label className="check">
-              <input type="checkbox" name="events" value="*" defaultChecked />
-              all events (*)
-            </label>
-            {EVENT_TYPES.map((t) => (
-              <label key={t} className="check">
-                <input type="checkbox" name="events" value={t} />
-                {t}
-              </label>
-            ))}
-          </fieldset>
+          <EventChoices />
           <FormError error={create.error} />
           <div className="actions">
             <button type="button" onClick={close}>
