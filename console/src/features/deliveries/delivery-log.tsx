@@ -15,14 +15,14 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
   const status = params.get('status') ?? '';
   const event = params.get('event') ?? '';
   const since = params.get('since') ?? '';
-  // Filters go to the server (GET /deliveries), so a long log is filtered before it is paged.
+  // Filters go to the server, so a long log is filtered before it is paged: the endpoint's own log
+  // for status alone, GET /deliveries when an event type or a date narrows it further.
   const createdAfter = since ? new Date(`${since}T00:00:00Z`).toISOString() : undefined;
-  const list = useScopedList<Delivery>('/v1/deliveries', {
-    webhook_id: webhookId,
-    status,
-    event,
-    created_after: createdAfter,
-  });
+  const narrowed = Boolean(event || createdAfter);
+  const list = useScopedList<Delivery>(
+    narrowed ? '/v1/deliveries' : `/v1/webhooks/${webhookId}/deliveries`,
+    narrowed ? { webhook_id: webhookId, status, event, created_after: createdAfter } : { status },
+  );
   const [openId, setOpenId] = useState<string | null>(null);
   const setFilter = (k: string, v: string) => {
     const next = new URLSearchParams(params);
