@@ -187,6 +187,29 @@ describe('console session API (D25)', () => {
     expectError(await a.client.call({ method: 'GET', url: '/console/api/nope' }), 404, 'not_found');
   });
 
+  it('a session made on one API process is valid on another (sessions live in the database)', async () => {
+    const a = await newAdmin();
+    const other = await startTestApp({ storage: t.storage as TestApp['storage'] & { url: string } });
+    try {
+      const res = await other.request({
+        method: 'POST',
+        url: '/console/api/v1/resources',
+        body: { name: 'Made on the other process', type: 'standard' },
+        headers: { cookie: a.client.cookie, origin: ORIGIN, 'x-csrf-token': a.client.csrf, 'x-workspace-id': a.ws },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      await a.client.call({ method: 'DELETE', url: '/console/api/session' });
+      const after = await other.request({
+        method: 'GET',
+        url: '/console/api/session',
+        headers: { cookie: a.client.cookie },
+      });
+      expectError(after, 401, 'unauthenticated');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers with the security headers', async () => {
     const a = await newAdmin();
     const res = await a.client.call({ method: 'GET', url: '/console/api/session' });
