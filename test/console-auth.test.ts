@@ -1,7 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { json, startTestApp, type TestApp } from './helpers/app.js';
 import { type ConsoleClient, linkToken, ORIGIN, PASSWORD, signIn, signInWithLink } from './helpers/console.js';
 import { expectError } from './helpers/expect.js';
+
+// Every sign-in costs one scrypt hash (OWASP parameters, about a second of one core): a loaded
+// machine needs more than the default time per test.
+vi.setConfig({ testTimeout: 120_000 });
 
 let t: TestApp;
 beforeAll(async () => {

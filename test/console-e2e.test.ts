@@ -51,7 +51,6 @@ beforeAll(async () => {
   browser = await launchChromium();
   admin = await browser.newContext({ viewport: { width: 1360, height: 860 }, timezoneId: 'UTC' });
   page = await admin.newPage();
-  mkdirSync('docs/images', { recursive: true });
 }, STEP);
 
 afterAll(async () => {
@@ -60,6 +59,13 @@ afterAll(async () => {
   await receiver?.close();
   await storage?.close();
 });
+
+/** README screenshots are rewritten only on request: `UPDATE_DOC_IMAGES=1 npx vitest run test/console-e2e.test.ts`. */
+function docImage(name: string): string | undefined {
+  if (process.env.UPDATE_DOC_IMAGES !== '1' || process.env.WSVC_TEST_PROJECT === 'postgres') return undefined;
+  mkdirSync('docs/images', { recursive: true });
+  return `docs/images/${name}`;
+}
 
 const path = (rest: string, env: 'live' | 'test' = 'live') => `${base}/console/w/${ws}/${env}${rest}`;
 
@@ -150,7 +156,7 @@ describe('console journeys in Chromium (issue 12)', () => {
       const newKey = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${rolled}` } });
       expect(newKey.status).toBe(200);
       await page.getByRole('button', { name: 'Revoke Deploy bot' }).waitFor();
-      await screenshot(page, 'keys-rolled', 'docs/images/console-keys.png');
+      await screenshot(page, 'keys-rolled', docImage('console-keys.png'));
       await page.getByRole('button', { name: 'Revoke Deploy bot' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Revoke Deploy bot' }).count()).toBe(0);
@@ -200,7 +206,7 @@ describe('console journeys in Chromium (issue 12)', () => {
       await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
       await page.getByRole('cell', { name: 'failed' }).waitFor();
       await expectAccessible(page, 'delivery-log');
-      await screenshot(page, 'delivery-log', 'docs/images/console-delivery-log.png');
+      await screenshot(page, 'delivery-log', docImage('console-delivery-log.png'));
       const failedRow = page.getByRole('row').filter({ has: page.getByText('failed', { exact: true }) });
       await failedRow.getByRole('button', { name: /Attempts of/ }).click();
       await page.getByText(/Attempt 1 at .* ms · HTTP 500/).waitFor();

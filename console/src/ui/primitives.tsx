@@ -89,6 +89,7 @@ export function Dialog({
 /** Asks before a destructive action. */
 export function ConfirmButton({
   label,
+  ariaLabel,
   title,
   message,
   confirmLabel,
@@ -96,6 +97,8 @@ export function ConfirmButton({
   danger = true,
 }: {
   label: string;
+  /** A longer accessible name when the visible label is short (e.g. which row it acts on). */
+  ariaLabel?: string;
   title: string;
   message: ReactNode;
   confirmLabel: string;
@@ -107,7 +110,7 @@ export function ConfirmButton({
   const [error, setError] = useState<unknown>(null);
   return (
     <>
-      <button type="button" className={danger ? 'danger' : ''} onClick={() => setOpen(true)}>
+      <button type="button" className={danger ? 'danger' : ''} aria-label={ariaLabel} onClick={() => setOpen(true)}>
         {label}
       </button>
       <Dialog title={title} open={open} onClose={() => setOpen(false)}>

@@ -83,20 +83,21 @@ export default function KeysPage() {
                             </div>
                           ) : null}
                         </td>
-                        <td className="actions">
+                        <td>
                           {k.status === 'active' ? (
-                            <>
-                              <button type="button" onClick={() => setRolling(k)}>
-                                Roll {k.name}
+                            <div className="row-actions">
+                              <button type="button" aria-label={`Roll ${k.name}`} onClick={() => setRolling(k)}>
+                                Roll
                               </button>
                               <ConfirmButton
-                                label={`Revoke ${k.name}`}
+                                label="Revoke"
+                                ariaLabel={`Revoke ${k.name}`}
                                 title="Revoke this key?"
                                 message={`Requests with ${k.name} (svc_${k.env}_${k.prefix}…) will fail at once with 401 expired_token. This cannot be undone.`}
                                 confirmLabel="Revoke key"
                                 onConfirm={() => revoke.mutateAsync({ _id: k.id })}
                               />
-                            </>
+                            </div>
                           ) : null}
                         </td>
                       </tr>

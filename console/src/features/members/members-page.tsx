@@ -77,7 +77,8 @@ export default function MembersPage() {
                         <td>
                           {u.id !== membership.user_id ? (
                             <ConfirmButton
-                              label={`Remove ${u.email}`}
+                              label="Remove"
+                              ariaLabel={`Remove ${u.email}`}
                               title="Remove this member?"
                               message={`${u.email} loses access at once, and their API keys stop working.`}
                               confirmLabel="Remove member"
