@@ -6,22 +6,40 @@ import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-ru
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
 import { createConsoleMembers } from './modules/console-auth/console-members.js';
 import { sessionCheck } from './modules/console-auth/session-check.js';
+import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
-import { apiKeyCheck, systemCheck } from './modules/keys/key-check.js';
+import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
+import { createOutbox } from './modules/outbox/outbox.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
+import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
 
-/** Wires every service once; routes, the CLI and the worker all call these (STYLE 1, 2). */
+/** Work the worker process repeats (retention purges). */
+export interface PeriodicJob {
+  name: string;
+  everyMs: number;
+  /** Returns how many records it removed. */
+  run(): Promise<number>;
+}
+
+const quiet: WorkerLogger = { info() {}, warn() {} };
+
+/**
+ * Wires every service once, the delivery worker and the periodic jobs included; routes, the CLI and
+ * the worker all call these (STYLE 1, 2). Nothing runs until a caller starts it (worker.ts).
+ */
 export function createServices(deps: {
   storage: Storage;
   clock: Clock;
   config: Config;
+  /** Where the delivery worker logs (default: nowhere). */
+  log?: WorkerLogger;
   /** DNS resolution for the D19 check at webhook creation (tests inject one); the system's by default. */
   resolveHost?: (host: string) => Promise<string[]>;
 }) {
@@ -39,8 +57,9 @@ export function createServices(deps: {
   const keys = createKeysService({ db, dialect, clock });
   const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
   const users = createUsersService({ db, dialect, clock, writeAs });
-  const events = createEventsService({ db, dialect, clock, deliveriesDue });
-  const resources = createResourcesService({ db, clock, writeAs, events });
+  const events = createEventsService({ db, dialect, clock });
+  const outbox = createOutbox({ dialect, deliveriesDue });
+  const resources = createResourcesService({ db, clock, writeAs, outbox, events });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -48,13 +67,25 @@ export function createServices(deps: {
     writeAs,
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
-    events,
+    outbox,
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
   const idempotency = createIdempotencyService({ db, clock });
   const consoleAuth = createConsoleAuthService({ db, dialect, clock, users, publicUrl: () => publicUrl(deps.config) });
   const consoleMembers = createConsoleMembers({ db, users });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
+  const delivery = createDeliveryWorker({
+    db,
+    dialect,
+    clock,
+    config: deps.config,
+    deliveriesDue,
+    log: deps.log ?? quiet,
+  });
+  const jobs: PeriodicJob[] = [
+    { name: 'purge events and delivery logs older than 30 days', everyMs: 60 * 60_000, run: events.purgeExpired },
+    { name: 'purge idempotency records older than 24 h', everyMs: 10 * 60_000, run: idempotency.purgeExpired },
+  ];
   return {
     keys,
     keyManagement,
@@ -67,6 +98,8 @@ export function createServices(deps: {
     idempotency,
     consoleAuth,
     consoleMembers,
+    delivery,
+    jobs,
     deliveriesDue,
     checks,
     writeAs,

@@ -1,8 +1,7 @@
 import type { Dialect } from '../../db/dialect.js';
 import { AppError } from '../../lib/errors.js';
 import type { SessionPrincipal } from '../../lib/principal.js';
-import type { PrincipalCheck } from '../auth/write-runner.js';
-import { userLock } from '../keys/key-check.js';
+import { type PrincipalCheck, userLock } from '../auth/write-runner.js';
 import { usersRepository } from '../users/users.repository.js';
 import { consoleAuthRepository } from './console-auth.repository.js';
 

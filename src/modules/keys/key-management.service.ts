@@ -6,7 +6,7 @@ import { isId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
 import type { PrincipalChecks, WriteHooks } from '../auth/write-runner.js';
-import { keyLock } from './key-check.js';
+import { keyLock } from '../auth/write-runner.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
 import type { KeysService } from './keys.service.js';
@@ -59,15 +59,25 @@ export function createKeyManagementService(deps: {
     return row;
   }
 
-  /** A write to keys: the caller re-checked first (401 expired_token), cached keys dropped at commit. */
-  function writeKeys<T>(p: Principal, fn: (trx: Db) => Promise<T>, hooks?: WriteHooks<T>): Promise<T> {
+  /**
+   * A write to keys, re-checking the caller last like writeAs (401 expired_token, nothing written), or
+   * first when the caller revokes its own key (the check would see its own revocation). Not
+   * `keepsKeys`: cached verified keys are dropped at its commit.
+   */
+  function writeKeys<T>(
+    p: Principal,
+    fn: (trx: Db) => Promise<T>,
+    hooks?: WriteHooks<T>,
+    opts: { checkFirst?: boolean } = {},
+  ): Promise<T> {
+    const check = deps.checks[p.kind] as ((trx: Db, p: Principal) => Promise<boolean>) | undefined;
+    if (!check) throw new Error(`no principal check registered for kind "${p.kind}"`);
     return dialect.writeTransaction(db, async (trx) => {
-      const check = deps.checks[p.kind] as ((trx: Db, p: Principal) => Promise<boolean>) | undefined;
-      if (!check) throw new Error(`no principal check registered for kind "${p.kind}"`);
-      if (!(await check(trx, p))) throw new UnauthorizedError('expired_token');
+      if (opts.checkFirst && !(await check(trx, p))) throw new UnauthorizedError('expired_token');
       await hooks?.before?.(trx);
       const result = await fn(trx);
       await hooks?.after?.(trx, result);
+      if (!opts.checkFirst && !(await check(trx, p))) throw new UnauthorizedError('expired_token');
       return result;
     });
   }
@@ -131,11 +141,17 @@ export function createKeyManagementService(deps: {
    * has not committed has no effect (the exclusive revocation lock). Revoking a revoked key changes nothing.
    */
   async function revoke(p: Principal, id: string): Promise<void> {
-    await writeKeys(p, async (trx) => {
-      const row = await findOrThrow(trx, p, id);
-      await dialect.holdExclusive(trx, keyLock(row.id));
-      await repo.revoke(trx, row.id, isoAt(clock.now()));
-    });
+    const self = p.kind === 'api_key' && p.keyId === id;
+    await writeKeys(
+      p,
+      async (trx) => {
+        const row = await findOrThrow(trx, p, id);
+        // The exclusive lock after the update, as in KeysService.revoke (no lock-order cycle with writes).
+        if (await repo.revoke(trx, row.id, isoAt(clock.now()))) await dialect.holdExclusive(trx, keyLock(row.id));
+      },
+      undefined,
+      { checkFirst: self },
+    );
   }
 
   /**

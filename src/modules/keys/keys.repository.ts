@@ -73,23 +73,28 @@ export const keysRepository = {
     return (await findByDigestQuery.execute(db, { digest })).rows[0] as KeyWithOwner | undefined;
   },
 
+  /** Every key of a workspace with its owner's email, never a secret (CLI `keys list`). */
   listByWorkspace(db: Db, workspaceId: string) {
     return db
-      .selectFrom('api_keys')
+      .selectFrom('api_keys as k')
+      .innerJoin('users as u', 'u.id', 'k.user_id')
       .select([
-        'id',
-        'name',
-        'env',
-        'prefix',
-        'scopes',
-        'user_id',
-        'workspace_id',
-        'created_at',
-        'revoked_at',
-        'last_used_at',
+        'k.id',
+        'k.name',
+        'k.env',
+        'k.prefix',
+        'k.scopes',
+        'k.user_id',
+        'u.email as owner_email',
+        'k.workspace_id',
+        'k.created_by',
+        'k.created_at',
+        'k.expires_at',
+        'k.revoked_at',
+        'k.last_used_at',
       ])
-      .where('workspace_id', '=', workspaceId)
-      .orderBy('id')
+      .where('k.workspace_id', '=', workspaceId)
+      .orderBy('k.id')
       .execute();
   },
 
@@ -117,13 +122,15 @@ export const keysRepository = {
     return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
-  revoke(db: Db, id: string, at: string) {
-    return db
+  /** Marks the key revoked at `at`; false when it does not exist or was revoked before. */
+  async revoke(db: Db, id: string, at: string): Promise<boolean> {
+    const r = await db
       .updateTable('api_keys')
       .set({ revoked_at: at })
       .where('id', '=', id)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   },
 
   /** Whether the key is still usable at `now` (not revoked, not expired, owner a member), read inside the caller's write transaction (D12). */

@@ -24,6 +24,11 @@ export const usersRepository = {
     return db.insertInto('users').values(row).execute();
   },
 
+  /** Whether the workspace exists (members and keys belong to one). */
+  async workspaceExists(db: Db, id: string): Promise<boolean> {
+    return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  },
+
   /** Whether the user exists and was not removed (D9). */
   async isMember(db: Db, id: string): Promise<boolean> {
     const row = await db
@@ -60,6 +65,17 @@ export const usersRepository = {
       .onConflict((oc) =>
         oc.column('user_id').doUpdateSet({ name: row.name, timezone: row.timezone, updated_at: row.updated_at }),
       )
+      .execute();
+  },
+
+  /** Every current member of a workspace, oldest first (CLI). */
+  listAll(db: Db, workspaceId: string) {
+    return db
+      .selectFrom('users')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('removed_at', 'is', null)
+      .orderBy('id')
       .execute();
   },
 

@@ -9,9 +9,9 @@ import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
-import type { EventsService } from '../events/events.service.js';
+import { checkWebhookUrl, type UrlGuardOptions } from '../delivery/url-guard.js';
+import type { Outbox } from '../outbox/outbox.service.js';
 import { workspacesRepository } from '../workspaces/workspaces.repository.js';
-import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
   type CreatedWebhook,
@@ -35,7 +35,7 @@ export function createWebhooksService(deps: {
   writeAs: WriteRunner;
   deliveriesDue: Signal;
   urlGuard: UrlGuardOptions;
-  events: Pick<EventsService, 'recordTest'>;
+  outbox: Pick<Outbox, 'recordTest'>;
 }) {
   const { db, clock, writeAs } = deps;
 
@@ -184,7 +184,7 @@ export function createWebhooksService(deps: {
       async (trx) => {
         const hook = await findOrThrow(trx, principal, id, true);
         assertEnabled(hook);
-        return toDelivery(await deps.events.recordTest(trx, tenantOf(principal), id, clock.now()));
+        return toDelivery(await deps.outbox.recordTest(trx, tenantOf(principal), id, clock.now()));
       },
       hooks,
     );

@@ -13,7 +13,14 @@ export const workspacesRepository = {
     await withRowLock(db, db.selectFrom('workspaces').select('id').where('id', '=', id)).execute();
   },
 
-  async exists(db: Db, id: string): Promise<boolean> {
-    return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  /** Every workspace, oldest first, with its number of current members (CLI). */
+  listWithMemberCounts(db: Db) {
+    return db
+      .selectFrom('workspaces as w')
+      .leftJoin('users as u', (j) => j.onRef('u.workspace_id', '=', 'w.id').on('u.removed_at', 'is', null))
+      .select(['w.id', 'w.name', 'w.created_at', (eb) => eb.fn.count<number | string>('u.id').as('members')])
+      .groupBy(['w.id', 'w.name', 'w.created_at'])
+      .orderBy('w.id')
+      .execute();
   },
 };
