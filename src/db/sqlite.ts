@@ -5,19 +5,19 @@ import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { carrying, type Db, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
-/** Opens a SQLite file (or `:memory:`) with the pragmas of D20; its Dialect is this connection's. */
+/** Opens a SQLite file (or `:memory:`) with the pragmas of D20; its Dialect is this connection's; `raw` is the connection with its statement cache. */
 export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: SqliteDatabase.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new SqliteDatabase(path);
-  raw.pragma('journal_mode = WAL');
-  // D20: an acknowledged write survives a crash of the process or of the machine.
-  raw.pragma('synchronous = FULL');
-  raw.pragma('busy_timeout = 5000');
-  raw.pragma('foreign_keys = ON');
+  // exec, not raw.pragma(): that prepares a Statement of its own each time (see neverCollected).
+  // D20: an acknowledged write survives a crash of the process or of the machine (synchronous = FULL).
+  raw.exec(
+    'pragma journal_mode = WAL; pragma synchronous = FULL; pragma busy_timeout = 5000; pragma foreign_keys = ON',
+  );
   const cached = withStatementCache(raw);
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
   // Issue 5 (see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
-  const dataVersion = raw.prepare('pragma data_version').pluck();
+  const dataVersion = cached.prepare('pragma data_version').pluck();
   const dialect: Dialect = {
     name: 'sqlite',
     types: { timestamp: 'text', json: 'text' },
@@ -46,7 +46,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     preparedQueries: new Map(),
   };
   const db = new Kysely<Database>({ dialect: carrying(new SqliteDialect({ database: cached }), dialect) });
-  return { db, dialect, raw };
+  return { db, dialect, raw: cached };
 }
 
 function codeOf(err: unknown): string | undefined {
@@ -54,12 +54,25 @@ function codeOf(err: unknown): string | undefined {
 }
 
 /**
+ * Every better-sqlite3 object this process creates stays referenced until the process exits, and
+ * Node frees them then. Node 24.19 and later compile a check into native addons built on
+ * node::ObjectWrap, as better-sqlite3 up to 12 is: a wrapper freed by a garbage collection that V8
+ * runs from a background task (outside any JavaScript context) aborts the process with "Assertion
+ * failed: (env) != nullptr" in RemoveEnvironmentCleanupHook, from Statement::~Statement. So every
+ * Statement comes from its connection's cache (one per SQL text: the query builders produce a
+ * bounded set of texts), and a closed connection and its cache are kept too (tests open many).
+ */
+const neverCollected = new Set<object>();
+
+/**
  * Issue 5: Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
  * GET /v1/resources/{id} (--cpu-prof). better-sqlite3 is synchronous, so one cached Statement per SQL
- * text is safe to reuse. Only Kysely's view of the connection is wrapped; `raw` is unchanged.
+ * text is safe to reuse. The cache has no bound on purpose: a Statement must never be left to the
+ * garbage collector (see neverCollected).
  */
 function withStatementCache(raw: SqliteDatabase.Database): SqliteDatabase.Database {
   const cache = new Map<string, SqliteDatabase.Statement>();
+  neverCollected.add(raw).add(cache);
   const prepare = raw.prepare.bind(raw);
   return new Proxy(raw, {
     get(target, prop, receiver) {
@@ -68,7 +81,7 @@ function withStatementCache(raw: SqliteDatabase.Database): SqliteDatabase.Databa
           let stmt = cache.get(source);
           if (!stmt) {
             stmt = prepare(source);
-            if (cache.size < 500) cache.set(source, stmt);
+            cache.set(source, stmt);
           }
           return stmt;
         };
