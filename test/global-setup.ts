@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 const BUILT = Symbol.for('wsvc.distBuilt');
 
@@ -17,7 +18,7 @@ export default function setup(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   // The browser journeys serve dist/console: build the console too (a few seconds).
-  const vite = createRequire(import.meta.url).resolve('vite/bin/vite.js');
+  const vite = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js');
   execFileSync(process.execPath, [vite, 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'], {
     stdio: 'inherit',
   });
