@@ -1,4 +1,4 @@
-// Issue 5 baseline: a bare Fastify route serving a stored resource's JSON from memory (no auth, no storage).
+// Benchmark (docs/performance.md#method): baseline: a bare Fastify route serving a stored resource's JSON from memory (no auth, no storage).
 import Fastify from 'fastify';
 
 const body = process.env.BENCH_BODY ?? '{}';

@@ -1,5 +1,5 @@
-// Issue 5 harness: each scenario runs against a fresh database (SQLite file with WAL + synchronous=FULL per
-// D20; PostgreSQL schema + Redis when TEST_DATABASE_URL/TEST_REDIS_URL are set), served by the real server
+// Benchmark (docs/performance.md#method): harness: each scenario runs against a fresh database (SQLite file with WAL + synchronous=FULL per
+// the durable default; PostgreSQL schema + Redis when TEST_DATABASE_URL/TEST_REDIS_URL are set), served by the real server
 // in a child process; autocannon drives it from this process with 32 connections.
 import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -219,7 +219,7 @@ export async function main(argv: string[]): Promise<void> {
   } catch {}
   const redis = backends.includes('postgres') ? (process.env.TEST_REDIS_URL ? ' (+ Redis rate limits)' : '') : '';
   const machine =
-    `${cpus().length} cores, Node ${process.version}, commit ${commit}; SQLite WAL+synchronous=FULL (D20)` +
+    `${cpus().length} cores, Node ${process.version}, commit ${commit}; SQLite WAL+synchronous=FULL` +
     `${backends.includes('postgres') ? `, PostgreSQL${redis}` : ''}; server: node ${serverFlags.join(' ') || '(V8 defaults)'}; ` +
     `32 connections unless noted, ${o.duration} s per row${o.repeat > 1 ? `, best of ${o.repeat}` : ''}`;
   const md = `${machine}\n\n${toMarkdown(rows)}\n`;

@@ -61,7 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidators(app);
   installErrorHandler(app, storage.dialect);
   installRequestId(app);
-  // JSON only (D1: anything else is 415). An empty body is "no body", not a parse error.
+  // JSON only (docs/api.md#errors: anything else is 415). An empty body is "no body", not a parse error.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     if (body === '') return done(null, undefined);

@@ -40,7 +40,7 @@ export function createServices(deps: {
   config: Config;
   /** Where the delivery worker logs (default: nowhere). */
   log?: WorkerLogger;
-  /** DNS resolution for the D19 check at webhook creation (tests inject one); the system's by default. */
+  /** DNS resolution for the webhook URL check at webhook creation (tests inject one); the system's by default. */
   resolveHost?: (host: string) => Promise<string[]>;
 }) {
   const { db, dialect } = deps.storage;
@@ -70,7 +70,7 @@ export function createServices(deps: {
     outbox,
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
-  const idempotency = createIdempotencyService({ db, clock });
+  const idempotency = createIdempotencyService({ db, dialect, clock });
   const consoleAuth = createConsoleAuthService({ db, dialect, clock, users, publicUrl: () => publicUrl(deps.config) });
   const consoleMembers = createConsoleMembers({ db, users });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });

@@ -1,4 +1,4 @@
-// Issue 5: a short smoke run of the benchmark harness so it cannot rot. No timed assertions: only that
+// Benchmark (docs/performance.md#method): a short smoke run of the benchmark harness so it cannot rot. No timed assertions: only that
 // every scenario produced a row and no request failed.
 import { describe, expect, it } from 'vitest';
 import { runBench } from '../bench/main.js';

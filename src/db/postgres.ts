@@ -13,7 +13,7 @@ export interface PostgresOptions {
   schema?: string;
 }
 
-/** Opens a PostgreSQL pool; timestamps come back as D3 strings, not Date objects. */
+/** Opens a PostgreSQL pool; timestamps come back as ISO 8601 strings, not Date objects. */
 export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect; pool: pg.Pool } {
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -72,6 +72,12 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   },
   async holdExclusive(trx, name) {
     await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+  },
+  async tryHoldExclusive(trx, name) {
+    const { rows } = await sql<{
+      ok: boolean;
+    }>`select pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) as ok`.execute(trx);
+    return rows[0]?.ok === true;
   },
   async notifyOnCommit(trx) {
     // NOTIFY inside a transaction is delivered when, and only if, it commits.

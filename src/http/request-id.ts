@@ -4,7 +4,7 @@ import { newId } from '../lib/ids.js';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Echoes a sane incoming X-Request-Id, else makes a `req_…` id (D2). */
+/** Echoes a sane incoming X-Request-Id, else makes a `req_…` id (docs/api.md#ids). */
 export function genRequestId(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
   if (typeof incoming === 'string' && SANE_ID.test(incoming)) return incoming;
@@ -13,7 +13,7 @@ export function genRequestId(req: IncomingMessage): string {
 
 /** Puts X-Request-Id on every response. */
 export function installRequestId(app: FastifyInstance): void {
-  // Callback style: no promise per request for a synchronous hook (issue 5).
+  // Callback style: no promise per request for a synchronous hook (docs/performance.md, change 5).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** Id prefixes of D2. */
+/** Id prefixes. */
 export const ID_PREFIX = {
   workspace: 'ws_',
   user: 'usr_',
@@ -16,7 +16,7 @@ export type IdKind = keyof typeof ID_PREFIX;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-// Issue 5: the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
+// Performance (docs/performance.md, change 2): the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
 // id under load, for its request id). Same format, from a pooled buffer of CSPRNG bytes instead.
 let pool = Buffer.alloc(0);
 let poolAt = 0;
@@ -70,7 +70,7 @@ export function ulid(now: number = Date.now()): string {
   return lastTimeText + lastRandom;
 }
 
-/** A new D2 id: prefix + ULID (time-sortable, monotonic within this process). */
+/** A new id: prefix + ULID (time-sortable, monotonic within this process). */
 export function newId(kind: IdKind, now: number = Date.now()): string {
   return ID_PREFIX[kind] + ulid(now);
 }

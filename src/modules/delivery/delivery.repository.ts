@@ -1,6 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
@@ -51,8 +51,8 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
-// Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
-const enabledQuery = prepared((db, $) =>
+// Performance (docs/performance.md, change 2): every resource write reads this (the outbox fan-out); built and compiled once.
+const enabledQuery = prepared((db, $: Param<Tenant>) =>
   db
     .selectFrom('webhooks')
     .select(['id', 'events'])
@@ -62,11 +62,11 @@ const enabledQuery = prepared((db, $) =>
     .orderBy('id'),
 );
 
-/** SQL of the delivery log and of the workers' claims (D18, D20). */
+/** SQL of the delivery log and of the workers' claims (docs/api.md#webhook-deliveries, #deployment). */
 export const deliveryRepository = {
-  /** The enabled webhooks an event of this tenant fans out to (≤ 16, D16). */
+  /** The enabled webhooks an event of this tenant fans out to (≤ 16, docs/api.md#webhooks). */
   async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
-    return (await enabledQuery.execute(db, { workspaceId: tenant.workspaceId, env: tenant.env })).rows;
+    return (await enabledQuery.execute(db, tenant)).rows;
   },
 
   insertMany(db: Db, rows: DeliveriesTable[]) {
@@ -75,7 +75,7 @@ export const deliveryRepository = {
 
   /**
    * Claims up to `limit` due deliveries for `workerId` until `leaseUntil`: pending, due, and not
-   * leased by a live worker. Concurrent workers skip each other's rows (withRowLockSkipping, D20).
+   * leased by a live worker. Concurrent workers skip each other's rows (withRowLockSkipping, docs/api.md#deployment).
    */
   async claim(
     db: Db,

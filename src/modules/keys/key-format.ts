@@ -2,11 +2,11 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Env } from '../../db/types.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** Length of the random part: 43 base62 characters ≈ 256 bits (D12 asks for ≥ 32). */
+/** Length of the random part: 43 base62 characters ≈ 256 bits (at least 32 are required). */
 export const KEY_RANDOM_LENGTH = 43;
 const KEY_RE = /^svc_(live|test)_([0-9A-Za-z]{32,128})$/;
 
-/** D12: a new plaintext key, `svc_<env>_` + 43 base62 characters from the CSPRNG (unbiased). */
+/** docs/api.md#keys-scopes-and-roles: a new plaintext key, `svc_<env>_` + 43 base62 characters from the CSPRNG (unbiased). */
 export function generateKey(env: Env): string {
   let out = '';
   while (out.length < KEY_RANDOM_LENGTH) {

@@ -1,7 +1,7 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Database, Env, Role } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 
@@ -17,8 +17,8 @@ export interface KeyWithOwner {
   role: Role | null;
 }
 
-// Issue 5: verification runs on every request, so its queries are built and compiled once.
-const findByDigestQuery = prepared((db, $) =>
+// Performance (docs/performance.md, change 2): verification runs on every request, so its queries are built and compiled once.
+const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')
     .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
@@ -38,7 +38,7 @@ const findByDigestQuery = prepared((db, $) =>
 
 // No row lock: the caller holds the key's revocation lock shared instead (see Dialect.holdShared), so
 // a revocation never waits behind a stream of writes with the key (it waited for FOR SHARE before).
-const isActiveQuery = prepared((db, $) =>
+const isActiveQuery = prepared((db, $: Param<{ id: string; now: string }>) =>
   db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
@@ -68,7 +68,7 @@ export const keysRepository = {
     return db.insertInto('api_keys').values(row).execute();
   },
 
-  /** The key with this digest and its owner's current role (null role: the user was removed, D9). */
+  /** The key with this digest and its owner's current role (null role: the user was removed, docs/api.md#keys-scopes-and-roles). */
   async findByDigest(db: Db, digest: string): Promise<KeyWithOwner | undefined> {
     return (await findByDigestQuery.execute(db, { digest })).rows[0] as KeyWithOwner | undefined;
   },
@@ -133,7 +133,7 @@ export const keysRepository = {
     return Number(r.numUpdatedRows) === 1;
   },
 
-  /** Whether the key is still usable at `now` (not revoked, not expired, owner a member), read inside the caller's write transaction (D12). */
+  /** Whether the key is still usable at `now` (not revoked, not expired, owner a member), read inside the caller's write transaction (docs/api.md#keys-scopes-and-roles). */
   async isActive(db: Db, id: string, now: string): Promise<boolean> {
     return (await isActiveQuery.execute(db, { id, now })).rows.length > 0;
   },

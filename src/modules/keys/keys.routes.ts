@@ -13,7 +13,7 @@ import {
   RollKeyBody,
 } from './keys.schemas.js';
 
-const tags = ['API keys'];
+const tags = ['Keys'];
 
 /**
  * Idempotency hooks that store the answer without the plaintext key: only its digest is ever stored

@@ -78,11 +78,16 @@ export const CreateKeyBody = Type.Object(
     scopes: Type.Optional(
       Type.Array(ScopeField, {
         minItems: 1,
+        maxItems: SCOPES.length,
         uniqueItems: true,
         description: 'Left out: the scopes of the key making the request (every scope for an unrestricted key).',
       }),
     ),
-    expires_at: Type.Optional({ ...Timestamp, description: 'When the key stops working; must be in the future.' }),
+    expires_at: Type.Optional({
+      ...Timestamp,
+      maxLength: 64,
+      description: 'When the key stops working; must be in the future.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -94,6 +99,7 @@ export const RollKeyBody = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: MAX_ROLL_OVERLAP_S,
+        format: 'int32',
         default: 86_400,
         description: 'Seconds the old key keeps working, 0..604800 (default 86400, one day; 0: stops now).',
       }),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, IdString, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import type { DeliveriesService } from './deliveries.service.js';
 import {
@@ -15,13 +15,13 @@ import {
 const tags = ['Deliveries'];
 const Params = IdParam('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
 const DeliveryParams = Type.Object({
-  id: Type.String({ description: 'wh_… id' }),
-  delivery_id: Type.String({ description: 'dlv_… id', examples: ['dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
+  id: IdString('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
+  delivery_id: IdString('dlv_', 'dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
 });
 
 const iso = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
-/** HTTP for the delivery logs: per endpoint, across the environment, and resends (D18, D22). */
+/** HTTP for the delivery logs: per endpoint, across the environment, and resends (docs/api.md#webhook-deliveries). */
 export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: DeliveriesService }> = async (
   app,
   { deliveries },
@@ -62,7 +62,8 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
       schema: {
         tags,
         summary: "List a webhook's deliveries",
-        description: 'The delivery log: oldest first, D4 paging, filter by `status`.',
+        operationId: 'listWebhookDeliveries',
+        description: 'The delivery log: oldest first, paging, filter by `status`.',
         params: Params,
         querystring: ListDeliveriesQuery,
         response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
@@ -87,6 +88,9 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
       schema: {
         tags,
         summary: 'Get a delivery with every attempt',
+        operationId: 'getWebhookDelivery',
+        description:
+          'One delivery of this endpoint with each attempt: time, duration, response status and the first 1 KiB of the response body, or the error.',
         params: DeliveryParams,
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -101,6 +105,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
       schema: {
         tags,
         summary: 'Resend a delivery now',
+        operationId: 'retryWebhookDelivery',
         description:
           'Queues one more attempt at once, whatever the state; 409 `delivery_in_progress` while an attempt runs, ' +
           '409 `webhook_disabled` when the endpoint is disabled.',

@@ -23,7 +23,7 @@ export function toWebhook(row: WebhooksTable, now: string): Webhook {
   };
 }
 
-/** SQL for webhooks, confined to one workspace and environment (D10). */
+/** SQL for webhooks, confined to one workspace and environment (docs/api.md#environments). */
 export const webhooksRepository = {
   insert(db: Db, row: WebhooksTable) {
     return db.insertInto('webhooks').values(row).execute();
@@ -72,7 +72,7 @@ export const webhooksRepository = {
     return Number(r.numUpdatedRows) === 1;
   },
 
-  /** Deletes the webhook and every delivery still pending for it (D18: cancelled before the 204). */
+  /** Deletes the webhook and every delivery still pending for it (docs/api.md#webhook-deliveries: cancelled before the 204). */
   async delete(db: Db, tenant: Tenant, id: string): Promise<boolean> {
     const r = await db
       .deleteFrom('webhooks')

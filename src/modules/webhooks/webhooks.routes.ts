@@ -16,7 +16,7 @@ import type { WebhooksService } from './webhooks.service.js';
 const tags = ['Webhooks'];
 const Params = IdParam('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
 
-/** HTTP for /v1/webhooks: endpoints (D16) and their management (D22). */
+/** HTTP for /v1/webhooks: endpoints and their management (docs/api.md#webhooks). */
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
   app.post(
     '/webhooks',
@@ -25,9 +25,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Register a webhook endpoint',
+        operationId: 'createWebhook',
         description:
           'The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses ' +
-          '(D19). At most 16 per workspace and environment. Accepts `Idempotency-Key` (D14).',
+          '(`WEBHOOK_ALLOW_INSECURE_URLS` lifts this for local development). At most 16 per workspace and environment. Accepts `Idempotency-Key`.',
         body: CreateWebhookBody,
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
@@ -43,7 +44,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'List webhook endpoints',
-        description: 'Oldest first, D4 paging; never includes `secret`.',
+        operationId: 'listWebhooks',
+        description: 'Oldest first, paging; never includes `secret`.',
         querystring: ListWebhooksQuery,
         response: { 200: ListOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
@@ -61,6 +63,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Get a webhook endpoint',
+        operationId: 'getWebhook',
+        description: 'One endpoint, without its secret (the secret is shown only when the endpoint is created).',
         params: Params,
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -185,7 +189,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Delete a webhook endpoint',
-        description: 'Cancels every pending delivery (and drops its log) before answering 204 (D18).',
+        operationId: 'deleteWebhook',
+        description: 'Cancels every pending delivery (and drops its log) before answering 204.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
       },

@@ -3,7 +3,7 @@ import { PageQueryProps, Timestamp } from '../../http/schemas.js';
 import { DELIVERY_STATUSES } from '../delivery/delivery.schemas.js';
 import { ALL_EVENT_TYPES, EVENT_TYPES } from '../events/events.schemas.js';
 
-/** D16: at most this many webhooks per workspace and environment. */
+/** docs/api.md#webhooks: at most this many webhooks per workspace and environment. */
 export const MAX_WEBHOOKS = 16;
 
 const webhookProps = {
@@ -88,6 +88,7 @@ export const RotateSecretBody = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: MAX_SECRET_OVERLAP_S,
+        format: 'int32',
         default: 86_400,
         description: 'Seconds during which the old secret keeps signing, 0..604800 (default 86400, one day).',
       }),
@@ -134,8 +135,16 @@ export const ListAllDeliveriesQuery = Type.Object(
         { description: 'Only deliveries of this event type.' },
       ),
     ),
-    created_after: Type.Optional({ ...Timestamp, description: 'Only deliveries created strictly after this time.' }),
-    created_before: Type.Optional({ ...Timestamp, description: 'Only deliveries created strictly before this time.' }),
+    created_after: Type.Optional({
+      ...Timestamp,
+      maxLength: 64,
+      description: 'Only deliveries created strictly after this time.',
+    }),
+    created_before: Type.Optional({
+      ...Timestamp,
+      maxLength: 64,
+      description: 'Only deliveries created strictly before this time.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -148,7 +157,7 @@ export const BulkRetryBody = Type.Object(
         description: 'Which deliveries to re-queue: `failed` (default) or `cancelled`.',
       }),
     ),
-    since: { ...Timestamp, description: 'Re-queue the deliveries created at or after this time.' },
+    since: { ...Timestamp, maxLength: 64, description: 'Re-queue the deliveries created at or after this time.' },
   },
   { additionalProperties: false },
 );
