@@ -1,9 +1,11 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Config } from './config.js';
+import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installJsonBody } from './http/body.js';
+import { installConsoleSession } from './http/console-session.js';
+import { installConsoleStatic } from './http/console-static.js';
 import { frameworkErrors, installErrorHandler } from './http/errors.js';
 import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
@@ -15,6 +17,7 @@ import { genRequestId, installRequestId } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
@@ -99,6 +102,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await installOpenApi(app);
   installAuth(app, services.keys);
+  await installConsoleSession(app, {
+    consoleAuth: services.consoleAuth,
+    publicUrl: publicUrl(config),
+    secureCookie: publicUrl(config).startsWith('https:'),
+  });
   installNoUndeclaredInput(app);
   await installRateLimit(app, {
     live: config.RATE_LIMIT_LIVE,
@@ -111,16 +119,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installHealth(app, { storage, redis: redis?.guard });
 
+  const v1Routes = async (v1: FastifyInstance) => {
+    await v1.register(usersRoutes, { users: services.users });
+    await v1.register(resourcesRoutes, { resources: services.resources });
+    await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+    await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
+    await v1.register(eventsRoutes, { events: services.events });
+    await v1.register(keysRoutes, { keys: services.keyManagement });
+  };
+  await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
-    async (v1) => {
-      await v1.register(usersRoutes, { users: services.users });
-      await v1.register(resourcesRoutes, { resources: services.resources });
-      await v1.register(webhooksRoutes, { webhooks: services.webhooks });
-      await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
-      await v1.register(eventsRoutes, { events: services.events });
-      await v1.register(keysRoutes, { keys: services.keyManagement });
+    async (api) => {
+      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.consoleMembers });
+      // The console calls the same routes and services as /v1, authenticated by its session (docs/console.md).
+      await api.register(
+        async (mirror) => {
+          mirror.addHook('onRoute', (route) => {
+            route.config = { ...(route.config as object), console: 'actor' } as typeof route.config;
+            route.schema = { ...route.schema, hide: true };
+          });
+          await v1Routes(mirror);
+        },
+        { prefix: '/v1' },
+      );
     },
-    { prefix: '/v1' },
+    { prefix: '/console/api' },
   );
+  await installConsoleStatic(app);
   return app;
 }

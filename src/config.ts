@@ -40,11 +40,18 @@ const ConfigSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 8 }),
+  /** Where people reach the console; builds every link (default http://127.0.0.1:<PORT>). */
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
 });
 
 export type Config = Readonly<Static<typeof ConfigSchema>>;
 export const CONFIG_KEYS = Object.keys(ConfigSchema.properties) as (keyof Config)[];
+
+/** The console's public base URL, without a trailing slash (D25). */
+export function publicUrl(config: Config): string {
+  return (config.PUBLIC_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -67,7 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const key of CONFIG_KEYS) {
     const sub = ConfigSchema.properties[key];
     const value = converted[key];
-    if (value === undefined && !(key === 'REDIS_URL')) {
+    if (value === undefined && !(key === 'REDIS_URL' || key === 'PUBLIC_URL')) {
       problems.push(`${key} is required`);
       continue;
     }

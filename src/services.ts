@@ -1,8 +1,11 @@
-import type { Config } from './config.js';
+import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
 import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
+import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
+import { createConsoleMembers } from './modules/console-auth/console-members.js';
+import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
@@ -45,7 +48,11 @@ export function createServices(deps: {
   // Rung after a commit that queued deliveries; this process's delivery worker listens.
   const deliveriesDue = createSignal();
   // The write-time re-check per kind of principal; the console registers `session` beside these.
-  const checks: PrincipalChecks = { api_key: apiKeyCheck(dialect, clock), system: systemCheck(dialect) };
+  const checks: PrincipalChecks = {
+    api_key: apiKeyCheck(dialect, clock),
+    session: sessionCheck(dialect),
+    system: systemCheck(dialect),
+  };
   const writeAs = createWriteRunner({ db, dialect, checks });
   const keys = createKeysService({ db, dialect, clock });
   const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
@@ -64,7 +71,9 @@ export function createServices(deps: {
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
   const idempotency = createIdempotencyService({ db, dialect, clock });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
+  const consoleAuth = createConsoleAuthService({ db, dialect, clock, users, publicUrl: () => publicUrl(deps.config) });
+  const consoleMembers = createConsoleMembers({ db, users });
+  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
   const delivery = createDeliveryWorker({
     db,
     dialect,
@@ -87,6 +96,8 @@ export function createServices(deps: {
     deliveries,
     workspaces,
     idempotency,
+    consoleAuth,
+    consoleMembers,
     delivery,
     jobs,
     deliveriesDue,

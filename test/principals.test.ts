@@ -41,7 +41,7 @@ describe('principals: the services answer the CLI and the worker as they answer 
     });
   });
 
-  it('a kind without a registered write-time check cannot write (fails closed)', async () => {
+  it('a console session that does not exist (or ended) writes nothing: 401', async () => {
     const ws = await newWorkspace(t);
     const session: SessionPrincipal = {
       kind: 'session',
@@ -52,7 +52,23 @@ describe('principals: the services answer the CLI and the worker as they answer 
       role: 'admin',
       scopes: null,
     };
-    await expect(t.services.resources.create(session, { name: 'no', type: 'standard' })).rejects.toThrow(
+    await expect(t.services.resources.create(session, { name: 'no', type: 'standard' })).rejects.toMatchObject({
+      statusCode: 401,
+    });
+  });
+
+  it('a kind without a registered write-time check cannot write (fails closed)', async () => {
+    const ws = await newWorkspace(t);
+    const robot = {
+      kind: 'robot',
+      sessionId: 'ses_x',
+      userId: ws.adminId,
+      workspaceId: ws.id,
+      env: 'live',
+      role: 'admin',
+      scopes: null,
+    } as unknown as SessionPrincipal;
+    await expect(t.services.resources.create(robot, { name: 'no', type: 'standard' })).rejects.toThrow(
       /no principal check registered/,
     );
   });

@@ -48,6 +48,7 @@ export function registerAdminCommands(program: Command): void {
           live: { id: out.keys.live.id, key: out.keys.live.key },
           test: { id: out.keys.test.id, key: out.keys.test.key },
         },
+        set_password_url: out.set_password_url,
       };
       print(
         isJson(cmd),
@@ -58,6 +59,8 @@ export function registerAdminCommands(program: Command): void {
           `live key  ${out.keys.live.key}`,
           `test key  ${out.keys.test.key}`,
           'Keys are shown once: store them now.',
+          `console   ${out.set_password_url}`,
+          'Open the console link (valid 7 days, single use) to set the admin password.',
         ].join('\n'),
       );
     });
@@ -109,6 +112,36 @@ export function registerAdminCommands(program: Command): void {
         print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
       },
     );
+
+  users
+    .command('invite')
+    .description('add a member and print their single-use link to set a password (valid 7 days)')
+    .requiredOption('--workspace <ws_id>', 'workspace id')
+    .requiredOption('--email <email>', 'email')
+    .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
+    .option('--name <name>', 'display name')
+    .action(
+      async (opts: { workspace: string; email: string; role: (typeof ROLES)[number]; name?: string }, cmd: Command) => {
+        const out = await withServices((s) =>
+          s.consoleAuth.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }),
+        );
+        print(
+          isJson(cmd),
+          out,
+          `user ${out.user.id} <${out.user.email}> ${out.user.role}\ninvite ${out.invite_url}\nSend this link to them: it is shown once.`,
+        );
+      },
+    );
+
+  users
+    .command('reset-link')
+    .description("print a single-use password reset link (valid 1 hour) for a member's email")
+    .requiredOption('--email <email>', 'email')
+    .action(async (opts: { email: string }, cmd: Command) => {
+      const out = await withServices((s) => s.consoleAuth.forgotPassword(opts.email));
+      if (!out) throw new Error(`no current member has the email ${opts.email}`);
+      print(isJson(cmd), out, `reset ${out.url}`);
+    });
 
   users
     .command('set-role')

@@ -6,6 +6,7 @@ import * as eventsDeliveries from './migrations/003-events-deliveries.js';
 import * as userEmailReuse from './migrations/004-user-email-reuse.js';
 import * as resourceCounts from './migrations/005-resource-counts.js';
 import * as endpointKeyManagement from './migrations/007-endpoint-key-management.js';
+import * as consoleAuth from './migrations/008-console-auth.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '004-user-email-reuse': userEmailReuse,
   '005-resource-counts': resourceCounts,
   '007-endpoint-key-management': endpointKeyManagement,
+  '008-console-auth': consoleAuth,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -155,6 +155,49 @@ export interface DeliveryAttemptsTable {
   error: string | null;
 }
 
+/** Issue 12: one console password per email (lower case), as an scrypt hash with its parameters. */
+export interface ConsoleCredentialsTable {
+  email: string;
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A console sign-in; the cookie holds the token, this row only its SHA-256 digest. */
+export interface ConsoleSessionsTable {
+  id: string;
+  token_digest: string;
+  email: string;
+  created_at: string;
+  last_seen_at: string;
+  /** Absolute expiry (30 days after sign-in); the idle expiry is last_seen_at + 12 h. */
+  expires_at: string;
+  ended_at: string | null;
+  user_agent: string | null;
+  ip: string | null;
+}
+
+export type ConsoleLinkPurpose = 'set_password' | 'invite' | 'reset';
+
+/** A single-use link (set password, invite, reset), stored as the digest of its token. */
+export interface ConsoleLinksTable {
+  digest: string;
+  purpose: ConsoleLinkPurpose;
+  email: string;
+  workspace_id: string | null;
+  user_id: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** One failed sign-in, counted per email and per IP over 15 minutes. */
+export interface ConsoleSignInFailuresTable {
+  id: string;
+  subject: string;
+  at: string;
+}
+
 export interface MigrationsMarker {
   id: Generated<number>;
 }
@@ -171,4 +214,8 @@ export interface Database {
   events: EventsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  console_credentials: ConsoleCredentialsTable;
+  console_sessions: ConsoleSessionsTable;
+  console_links: ConsoleLinksTable;
+  console_sign_in_failures: ConsoleSignInFailuresTable;
 }

@@ -26,7 +26,8 @@ export function installAuth(app: FastifyInstance, keys: KeysService): void {
   // Callback style (docs/performance.md, change 4): a key verified from the cache answers without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
-    if (!scope) return done();
+    // Console routes authenticate with the session cookie instead (console-session.ts).
+    if (!scope || request.routeOptions.config?.console) return done();
     const result = keys.verifyNow(request.headers.authorization);
     if (result instanceof Promise) {
       result.then((r) => done(authenticate(request, r)), done);
@@ -37,7 +38,8 @@ export function installAuth(app: FastifyInstance, keys: KeysService): void {
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const scope = request.routeOptions.config?.scope;
     if (scope && !allows(request.principal.role, request.principal.scopes, scope)) {
-      return done(new ForbiddenError(`This API key (or its owner's role) lacks the scope ${scope}.`));
+      const who = request.principal.kind === 'session' ? 'Your role' : "This API key (or its owner's role)";
+      return done(new ForbiddenError(`${who} lacks the scope ${scope}.`));
     }
     done(null, payload);
   });

@@ -10,6 +10,7 @@ export const ID_PREFIX = {
   delivery: 'dlv_',
   key: 'key_',
   request: 'req_',
+  session: 'ses_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

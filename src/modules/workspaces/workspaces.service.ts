@@ -3,6 +3,7 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { assertValid } from '../../lib/validate.js';
+import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { CreatedKey, KeysService } from '../keys/keys.service.js';
 import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
@@ -28,11 +29,14 @@ export function createWorkspacesService(deps: {
   clock: Clock;
   users: UsersService;
   keys: KeysService;
+  /** Makes the admin's single-use set-password link (the console's first sign-in). */
+  links: Pick<ConsoleAuthService, 'makeLink'>;
 }) {
   async function create(input: { name: string; adminEmail: string; adminName?: string }): Promise<{
     workspace: Workspace;
     user: User;
     keys: { live: CreatedKey; test: CreatedKey };
+    set_password_url: string;
   }> {
     assertValid(CreateWorkspaceInput, input);
     return deps.dialect.writeTransaction(deps.db, async (trx) => {
@@ -45,7 +49,13 @@ export function createWorkspacesService(deps: {
       );
       const live = await deps.keys.create({ userId: user.id, env: 'live', name: 'Default live key' }, trx);
       const test = await deps.keys.create({ userId: user.id, env: 'test', name: 'Default test key' }, trx);
-      return { workspace, user, keys: { live, test } };
+      const link = await deps.links.makeLink(
+        'set_password',
+        user.email,
+        { workspaceId: workspace.id, userId: user.id },
+        trx,
+      );
+      return { workspace, user, keys: { live, test }, set_password_url: link.url };
     });
   }
 

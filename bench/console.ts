@@ -1,0 +1,226 @@
+// `npm run bench:console`: the console's page API calls behind 10,000 resources and 100,000
+// deliveries (issue 12's row: p99 ≤ 50 ms). A real `wsvc serve --api-only` child process, a real
+// session cookie, one request at a time per call (what one person's browser does), keep-alive.
+// SQLite by default; `--pg postgres://…` for PostgreSQL (its own schema, dropped after).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { openStorage, type Storage } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import type { DeliveriesTable, EventsTable, ResourcesTable } from '../src/db/types.js';
+import { systemClock } from '../src/lib/clock.js';
+import { systemPrincipal } from '../src/lib/principal.js';
+import { toResource } from '../src/modules/resources/resources.repository.js';
+import { createServices } from '../src/services.js';
+
+const RESOURCES = 10_000;
+const DELIVERIES = 100_000;
+const PASSWORD = 'bench password 1234';
+
+function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const N = Number(argValue('--n') ?? 300);
+const pg = argValue('--pg');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+/** Seeds directly in big transactions (the services would take minutes for 110,000 rows). */
+async function seed(storage: Storage, ws: string, webhookId: string): Promise<string> {
+  const db = storage.db;
+  const base = Date.now() - RESOURCES - DELIVERIES;
+  const id = (prefix: string, i: number) => `${prefix}01BENCH${String(i).padStart(19, '0')}`;
+  const at = (i: number) => new Date(base + i).toISOString();
+  for (let i = 0; i < RESOURCES; i += 2000) {
+    const rows: ResourcesTable[] = [];
+    const events: EventsTable[] = [];
+    for (let j = i; j < Math.min(RESOURCES, i + 2000); j++) {
+      rows.push({
+        id: id('res_', j),
+        workspace_id: ws,
+        env: 'live' as const,
+        name: `resource ${j}`,
+        type: (['standard', 'premium', 'custom'] as const)[j % 3] ?? 'standard',
+        status: j % 10 === 0 ? ('archived' as const) : ('active' as const),
+        metadata: JSON.stringify({ n: String(j) }),
+        created_at: at(j),
+        updated_at: at(j),
+      });
+      const row = rows[rows.length - 1] as ResourcesTable;
+      const payload = {
+        id: id('evt_', j),
+        event: 'resource.created',
+        created_at: at(j),
+        data: { resource_id: row.id, resource: toResource(row) },
+      };
+      events.push({
+        id: id('evt_', j),
+        workspace_id: ws,
+        env: 'live' as const,
+        type: 'resource.created',
+        resource_id: id('res_', j),
+        payload: JSON.stringify(payload),
+        created_at: at(j),
+      });
+    }
+    await storage.dialect.writeTransaction(db, async (trx) => {
+      await trx.insertInto('resources').values(rows).execute();
+      await trx.insertInto('events').values(events).execute();
+    });
+  }
+  await sql`delete from resource_counts where workspace_id = ${ws}`.execute(db);
+  await sql`insert into resource_counts (workspace_id, env, status, type, slot, n)
+    select workspace_id, env, status, type, 0, count(*) from resources where workspace_id = ${ws}
+    group by workspace_id, env, status, type`.execute(db);
+  for (let i = 0; i < DELIVERIES; i += 2000) {
+    const rows: DeliveriesTable[] = [];
+    for (let j = i; j < Math.min(DELIVERIES, i + 2000); j++) {
+      const failed = j % 7 === 0;
+      rows.push({
+        id: id('dlv_', j),
+        webhook_id: webhookId,
+        event_id: id('evt_', j % RESOURCES),
+        event_type: 'resource.created',
+        workspace_id: ws,
+        env: 'live' as const,
+        status: failed ? ('failed' as const) : ('succeeded' as const),
+        attempt_count: failed ? 6 : 1,
+        next_attempt_at: null,
+        lease_until: null,
+        leased_by: null,
+        last_response_status: failed ? 500 : 200,
+        last_error: failed ? 'HTTP 500' : null,
+        created_at: at(RESOURCES + j),
+        updated_at: at(RESOURCES + j),
+      });
+    }
+    await storage.dialect.writeTransaction(db, (trx) => trx.insertInto('deliveries').values(rows).execute());
+  }
+  if (pg) await sql`analyze`.execute(db);
+  return id('res_', RESOURCES / 2);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'wsvc-bench-console-'));
+  const schema = `bench_console_${randomBytes(4).toString('hex')}`;
+  let url = `sqlite:${join(dir, 'bench.db')}`;
+  if (pg) {
+    const admin = openStorage({ url: pg, poolSize: 1 });
+    await sql.raw(`create schema ${schema}`).execute(admin.db);
+    await admin.close();
+    url = pg;
+  }
+  const storage = openStorage({ url, poolSize: 4, schema: pg ? schema : undefined, statementTimeoutMs: 0 });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const config = loadConfig({}, { DATABASE_URL: url, PUBLIC_URL: base, WEBHOOK_ALLOW_INSECURE_URLS: true });
+  let child: ReturnType<typeof spawn> | undefined;
+  try {
+    await migrateToLatest(storage.db, storage.dialect);
+    const services = createServices({ storage, clock: systemClock, config });
+    const out = await services.workspaces.create({ name: 'Bench', adminEmail: 'bench@example.test' });
+    const ws = out.workspace.id;
+    const hook = await services.webhooks.create(
+      systemPrincipal('bench', { workspaceId: ws, env: 'live' }, out.user.id),
+      { url: 'http://127.0.0.1:9/hook', events: ['*'] },
+    );
+    const t0 = Date.now();
+    const resourceId = await seed(storage, ws, hook.id);
+    process.stderr.write(
+      `[bench:console] seeded ${RESOURCES} resources, ${DELIVERIES} deliveries in ${Date.now() - t0} ms\n`,
+    );
+    await services.consoleAuth.redeemLink(new URL(out.set_password_url).searchParams.get('token') ?? '', PASSWORD);
+
+    const childUrl = pg ? `${pg}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : url;
+    child = spawn(process.execPath, ['bin/wsvc.js', 'serve', '--api-only'], {
+      env: { ...process.env, DATABASE_URL: childUrl, PORT: String(port), PUBLIC_URL: base, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`${base}/healthz`)
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) break;
+      if (i > 200) throw new Error('server did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const signIn = await fetch(`${base}/console/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({ email: 'bench@example.test', password: PASSWORD }),
+    });
+    if (signIn.status !== 201) throw new Error(`sign-in failed: ${signIn.status} ${await signIn.text()}`);
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const headers = { cookie, 'x-workspace-id': ws, 'x-env': 'live' };
+    const calls: [string, string][] = [
+      ['session (every page)', '/console/api/session'],
+      ['resources page', '/console/api/v1/resources?limit=50'],
+      ['resources page, filtered', '/console/api/v1/resources?limit=50&status=archived&type=premium'],
+      ['resource detail', `/console/api/v1/resources/${resourceId}`],
+      ['resource event history', `/console/api/v1/events?resource_id=${resourceId}&limit=50`],
+      ['events page', '/console/api/v1/events?limit=50'],
+      ['delivery log', `/console/api/v1/webhooks/${hook.id}/deliveries?limit=50`],
+      ['delivery log, failed', `/console/api/v1/webhooks/${hook.id}/deliveries?status=failed&limit=50`],
+      [
+        'delivery log, event filter (GET /deliveries)',
+        `/console/api/v1/deliveries?webhook_id=${hook.id}&event=resource.created&limit=50`,
+      ],
+      ['webhook detail', `/console/api/v1/webhooks/${hook.id}`],
+      ['keys page', '/console/api/v1/keys?limit=100'],
+      ['members page', '/console/api/v1/users?limit=100'],
+    ];
+    const rows: string[] = [];
+    let worst = 0;
+    for (const [name, path] of calls) {
+      const times: number[] = [];
+      for (let i = 0; i < N + 20; i++) {
+        const s = performance.now();
+        const res = await fetch(`${base}${path}`, { headers });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+        if (i >= 20) times.push(performance.now() - s);
+      }
+      times.sort((a, b) => a - b);
+      const p99 = percentile(times, 99);
+      worst = Math.max(worst, p99);
+      rows.push(
+        `| ${name} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} | ${p99.toFixed(1)} |`,
+      );
+    }
+    const backend = pg ? 'PostgreSQL' : 'SQLite';
+    console.log(
+      `\nConsole page API, ${backend}, ${RESOURCES} resources + ${DELIVERIES} deliveries, ${N} sequential requests each (ms):\n`,
+    );
+    console.log('| call | p50 | p95 | p99 |\n|---|---|---|---|');
+    console.log(rows.join('\n'));
+    console.log(`\nworst p99 ${worst.toFixed(1)} ms (target ≤ 50 ms): ${worst <= 50 ? 'met' : 'NOT met'}`);
+  } finally {
+    child?.kill('SIGTERM');
+    await storage.close();
+    if (pg) {
+      const admin = openStorage({ url: pg, poolSize: 1 });
+      await sql.raw(`drop schema ${schema} cascade`).execute(admin.db);
+      await admin.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

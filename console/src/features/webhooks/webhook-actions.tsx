@@ -1,0 +1,163 @@
+import { useState } from 'react';
+import { useScopedMutation } from '../../api/hooks';
+import type { CreatedWebhook, Webhook } from '../../api/types';
+import { Dialog, Field, SecretOnce } from '../../ui/primitives';
+import { FormError } from '../../ui/states';
+import { EVENT_TYPES } from '../events/events-page';
+
+/** Edit the URL, events and label; the secret and the delivery log stay. */
+export function EditWebhookDialog({
+  webhook,
+  open,
+  onClose,
+}: {
+  webhook: Webhook;
+  open: boolean;
+  onClose: () => void;
+}) {
+  const save = useScopedMutation<{ url: string; events: string[]; label: string | null }, unknown>(
+    'PATCH',
+    `/v1/webhooks/${webhook.id}`,
+  );
+  return (
+    <Dialog title="Edit endpoint" open={open} onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const d = new FormData(e.currentTarget);
+          const label = String(d.get('label') ?? '');
+          save.mutate(
+            { url: String(d.get('url')), events: d.getAll('events').map(String), label: label || null },
+            { onSuccess: onClose },
+          );
+        }}
+      >
+        <Field label="Endpoint URL">
+          {(id) => <input id={id} name="url" type="url" required defaultValue={webhook.url} />}
+        </Field>
+        <Field label="Label">
+          {(id) => <input id={id} name="label" maxLength={255} defaultValue={webhook.label ?? ''} />}
+        </Field>
+        <EventChoices selected={webhook.events} />
+        <FormError error={save.error} />
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={save.isPending}>
+            Save endpoint
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+export function EventChoices({ selected = ['*'] }: { selected?: string[] }) {
+  return (
+    <fieldset>
+      <legend>Events</legend>
+      {['*', ...EVENT_TYPES].map((t) => (
+        <label key={t} className="check">
+          <input type="checkbox" name="events" value={t} defaultChecked={selected.includes(t)} />
+          {t === '*' ? 'all events (*)' : t}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+const OVERLAPS = [
+  { s: 0, label: 'none: the old secret stops now' },
+  { s: 3600, label: '1 hour' },
+  { s: 86_400, label: '1 day' },
+  { s: 604_800, label: '7 days' },
+];
+
+/** A new signing secret, shown once; the old one keeps signing during the chosen overlap. */
+export function RotateSecretButton({ webhook }: { webhook: Webhook }) {
+  const [open, setOpen] = useState(false);
+  const rotate = useScopedMutation<{ expire_old_in_s: number }, { data: CreatedWebhook }>(
+    'POST',
+    `/v1/webhooks/${webhook.id}/rotate-secret`,
+  );
+  const close = () => {
+    rotate.reset();
+    setOpen(false);
+  };
+  const made = rotate.data?.data;
+  return (
+    <>
+      <button type="button" onClick={() => setOpen(true)}>
+        Rotate secret
+      </button>
+      <Dialog title={made ? 'Secret rotated' : 'Rotate signing secret'} open={open} onClose={close}>
+        {made ? (
+          <>
+            <SecretOnce label="New signing secret" value={made.secret} />
+            <div className="actions">
+              <button type="button" className="primary" onClick={close}>
+                Done
+              </button>
+            </div>
+          </>
+        ) : (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              rotate.mutate({ expire_old_in_s: Number(new FormData(e.currentTarget).get('overlap')) });
+            }}
+          >
+            <Field label="Keep signing with the old secret for">
+              {(id) => (
+                <select id={id} name="overlap" defaultValue="86400">
+                  {OVERLAPS.map((o) => (
+                    <option key={o.s} value={o.s}>
+                      {o.label}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <FormError error={rotate.error} />
+            <div className="actions">
+              <button type="button" onClick={close}>
+                Cancel
+              </button>
+              <button type="submit" className="primary" disabled={rotate.isPending}>
+                Rotate
+              </button>
+            </div>
+          </form>
+        )}
+      </Dialog>
+    </>
+  );
+}
+
+/** Re-queues every failed delivery since a date (one job on the server). */
+export function RetryFailedSince({ webhookId }: { webhookId: string }) {
+  const retry = useScopedMutation<{ status: 'failed'; since: string }, { data: { requeued: number } }>(
+    'POST',
+    `/v1/webhooks/${webhookId}/deliveries/retry`,
+  );
+  return (
+    <form
+      className="inline-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const day = String(new FormData(e.currentTarget).get('since'));
+        retry.mutate({ status: 'failed', since: new Date(`${day}T00:00:00Z`).toISOString() });
+      }}
+    >
+      <Field label="Retry all failed since (date, UTC)">
+        {(id) => <input id={id} name="since" type="date" required />}
+      </Field>
+      <button type="submit" disabled={retry.isPending}>
+        Retry failed deliveries
+      </button>
+      {retry.data ? <p role="status">{retry.data.data.requeued} deliveries queued again.</p> : null}
+      <FormError error={retry.error} />
+    </form>
+  );
+}

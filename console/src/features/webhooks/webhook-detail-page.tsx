@@ -1,0 +1,90 @@
+import { useState } from 'react';
+import { useNavigate, useParams } from 'react-router';
+import { useScopedMutation, useScopedQuery } from '../../api/hooks';
+import type { Webhook } from '../../api/types';
+import { useCurrent, usePathTo } from '../../lib/session';
+import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
+import { FormError, QueryView } from '../../ui/states';
+import { DeliveryLog } from '../deliveries/delivery-log';
+import { EditWebhookDialog, RetryFailedSince, RotateSecretButton } from './webhook-actions';
+
+export default function WebhookDetailPage() {
+  const { id = '' } = useParams();
+  const { isAdmin } = useCurrent();
+  const to = usePathTo();
+  const navigate = useNavigate();
+  const webhook = useScopedQuery<{ data: Webhook }>(`/v1/webhooks/${id}`);
+  const remove = useScopedMutation<undefined, unknown>('DELETE', `/v1/webhooks/${id}`);
+  const toggle = useScopedMutation<{ _action: 'enable' | 'disable' }, unknown>(
+    'POST',
+    (b) => `/v1/webhooks/${id}/${b._action}`,
+  );
+  const test = useScopedMutation<undefined, unknown>('POST', `/v1/webhooks/${id}/test`);
+  const [editing, setEditing] = useState(false);
+  return (
+    <QueryView query={webhook} what="Loading the endpoint">
+      {({ data: w }) => (
+        <section>
+          <PageHeader
+            title={w.label ?? 'Webhook endpoint'}
+            actions={
+              isAdmin ? (
+                <>
+                  <button type="button" onClick={() => setEditing(true)}>
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => toggle.mutate({ _action: w.status === 'enabled' ? 'disable' : 'enable' })}
+                    disabled={toggle.isPending}
+                  >
+                    {w.status === 'enabled' ? 'Disable' : 'Enable'}
+                  </button>
+                  <RotateSecretButton webhook={w} />
+                  <button
+                    type="button"
+                    onClick={() => test.mutate(undefined)}
+                    disabled={test.isPending || w.status !== 'enabled'}
+                  >
+                    Send test event
+                  </button>
+                  <ConfirmButton
+                    label="Delete endpoint"
+                    title="Delete this endpoint?"
+                    message="It stops receiving events at once; its delivery log is removed."
+                    confirmLabel="Delete endpoint"
+                    onConfirm={async () => {
+                      await remove.mutateAsync(undefined);
+                      navigate(to('/webhooks'));
+                    }}
+                  />
+                </>
+              ) : null
+            }
+          >
+            <p>
+              <code>{w.url}</code> <Badge tone={w.status === 'enabled' ? 'good' : 'warn'}>{w.status}</Badge>
+            </p>
+          </PageHeader>
+          <FormError error={toggle.error ?? test.error} />
+          {test.isSuccess ? <p role="status">Test event queued; it appears in the log below.</p> : null}
+          <dl className="props">
+            <dt>Id</dt>
+            <dd>
+              <code>{w.id}</code>
+            </dd>
+            <dt>Events</dt>
+            <dd>{w.events.join(', ')}</dd>
+            <dt>Created</dt>
+            <dd>
+              <Time iso={w.created_at} />
+            </dd>
+          </dl>
+          {isAdmin ? <RetryFailedSince webhookId={w.id} /> : null}
+          <DeliveryLog webhookId={w.id} />
+          <EditWebhookDialog webhook={w} open={editing} onClose={() => setEditing(false)} />
+        </section>
+      )}
+    </QueryView>
+  );
+}

@@ -1,0 +1,135 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { Suspense } from 'react';
+import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router';
+import { api } from '../api/client';
+import { CurrentProvider, SESSION_KEY, useScopeParams, useSessionQuery } from '../lib/session';
+import { Loading } from './states';
+
+const NAV: { to: string; label: string; soon?: boolean; admin?: boolean }[] = [
+  { to: '/overview', label: 'Overview' },
+  { to: '/resources', label: 'Resources' },
+  { to: '/events', label: 'Events' },
+  { to: '/webhooks', label: 'Webhooks', admin: true },
+  { to: '/usage', label: 'Usage', soon: true },
+  { to: '/notifications', label: 'Notifications', soon: true },
+];
+const SETTINGS: typeof NAV = [
+  { to: '/settings/keys', label: 'API Keys' },
+  { to: '/settings/members', label: 'Members' },
+  { to: '/settings/profile', label: 'Profile' },
+  { to: '/settings/billing', label: 'Billing', soon: true },
+  { to: '/settings/integrations', label: 'Integrations', soon: true },
+];
+
+/** The signed-in frame: navigation, workspace switcher, live/test switch, sign-out. */
+export function SignedInLayout() {
+  const session = useSessionQuery();
+  const { ws, env } = useScopeParams();
+  const location = useLocation();
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  if (session.isPending) return <Loading what="Loading the console" />;
+  if (!session.data) return <Navigate to="/sign-in" replace state={{ from: location.pathname }} />;
+  const membership = session.data.memberships.find((m) => m.workspace_id === ws);
+  if (!membership) {
+    const first = session.data.memberships[0];
+    return first ? <Navigate to={`/w/${first.workspace_id}/live/overview`} replace /> : <NoWorkspace />;
+  }
+  const isAdmin = membership.role === 'admin';
+  const rest = location.pathname.replace(/^\/w\/[^/]+\/(live|test)/, '') || '/overview';
+  const link = (to: string) => `/w/${ws}/${env}${to}`;
+  const value = {
+    session: session.data,
+    membership,
+    scope: { ws, env },
+    isAdmin,
+    canWriteResources: membership.role !== 'viewer',
+    timeZone: membership.timezone || 'UTC',
+  };
+  const signOut = async () => {
+    await api('/session', { method: 'DELETE' }).catch(() => undefined);
+    qc.clear();
+    qc.setQueryData(SESSION_KEY, null);
+    navigate('/sign-in');
+  };
+  const navItems = (items: typeof NAV) =>
+    items
+      .filter((i) => !i.admin || isAdmin)
+      .map((i) => (
+        <li key={i.to}>
+          <NavLink to={link(i.to)}>
+            {i.label}
+            {i.soon ? <span className="soon"> (soon)</span> : null}
+          </NavLink>
+        </li>
+      ));
+  return (
+    <CurrentProvider value={value}>
+      <div className={`shell env-${env}`}>
+        <a className="skip" href="#main">
+          Skip to content
+        </a>
+        <header className="topbar">
+          <span className="brand">Workspace Service</span>
+          <label className="switcher">
+            <span className="visually-hidden">Workspace</span>
+            <select
+              aria-label="Workspace"
+              value={ws}
+              onChange={(e) => navigate(`/w/${e.target.value}/${env}/overview`)}
+            >
+              {session.data.memberships.map((m) => (
+                <option key={m.workspace_id} value={m.workspace_id}>
+                  {m.workspace_name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <fieldset className="env-switch">
+            <legend className="visually-hidden">Environment</legend>
+            <NavLink
+              to={`/w/${ws}/live${rest}`}
+              aria-current={env === 'live' ? 'page' : undefined}
+              className={env === 'live' ? 'on' : ''}
+            >
+              Live
+            </NavLink>
+            <NavLink
+              to={`/w/${ws}/test${rest}`}
+              aria-current={env === 'test' ? 'page' : undefined}
+              className={env === 'test' ? 'on' : ''}
+            >
+              Test
+            </NavLink>
+          </fieldset>
+          {env === 'test' ? <span className="test-banner">Test data</span> : null}
+          <span className="who">
+            {session.data.email} · {membership.role}
+          </span>
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        </header>
+        <nav className="sidebar" aria-label="Main">
+          <ul>{navItems(NAV)}</ul>
+          <h2 className="nav-heading">Settings</h2>
+          <ul>{navItems(SETTINGS)}</ul>
+        </nav>
+        <main id="main" className="content">
+          <Suspense fallback={<Loading />}>
+            <Outlet />
+          </Suspense>
+        </main>
+      </div>
+    </CurrentProvider>
+  );
+}
+
+function NoWorkspace() {
+  return (
+    <main className="auth">
+      <h1>No workspace</h1>
+      <p>You are not a member of any workspace. Ask an admin for an invite.</p>
+    </main>
+  );
+}

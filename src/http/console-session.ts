@@ -1,0 +1,110 @@
+import cookie from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ConsoleSessionsTable, Env } from '../db/types.js';
+import { AppError, fieldError } from '../lib/errors.js';
+import type { ConsoleAuthService } from '../modules/console-auth/console-auth.service.js';
+import { SESSION_ABSOLUTE_MS } from '../modules/console-auth/console-auth.service.js';
+import { sessionEndedError } from '../modules/console-auth/session-check.js';
+
+export const SESSION_COOKIE = 'wsvc_session';
+/** Header naming the workspace a console API call acts in (a person may belong to several). */
+export const WORKSPACE_HEADER = 'x-workspace-id';
+/** Header naming the environment (the live/test switch) of a console API call. */
+export const ENV_HEADER = 'x-env';
+
+/** How a console API route authenticates: none, a session, or a session acting in a workspace. */
+export type ConsoleAuthMode = 'public' | 'session' | 'actor';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    console?: ConsoleAuthMode;
+  }
+  interface FastifyRequest {
+    consoleSession: { session: ConsoleSessionsTable; csrfToken: string } | null;
+  }
+}
+
+const csrfFailed = (why: string) => new AppError(403, 'csrf_failed', `The request was refused as cross-site: ${why}.`);
+
+/**
+ * D25: the console API authenticates with the session cookie only (never an API key), and /v1 never
+ * with a cookie (auth.ts reads only Authorization). Every non-GET console request needs a
+ * same-origin Origin and, once signed in, the session's X-CSRF-Token, else 403 csrf_failed.
+ */
+export async function installConsoleSession(
+  app: FastifyInstance,
+  deps: { consoleAuth: ConsoleAuthService; publicUrl: string; secureCookie: boolean },
+): Promise<void> {
+  await app.register(cookie);
+  app.decorateRequest('consoleSession', null);
+  const publicOrigin = new URL(deps.publicUrl).origin;
+
+  app.addHook('onRequest', async (request) => {
+    const mode = request.routeOptions.config?.console;
+    if (!mode) return;
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      const origin = request.headers.origin;
+      if (!origin) throw csrfFailed('no Origin header');
+      if (origin !== publicOrigin && origin !== `${request.protocol}://${request.host}`) {
+        throw csrfFailed(`Origin ${origin} is not this console`);
+      }
+    }
+    if (mode === 'public') return;
+    const open = await deps.consoleAuth.sessionOf(request.cookies[SESSION_COOKIE]);
+    if (!open) throw sessionEndedError();
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.headers['x-csrf-token'] !== open.csrfToken) {
+      throw csrfFailed('missing or wrong X-CSRF-Token');
+    }
+    request.consoleSession = open;
+    if (mode === 'session') return;
+    const ws = request.headers[WORKSPACE_HEADER];
+    if (typeof ws !== 'string' || !/^ws_[0-9A-Za-z]{1,64}$/.test(ws)) {
+      throw fieldError('X-Workspace-Id', 'required', 'Send the header X-Workspace-Id with a ws_… id.');
+    }
+    const env = request.headers[ENV_HEADER] ?? 'live';
+    if (env !== 'live' && env !== 'test') throw fieldError('X-Env', 'invalid_value', 'X-Env must be live or test.');
+    request.principal = await deps.consoleAuth.principalFor(open.session, ws, env as Env);
+  });
+
+  // D25 headers on every console page and API answer: no inline script, no framing, no sniffing.
+  app.addHook('onSend', async (request, reply) => {
+    const path = request.url;
+    if (path !== '/' && path !== '/console' && !path.startsWith('/console/')) return;
+    reply.header(
+      'content-security-policy',
+      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    );
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'same-origin');
+    reply.header('x-frame-options', 'DENY');
+    if (path.startsWith('/console/api/')) reply.header('cache-control', 'no-store');
+  });
+
+  app.decorate('consoleCookie', {
+    set(reply: FastifyReply, token: string) {
+      reply.setCookie(SESSION_COOKIE, token, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: deps.secureCookie,
+        path: '/',
+        maxAge: SESSION_ABSOLUTE_MS / 1000,
+      });
+    },
+    clear(reply: FastifyReply) {
+      reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: deps.secureCookie, path: '/' });
+    },
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    consoleCookie: { set(reply: FastifyReply, token: string): void; clear(reply: FastifyReply): void };
+  }
+}
+
+/** The request's session (routes with console: 'session' or 'actor' always have one). */
+export function sessionOf(request: FastifyRequest) {
+  if (!request.consoleSession) throw sessionEndedError();
+  return request.consoleSession;
+}

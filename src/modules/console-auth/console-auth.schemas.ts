@@ -1,0 +1,73 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Timestamp } from '../../http/schemas.js';
+import { RoleSchema, UserName } from '../users/users.schemas.js';
+
+const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });
+/** D25: 10..200 code points (checked by the service, which counts code points, not UTF-16 units). */
+const Password = Type.String({ minLength: 1, maxLength: 800 });
+
+export const MembershipSchema = Type.Object({
+  workspace_id: Type.String(),
+  workspace_name: Type.String(),
+  user_id: Type.String(),
+  role: RoleSchema,
+  name: Type.Union([Type.String(), Type.Null()]),
+  timezone: Type.Union([Type.String(), Type.Null()]),
+});
+export type Membership = Static<typeof MembershipSchema>;
+
+/** What the console learns about the signed-in person (GET/POST /console/api/session). */
+export const ConsoleSessionSchema = Type.Object({
+  email: Type.String(),
+  session_id: Type.String(),
+  csrf_token: Type.String({ description: 'Send as X-CSRF-Token on every non-GET console request.' }),
+  expires_at: Timestamp,
+  memberships: Type.Array(MembershipSchema),
+});
+export type ConsoleSession = Static<typeof ConsoleSessionSchema>;
+
+export const SignInBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
+export type SignInInput = Static<typeof SignInBody>;
+export const ForgotBody = Type.Object({ email: Email }, { additionalProperties: false });
+export const SetPasswordBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
+  { additionalProperties: false },
+);
+export const ChangePasswordBody = Type.Object(
+  { current_password: Password, new_password: Password },
+  { additionalProperties: false },
+);
+
+export const SessionInfoSchema = Type.Object({
+  id: Type.String(),
+  created_at: Timestamp,
+  last_seen_at: Timestamp,
+  expires_at: Timestamp,
+  user_agent: Type.Union([Type.String(), Type.Null()]),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  current: Type.Boolean(),
+});
+export type SessionInfo = Static<typeof SessionInfoSchema>;
+
+export const InviteBody = Type.Object(
+  { email: Email, role: RoleSchema, name: Type.Optional(UserName) },
+  { additionalProperties: false },
+);
+export const InvitedSchema = Type.Object({
+  user_id: Type.String(),
+  email: Type.String(),
+  role: RoleSchema,
+  invite_url: Type.String({ description: 'Single-use link to set a password; shown once.' }),
+  expires_at: Timestamp,
+});
+export type Invited = Static<typeof InvitedSchema>;
+export const PendingInviteSchema = Type.Object({
+  user_id: Type.String(),
+  email: Type.String(),
+  role: RoleSchema,
+  created_at: Timestamp,
+  expires_at: Timestamp,
+});
+export type PendingInvite = Static<typeof PendingInviteSchema>;
+export const SetRoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
+export const MemberParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

@@ -1,0 +1,39 @@
+import type { Db } from '../../db/dialect.js';
+import type { Role } from '../../db/types.js';
+import { ForbiddenError, NotFoundError } from '../../lib/errors.js';
+import type { Principal } from '../../lib/principal.js';
+import type { UsersService } from '../users/users.service.js';
+import { consoleAuthRepository as repo } from './console-auth.repository.js';
+
+/** D25: only admins manage members (and everyone's keys). Throws ForbiddenError. */
+export function requireAdmin(principal: Principal): void {
+  if (principal.role !== 'admin') throw new ForbiddenError('Only workspace admins can do this.');
+}
+
+/**
+ * Members as the console manages them, on top of the users service: the checks that the caller's
+ * workspace and role allow the change (D9).
+ */
+export function createConsoleMembers(deps: { db: Db; users: UsersService }) {
+  const { db, users } = deps;
+
+  async function memberOrThrow(principal: Principal, userId: string) {
+    const m = await repo.userInWorkspace(db, principal.workspaceId, userId);
+    if (!m) throw new NotFoundError('member');
+    return m;
+  }
+
+  return {
+    async setRole(principal: Principal, userId: string, role: Role) {
+      requireAdmin(principal);
+      await memberOrThrow(principal, userId);
+      return users.setRole(userId, role);
+    },
+    async remove(principal: Principal, userId: string) {
+      requireAdmin(principal);
+      await memberOrThrow(principal, userId);
+      return users.remove(userId);
+    },
+  };
+}
+export type ConsoleMembers = ReturnType<typeof createConsoleMembers>;

@@ -1,0 +1,168 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { sessionOf } from '../../http/console-session.js';
+import { DataOf, IdParam } from '../../http/schemas.js';
+import {
+  ChangePasswordBody,
+  ConsoleSessionSchema,
+  ForgotBody,
+  InviteBody,
+  InvitedSchema,
+  MemberParams,
+  PendingInviteSchema,
+  SessionInfoSchema,
+  SetPasswordBody,
+  SetRoleBody,
+  SignInBody,
+} from './console-auth.schemas.js';
+import type { ConsoleAuthService } from './console-auth.service.js';
+import { type ConsoleMembers, requireAdmin } from './console-members.js';
+
+const hide = true;
+const NoContent = Type.Null({ description: 'Done' });
+
+/**
+ * The console's own API (D25): sign-in, sessions, passwords and members (keys go through /v1/keys). Everything else the
+ * console shows goes through the /v1 routes mounted again under /console/api/v1 (app.ts).
+ */
+export const consoleRoutes: FastifyPluginAsyncTypebox<{
+  consoleAuth: ConsoleAuthService;
+  members: ConsoleMembers;
+}> = async (app, { consoleAuth, members }) => {
+  const describe = async (open: { session: { id: string; email: string; expires_at: string }; csrfToken: string }) => {
+    return {
+      email: open.session.email,
+      session_id: open.session.id,
+      csrf_token: open.csrfToken,
+      expires_at: open.session.expires_at,
+      memberships: await consoleAuth.memberships(open.session.email),
+    };
+  };
+
+  app.get(
+    '/session',
+    { config: { console: 'session' }, schema: { hide, response: { 200: DataOf(ConsoleSessionSchema) } } },
+    async (req) => ({ data: await describe(sessionOf(req)) }),
+  );
+
+  app.post(
+    '/session',
+    {
+      config: { console: 'public' },
+      schema: { hide, body: SignInBody, response: { 201: DataOf(ConsoleSessionSchema) } },
+    },
+    async (req, reply) => {
+      const out = await consoleAuth.signIn({
+        email: req.body.email,
+        password: req.body.password,
+        ip: req.ip,
+        userAgent: req.headers['user-agent'],
+      });
+      app.consoleCookie.set(reply, out.token);
+      return reply.code(201).send({ data: await describe(out) });
+    },
+  );
+
+  app.delete(
+    '/session',
+    { config: { console: 'session' }, schema: { hide, response: { 204: NoContent } } },
+    async (req, reply) => {
+      await consoleAuth.signOut(sessionOf(req).session);
+      app.consoleCookie.clear(reply);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/password/forgot',
+    { config: { console: 'public' }, schema: { hide, body: ForgotBody, response: { 202: NoContent } } },
+    async (req, reply) => {
+      const link = await consoleAuth.forgotPassword(req.body.email);
+      // Until email notifications exist, the reset link goes to the server log for an operator.
+      if (link) req.log.info({ reset_url: link.url }, 'password reset link made');
+      return reply.code(202).send(null);
+    },
+  );
+
+  app.post(
+    '/password/set',
+    {
+      config: { console: 'public' },
+      schema: { hide, body: SetPasswordBody, response: { 200: DataOf(Type.Object({ email: Type.String() })) } },
+    },
+    async (req) => ({ data: await consoleAuth.redeemLink(req.body.token, req.body.password) }),
+  );
+
+  app.post(
+    '/password/change',
+    { config: { console: 'session' }, schema: { hide, body: ChangePasswordBody, response: { 204: NoContent } } },
+    async (req, reply) => {
+      await consoleAuth.changePassword(sessionOf(req).session, req.body.current_password, req.body.new_password);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/sessions',
+    { config: { console: 'session' }, schema: { hide, response: { 200: DataOf(Type.Array(SessionInfoSchema)) } } },
+    async (req) => {
+      const { session } = sessionOf(req);
+      const rows = await consoleAuth.sessions(session.email);
+      return { data: rows.map((r) => ({ ...r, current: r.id === session.id })) };
+    },
+  );
+
+  app.delete(
+    '/sessions/:id',
+    {
+      config: { console: 'session' },
+      schema: { hide, params: IdParam('ses_', 'ses_01J'), response: { 204: NoContent } },
+    },
+    async (req, reply) => {
+      await consoleAuth.endSession(sessionOf(req).session.email, req.params.id);
+      if (req.params.id === sessionOf(req).session.id) app.consoleCookie.clear(reply);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/members/invites',
+    { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(PendingInviteSchema)) } } },
+    async (req) => {
+      requireAdmin(req.principal);
+      return { data: await consoleAuth.pendingInvites(req.principal.workspaceId) };
+    },
+  );
+
+  app.post(
+    '/members',
+    { config: { console: 'actor' }, schema: { hide, body: InviteBody, response: { 201: DataOf(InvitedSchema) } } },
+    async (req, reply) => {
+      requireAdmin(req.principal);
+      const out = await consoleAuth.invite(req.principal.workspaceId, req.body);
+      const data = {
+        user_id: out.user.id,
+        email: out.user.email,
+        role: out.user.role,
+        invite_url: out.invite_url,
+        expires_at: out.expires_at,
+      };
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.patch(
+    '/members/:id',
+    { config: { console: 'actor' }, schema: { hide, params: MemberParams, body: SetRoleBody } },
+    async (req) => ({ data: await members.setRole(req.principal, req.params.id, req.body.role) }),
+  );
+
+  app.delete(
+    '/members/:id',
+    { config: { console: 'actor' }, schema: { hide, params: MemberParams, response: { 204: NoContent } } },
+    async (req, reply) => {
+      await members.remove(req.principal, req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+};

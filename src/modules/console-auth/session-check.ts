@@ -1,0 +1,25 @@
+import type { Dialect } from '../../db/dialect.js';
+import { AppError } from '../../lib/errors.js';
+import type { SessionPrincipal } from '../../lib/principal.js';
+import { type PrincipalCheck, userLock } from '../auth/write-runner.js';
+import { usersRepository } from '../users/users.repository.js';
+import { consoleAuthRepository } from './console-auth.repository.js';
+
+/** Revocation lock of a console session: writes hold it shared, sign-out and password changes exclusive. */
+export const sessionLock = (sessionId: string) => `session:${sessionId}`;
+
+/** The console's answer when its session has ended (sign-out, password change, expiry) or never was. */
+export function sessionEndedError(): AppError {
+  return new AppError(401, 'unauthenticated', 'Your console session has ended or is missing; sign in again.');
+}
+
+/**
+ * The write-time check of a console session (D25): the session is not ended and its user is still a
+ * member, so a sign-out or a removal that commits first wins over a write in flight.
+ */
+export function sessionCheck(dialect: Dialect): PrincipalCheck<SessionPrincipal> {
+  return async (trx, p) => {
+    await dialect.holdShared(trx, [sessionLock(p.sessionId), userLock(p.userId)]);
+    return (await consoleAuthRepository.sessionOpen(trx, p.sessionId)) && usersRepository.isMember(trx, p.userId);
+  };
+}
