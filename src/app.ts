@@ -9,7 +9,7 @@ import { installIdempotency } from './http/idempotency.js';
 import { collectRoutes, installMethodNotAllowed } from './http/method-not-allowed.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
-import { genRequestId, installRequestId } from './http/request-id.js';
+import { installRequestId, requestIds } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
 import { installNoUndeclaredInput, installValidators, unstorableStrings } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -44,7 +44,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
-    genReqId: genRequestId,
+    genReqId: requestIds(),
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
