@@ -8,6 +8,8 @@ const pg = process.env.TEST_DATABASE_URL;
 export default defineConfig({
   test: {
     pool: 'forks',
+    // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" closing line.

@@ -63,8 +63,13 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
   };
 }
 
-/** SIGTERM/SIGINT: finish in-flight work (bounded), then exit. */
+/**
+ * SIGTERM/SIGINT: finish in-flight work (bounded), then exit. Until then the process stays up even
+ * when nothing else holds Node's event loop: `wsvc worker` on SQLite has only unref'd timers (its
+ * poll), where PostgreSQL's LISTEN connection happens to keep a process alive.
+ */
 export function stopOnSignals(stop: () => Promise<void>, log: (msg: string) => void, graceMs = 10_000): void {
+  setInterval(() => {}, 2 ** 30); // held until process.exit below
   let signalled = false;
   const handler = (signal: string) => {
     if (signalled) return;
