@@ -2,6 +2,7 @@
 // D20; PostgreSQL schema + Redis when TEST_DATABASE_URL/TEST_REDIS_URL are set), served by the real server
 // in a child process; autocannon drives it from this process with 32 connections. Issue 11: each row is
 // measured in interleaved rounds against the bare-Fastify baseline (bench/report.ts summarises them).
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,7 +175,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('--backend <name>', 'sqlite, postgres or all (default: all that are configured)')
     .option('--profile', 'run each server under node --cpu-prof and print where the time goes', false)
     .option('--server-flags <flags>', `node flags of the server (default "${SERVER_FLAGS.join(' ')}")`)
-    .option('--no-save', 'do not write bench/results/');
+    .option('--no-save', 'do not write bench/results/')
+    .option('--no-build', 'measure dist/ as it is (default: compile src/ into dist/ first)');
   program.parse(argv);
   const o = program.opts<{
     duration: number;
@@ -186,7 +188,16 @@ export async function main(argv: string[]): Promise<void> {
     profile: boolean;
     serverFlags?: string;
     save: boolean;
+    build: boolean;
   }>();
+  // The server runs the compiled dist/ (bin/wsvc.js): bring it up to date with src/ so a run never measures stale code.
+  if (o.build) {
+    process.stderr.write('[bench] compiling src/ into dist/ (tsc -p tsconfig.build.json)\n');
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+  }
   const serverFlags = o.serverFlags === undefined ? SERVER_FLAGS : o.serverFlags.split(/\s+/).filter(Boolean);
   const pg = Boolean(process.env.TEST_DATABASE_URL);
   let backends: Backend[] = pg ? ['sqlite', 'postgres'] : ['sqlite'];
