@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, type SqliteDatabase as KyselySqliteDatabase, SqliteDialect } from 'kysely';
 import { type Db, type Dialect, registerDirectReader, registerKeysEpoch } from './dialect.js';
 import type { Database } from './types.js';
 
@@ -17,10 +17,17 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   const cached = withStatementCache(raw);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
   // Outside a transaction every statement is atomic, so a read needs no lock: it sees committed data only.
+  // Issue 11: its own statements by SQL text (null: not a read), without the Proxy of Kysely's cache.
+  const readers = new Map<string, SqliteDatabase.Statement | null>();
   registerDirectReader(db, (text, parameters) => {
     if (raw.inTransaction) return undefined;
-    const stmt = cached.prepare(text);
-    return stmt.reader ? (stmt.all(parameters as unknown[]) as unknown[]) : undefined;
+    let stmt = readers.get(text);
+    if (stmt === undefined) {
+      const prepared = raw.prepare(text);
+      stmt = prepared.reader ? prepared : null;
+      if (readers.size < 500) readers.set(text, stmt);
+    }
+    return stmt === null ? undefined : (stmt.all(parameters as unknown[]) as unknown[]);
   });
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
   queues.set(db, queue);
@@ -50,27 +57,23 @@ export const sqliteDialect: Dialect = {
 /**
  * Issue 5: Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
  * GET /v1/resources/{id} (--cpu-prof). better-sqlite3 is synchronous, so one cached Statement per SQL
- * text is safe to reuse. Only Kysely's view of the connection is wrapped; `raw` is unchanged.
+ * text is safe to reuse. Kysely needs only `prepare` and `close` (issue 11: a plain object, no Proxy).
  */
-function withStatementCache(raw: SqliteDatabase.Database): SqliteDatabase.Database {
+function withStatementCache(raw: SqliteDatabase.Database): KyselySqliteDatabase {
   const cache = new Map<string, SqliteDatabase.Statement>();
-  const prepare = raw.prepare.bind(raw);
-  return new Proxy(raw, {
-    get(target, prop, receiver) {
-      if (prop === 'prepare') {
-        return (source: string) => {
-          let stmt = cache.get(source);
-          if (!stmt) {
-            stmt = prepare(source);
-            if (cache.size < 500) cache.set(source, stmt);
-          }
-          return stmt;
-        };
+  return {
+    prepare(source: string) {
+      let stmt = cache.get(source);
+      if (!stmt) {
+        stmt = raw.prepare(source);
+        if (cache.size < 500) cache.set(source, stmt);
       }
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
+      return stmt;
     },
-  });
+    close() {
+      raw.close();
+    },
+  };
 }
 
 interface PendingWrite {
