@@ -17,17 +17,16 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   const cached = withStatementCache(raw);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
   // Outside a transaction every statement is atomic, so a read needs no lock: it sees committed data only.
-  // Issue 11: its own statements by SQL text (null: not a read), without the Proxy of Kysely's cache.
-  const readers = new Map<string, SqliteDatabase.Statement | null>();
+  // Issue 11: its own statements by SQL text (null: not a read), read as arrays (see rowReader).
+  const readers = new Map<string, RowReader | null>();
   registerDirectReader(db, (text, parameters) => {
     if (raw.inTransaction) return undefined;
-    let stmt = readers.get(text);
-    if (stmt === undefined) {
-      const prepared = raw.prepare(text);
-      stmt = prepared.reader ? prepared : null;
-      if (readers.size < 500) readers.set(text, stmt);
+    let reader = readers.get(text);
+    if (reader === undefined) {
+      reader = rowReader(raw.prepare(text));
+      if (readers.size < 500) readers.set(text, reader);
     }
-    return stmt === null ? undefined : (stmt.all(parameters as unknown[]) as unknown[]);
+    return reader === null ? undefined : reader(parameters);
   });
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
   queues.set(db, queue);
@@ -35,6 +34,28 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   const dataVersion = raw.prepare('pragma data_version').pluck();
   registerKeysEpoch(db, () => (dataVersion.get() as number) * 1e9 + queue.keyChanges);
   return { db, dialect: sqliteDialect, raw };
+}
+
+type RowReader = (parameters: readonly unknown[]) => unknown[];
+
+/**
+ * Issue 11: better-sqlite3 builds a row object property by property; reading arrays and turning them
+ * into objects with one literal per statement (a stable shape) costs a third less: a list of 20
+ * resources 57 → 37 µs, a primary-key read 4.9 → 3.8 µs (tight loop). The literal is generated once
+ * per statement from its column names (JSON-quoted; a repeated name keeps its last value, as in
+ * better-sqlite3's objects). Null for a statement that returns no rows.
+ */
+function rowReader(stmt: SqliteDatabase.Statement): RowReader | null {
+  if (!stmt.reader) return null;
+  const fields = stmt.columns().map((c, i) => `${JSON.stringify(c.name)}: a[${i}]`);
+  const toRow = new Function('a', `return { ${fields.join(', ')} };`) as (a: unknown[]) => unknown;
+  stmt.raw(true);
+  return (parameters) => {
+    const rows = stmt.all(parameters as unknown[]) as unknown[][];
+    const out = new Array<unknown>(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = toRow(rows[i] as unknown[]);
+    return out;
+  };
 }
 
 export const sqliteDialect: Dialect = {
