@@ -149,12 +149,12 @@ export async function runFanout(opts: {
     const verified = await services.keys.verify(`Bearer ${ws.keys.live.key}`);
     if (!verified.ok) throw new Error('seed key does not verify');
     for (let i = 0; i < endpoints; i++) {
-      await services.webhooks.create(verified.actor, { url: `http://127.0.0.1:${rx.port}/e${i}`, events: ['*'] });
+      await services.webhooks.create(verified.principal, { url: `http://127.0.0.1:${rx.port}/e${i}`, events: ['*'] });
     }
     // The burst's events are committed before the server starts: N × M deliveries are due at
     // once, so the drain measures the delivery engine alone, not the API creating events.
     for (let i = 0; i < burstEvents; i++) {
-      await services.resources.create(verified.actor, { name: `burst${i}`, type: 'standard' });
+      await services.resources.create(verified.principal, { name: `burst${i}`, type: 'standard' });
     }
     await storage.close();
     const started = performance.now();

@@ -9,12 +9,11 @@ import Fastify from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/database.js';
-import { keysEpoch } from '../src/db/dialect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
 import { requestIdGenerator } from '../src/lib/ids.js';
 import { toPageRequest } from '../src/lib/paging.js';
-import type { Actor } from '../src/modules/keys/actor.js';
+import type { ApiKeyPrincipal } from '../src/lib/principal.js';
 import { digestKey } from '../src/modules/keys/key-format.js';
 import { createServices } from '../src/services.js';
 
@@ -50,7 +49,7 @@ try {
   const header = `Bearer ${key}`;
   const verified = await services.keys.verify(header);
   if (!verified.ok) throw new Error('key did not verify');
-  const actor: Actor = verified.actor;
+  const actor: ApiKeyPrincipal = verified.principal;
   const r = await services.resources.create(actor, { name: 'micro', type: 'standard', metadata: { k: 'v' } });
   const N = Number(process.env.MICRO_N ?? 50_000);
 
@@ -58,7 +57,7 @@ try {
   const nextId = requestIdGenerator();
   await time('request id (prefix + counter)', N, () => nextId());
   await time('key digest (SHA-256)', N, () => digestKey(key));
-  const epoch = keysEpoch(storage.db) as () => number;
+  const epoch = storage.dialect.keysEpoch as () => number;
   await time('key-cache epoch (PRAGMA data_version)', N, () => epoch());
   await time('key verification, cached (digest + epoch + lookup)', N, () => services.keys.verifyNow(header));
   await time('resource read (service → repository → SQLite)', N, () => services.resources.get(actor, r.id));

@@ -84,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     redis: deps.redis,
     nameSpace: deps.rateLimitNamespace,
   });
-  installIdempotency(app, { db: storage.db, dialect: storage.dialect, clock });
+  installIdempotency(app, services.idempotency);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {

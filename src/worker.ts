@@ -17,8 +17,8 @@ export interface RunningWorker {
 
 /**
  * Runs the delivery worker on `storage`: woken by `deliveriesDue` (this process's commits), by
- * PostgreSQL NOTIFY (other processes' commits) and by a poll every WEBHOOK_POLL_MS (SQLite shared
- * with other processes); purges events and delivery logs older than 30 days every hour.
+ * `storage.listen` notifications (other processes' commits, where the database has them) and by a
+ * poll every WEBHOOK_POLL_MS (a database file shared with other processes); purges events and delivery logs older than 30 days every hour.
  */
 export async function runDeliveryWorker(opts: {
   storage: Storage;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiKeyPrincipal } from '../src/lib/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 import { createResource } from './helpers/auth-matrix.js';
 import { expectError } from './helpers/expect.js';
@@ -57,7 +58,7 @@ describe('API keys (D12)', () => {
     if (!verified.ok) throw new Error('key did not verify');
     const id = await createResource(t, ws.live);
     await t.services.keys.revoke(k.id);
-    const actor = verified.actor;
+    const actor = verified.principal;
     await expectNoChange(t, async () => {
       await expect(t.services.resources.create(actor, { name: 'x', type: 'standard' })).rejects.toMatchObject({
         code: 'expired_token',
@@ -82,14 +83,14 @@ describe('a key revoked while its request runs (D12, through HTTP)', () => {
         for (const name of ['create', 'update', 'archive', 'unarchive', 'remove'] as const) {
           const original = s.resources[name] as (...a: unknown[]) => Promise<unknown>;
           (s.resources as Record<string, unknown>)[name] = async (...args: unknown[]) => {
-            const actor = args[0] as { keyId: string };
+            const actor = args[0] as ApiKeyPrincipal;
             if (revokeDuring === name) await s.keys.revoke(actor.keyId);
             return original(...args);
           };
         }
         const patchMe = s.users.patchMe;
         s.users.patchMe = async (actor, input) => {
-          if (revokeDuring === 'patchMe') await s.keys.revoke(actor.keyId);
+          if (revokeDuring === 'patchMe') await s.keys.revoke((actor as ApiKeyPrincipal).keyId);
           return patchMe(actor, input);
         };
       },

@@ -68,7 +68,7 @@ describe.skipIf(!pgUrl)('PostgreSQL: lost connection, statement timeout, pool si
         (e: unknown) => e as { code?: string },
       );
       expect(err?.code).toBe('57014');
-      expect(s.dialect.isConnectionError(err)).toBe(true);
+      expect(s.dialect.isUnavailable(err)).toBe(true);
       const shown = await sql<{ statement_timeout: string }>`show statement_timeout`.execute(s.db);
       expect(shown.rows[0]?.statement_timeout).toBe('100ms');
     } finally {

@@ -1,12 +1,14 @@
-import type { Kysely } from 'kysely';
+import type { DialectAdapter, Kysely, Dialect as KyselyDialect } from 'kysely';
 import type { Database } from './types.js';
 
 export type Db = Kysely<Database>;
 export type DialectName = 'sqlite' | 'postgres';
 
 /**
- * What differs between the two databases, in one place (STYLE 3). Services and repositories
- * speak Kysely and call these; they never test the dialect name themselves.
+ * What differs between the two databases, and what belongs to one open connection (its write queue,
+ * prepared queries, key-cache epoch), in one object created per connection by `openSqlite` or
+ * `openPostgres` (STYLE 3). Services and repositories speak Kysely and call these; they never test
+ * the dialect name themselves.
  */
 export interface Dialect {
   readonly name: DialectName;
@@ -14,12 +16,24 @@ export interface Dialect {
   writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, opts?: WriteOptions): Promise<T>;
   /** Whether `err` is a unique-constraint violation. */
   isUniqueViolation(err: unknown): boolean;
-  /** Whether `err` means the database is unreachable (maps to 503). */
-  isConnectionError(err: unknown): boolean;
+  /**
+   * Whether `err` means the database cannot serve now: unreachable, overloaded, timed out, locked
+   * by another process past the busy timeout (maps to 503 with Retry-After).
+   */
+  isUnavailable(err: unknown): boolean;
   /** Column type names used by migrations. */
   readonly types: { timestamp: 'text' | 'timestamptz'; json: 'text' | 'jsonb' };
   /** Whether `SELECT … FOR SHARE / FOR UPDATE SKIP LOCKED` exist. */
   readonly rowLocks: boolean;
+  /**
+   * Revocation locks, held until `trx` ends. A write holds its credentials' locks shared while it runs;
+   * a revocation takes its credential's lock exclusive before it commits, so it waits only for the
+   * writes already running (fair queue: later writes wait behind it and then see it). PostgreSQL:
+   * transaction-level advisory locks; SQLite: nothing to do, write transactions run one at a time.
+   */
+  holdShared(trx: Db, names: readonly string[]): Promise<void>;
+  /** See holdShared. */
+  holdExclusive(trx: Db, name: string): Promise<void>;
   /**
    * The schema the connection works in, where there are schemas (PostgreSQL). The migrator needs
    * it: without it, Kysely finds its tables in any schema of the database and skips creating them.
@@ -30,6 +44,21 @@ export interface Dialect {
    * DELIVERY_CHANNEL; D20 workers LISTEN). Absent where there is no such channel (SQLite polls).
    */
   notifyOnCommit?(trx: Db): Promise<void>;
+  /**
+   * Issue 5: a number that changes whenever a write that may change API keys or users has committed,
+   * or absent where no such number exists (PostgreSQL: other processes write without telling this
+   * one). SQLite counts this connection's write transactions not marked `keepsKeys` (after COMMIT,
+   * before any caller is answered) and commits by any other connection (`PRAGMA data_version`, e.g.
+   * the `wsvc` CLI revoking a key). A cache of verified keys filled at epoch e is exact while it is e.
+   */
+  readonly keysEpoch?: () => number;
+  /**
+   * Issue 5: SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
+   * and connection mutex whenever no transaction is open. Absent on PostgreSQL.
+   */
+  readonly directReader?: DirectReader;
+  /** Queries of `prepared()` compiled for this connection, by query (docs/performance.md). */
+  readonly preparedQueries: Map<object, unknown>;
 }
 
 /** PostgreSQL channel on which new deliveries are announced to workers. */
@@ -38,7 +67,7 @@ export const DELIVERY_CHANNEL = 'wsvc_deliveries';
 export interface WriteOptions {
   /**
    * The change writes no API key and no user's role or removal, so verified keys cached by this process
-   * stay valid (issue 5, see keysEpoch). Without it, a committed write invalidates them.
+   * stay valid (issue 5, see Dialect.keysEpoch). Without it, a committed write invalidates them.
    */
   keepsKeys?: boolean;
 }
@@ -53,39 +82,28 @@ export function writeJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const epochs = new WeakMap<Db, () => number>();
-
-/**
- * Issue 5: a number that changes whenever a write that may change API keys or users has committed to
- * `db`, or undefined where no such number exists (PostgreSQL: other processes write without telling this
- * one). SQLite counts this process's write transactions not marked `keepsKeys` (after COMMIT, before any
- * caller is answered) and commits by any other connection (`PRAGMA data_version`, e.g. the `wsvc` CLI
- * revoking a key). Every change to API keys and users goes through writeTransaction, so a cache of
- * verified keys filled at epoch e is exact while the epoch is e.
- */
-export function keysEpoch(db: Db): (() => number) | undefined {
-  return epochs.get(db);
-}
-
-/** Called by a dialect that can tell when keys or users may have changed (see keysEpoch). */
-export function registerKeysEpoch(db: Db, epoch: () => number): void {
-  epochs.set(db, epoch);
-}
-
 /** Runs a read synchronously when the connection is free; undefined means "use the normal path". */
 export type DirectReader = (sqlText: string, parameters: readonly unknown[]) => unknown[] | undefined;
-const readers = new WeakMap<Db, DirectReader>();
 
-/**
- * Issue 5: SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor and
- * connection mutex (several promise hops per query) whenever no transaction is open on the connection.
- * Undefined for PostgreSQL and for transactions.
- */
-export function directReader(db: Db): DirectReader | undefined {
-  return readers.get(db);
+/** The Kysely adapter of a connection opened by this package: it carries the connection's Dialect. */
+interface AdapterWithDialect extends DialectAdapter {
+  readonly wsvc: Dialect;
 }
 
-/** Called by a dialect that can run reads directly (see directReader). */
-export function registerDirectReader(db: Db, reader: DirectReader): void {
-  readers.set(db, reader);
+/**
+ * The Dialect of the connection `db` belongs to (`db` may be the database, a transaction or one
+ * connection of it: they share one Kysely adapter, which carries it).
+ */
+export function dialectOf(db: Db): Dialect {
+  return (db.getExecutor().adapter as AdapterWithDialect).wsvc;
+}
+
+/** Kysely's dialect for a connection, with `dialect` attached to its adapter (see dialectOf). */
+export function carrying(kysely: KyselyDialect, dialect: Dialect): KyselyDialect {
+  return {
+    createAdapter: () => Object.assign(Object.create(kysely.createAdapter()), { wsvc: dialect }) as AdapterWithDialect,
+    createDriver: () => kysely.createDriver(),
+    createIntrospector: (db) => kysely.createIntrospector(db),
+    createQueryCompiler: () => kysely.createQueryCompiler(),
+  };
 }

@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { type Db, DELIVERY_CHANNEL, type Dialect } from './dialect.js';
+import { carrying, type Db, DELIVERY_CHANNEL, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
 const TIMESTAMPTZ_OID = 1184;
@@ -36,8 +36,9 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
   // emit an unhandled 'error' and kill the process (seen in test/postgres-outage.test.ts). Its
   // pending queries are still rejected, and the pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: postgresDialect, pool };
+  const dialect: Dialect = { ...postgresDialect, preparedQueries: new Map() };
+  const db = new Kysely<Database>({ dialect: carrying(new PostgresDialect({ pool }), dialect) });
+  return { db, dialect, pool };
 }
 
 const CONNECTION_CODES = new Set([
@@ -55,7 +56,7 @@ const CONNECTION_CODES = new Set([
   '57014', // query_canceled: DATABASE_STATEMENT_TIMEOUT_MS hit; the database is overloaded, retry
 ]);
 
-export const postgresDialect: Dialect = {
+const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   name: 'postgres',
   async currentSchema(db) {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
@@ -63,6 +64,15 @@ export const postgresDialect: Dialect = {
   },
   types: { timestamp: 'timestamptz', json: 'jsonb' },
   rowLocks: true,
+  async holdShared(trx, names) {
+    // One round trip; shared locks never wait for each other, only for a queued revocation.
+    await sql`select pg_advisory_xact_lock_shared(hashtextextended(n, 0)) from unnest(${names}::text[]) as n`.execute(
+      trx,
+    );
+  },
+  async holdExclusive(trx, name) {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+  },
   async notifyOnCommit(trx) {
     // NOTIFY inside a transaction is delivered when, and only if, it commits.
     await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);
@@ -73,7 +83,7 @@ export const postgresDialect: Dialect = {
   isUniqueViolation(err) {
     return (err as { code?: string } | null)?.code === '23505';
   },
-  isConnectionError(err) {
+  isUnavailable(err) {
     const e = err as { code?: string; message?: string } | null;
     if (!e) return false;
     if (e.code && CONNECTION_CODES.has(e.code)) return true;

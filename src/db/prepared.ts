@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryId, QueryResult, RootOperationNode } from 'kysely';
-import { type Db, directReader } from './dialect.js';
+import { type Db, dialectOf } from './dialect.js';
 
 const SENTINEL = '\u0000wsvc:';
 
@@ -22,18 +22,18 @@ interface Compiled {
  * parameter), never into SQL text; the SQL stays Kysely's, so both dialects keep working.
  */
 export function prepared<R>(build: (db: Db, $: Param) => Compilable<R>) {
-  // Keyed by the dialect adapter, which a database shares with its transactions and connections.
-  const byAdapter = new WeakMap<object, Compiled>();
+  const handle = {};
+  // Compiled once per connection, kept in its Dialect (shared by the database and its transactions).
   const compile = (db: Db): Compiled => {
-    const adapter = db.getExecutor().adapter;
-    let c = byAdapter.get(adapter);
+    const cache = dialectOf(db).preparedQueries;
+    let c = cache.get(handle) as Compiled | undefined;
     if (!c) {
       const q = build(db, (name) => SENTINEL + name).compile();
       const binds = q.parameters.map((p) =>
         typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { value: p },
       );
       c = { sql: q.sql, query: q.query, queryId: q.queryId, binds };
-      byAdapter.set(adapter, c);
+      cache.set(handle, c);
     }
     return c;
   };
@@ -42,7 +42,7 @@ export function prepared<R>(build: (db: Db, $: Param) => Compilable<R>) {
     async execute(db: Db, values: Record<string, unknown>): Promise<QueryResult<R>> {
       const c = compile(db);
       const parameters = c.binds.map((b) => (typeof b === 'string' ? values[b] : b.value));
-      const rows = directReader(db)?.(c.sql, parameters);
+      const rows = dialectOf(db).directReader?.(c.sql, parameters);
       if (rows) return { rows: rows as R[] };
       const compiled: CompiledQuery<R> = { sql: c.sql, query: c.query, queryId: c.queryId, parameters };
       return db.executeQuery<R>(compiled);

@@ -2,10 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, type SqliteDatabase as KyselySqliteDatabase, SqliteDialect } from 'kysely';
-import { type Db, type Dialect, registerDirectReader, registerKeysEpoch } from './dialect.js';
+import { carrying, type Db, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
-/** Opens a SQLite file (or `:memory:`) with the pragmas of D20. */
+/** Opens a SQLite file (or `:memory:`) with the pragmas of D20; its Dialect is this connection's. */
 export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: SqliteDatabase.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new SqliteDatabase(path);
@@ -15,25 +15,44 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
   const cached = withStatementCache(raw);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
-  // Outside a transaction every statement is atomic, so a read needs no lock: it sees committed data only.
-  // Issue 11: its own statements by SQL text (null: not a read), read as arrays (see rowReader).
+  // Issue 11: statements of the direct reader by SQL text (null: not a read), read as arrays (see rowReader).
   const readers = new Map<string, RowReader | null>();
-  registerDirectReader(db, (text, parameters) => {
-    if (raw.inTransaction) return undefined;
-    let reader = readers.get(text);
-    if (reader === undefined) {
-      reader = rowReader(raw.prepare(text));
-      if (readers.size < 500) readers.set(text, reader);
-    }
-    return reader === null ? undefined : reader(parameters);
-  });
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
-  queues.set(db, queue);
   // Issue 5 (see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
   const dataVersion = raw.prepare('pragma data_version').pluck();
-  registerKeysEpoch(db, () => (dataVersion.get() as number) * 1e9 + queue.keyChanges);
-  return { db, dialect: sqliteDialect, raw };
+  const dialect: Dialect = {
+    name: 'sqlite',
+    types: { timestamp: 'text', json: 'text' },
+    rowLocks: false,
+    async holdShared() {},
+    async holdExclusive() {},
+    writeTransaction(db, fn, opts) {
+      return groupCommit(db, queue, fn, opts?.keepsKeys === true);
+    },
+    isUniqueViolation(err) {
+      const code = codeOf(err);
+      return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+    },
+    isUnavailable(err) {
+      const code = codeOf(err);
+      // BUSY: another process held the write lock past busy_timeout.
+      return code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR' || code?.startsWith('SQLITE_BUSY') === true;
+    },
+    keysEpoch: () => (dataVersion.get() as number) * 1e9 + queue.keyChanges,
+    // Outside a transaction every statement is atomic, so a read needs no lock: it sees committed data only.
+    directReader(text, parameters) {
+      if (raw.inTransaction) return undefined;
+      let reader = readers.get(text);
+      if (reader === undefined) {
+        reader = rowReader(raw.prepare(text));
+        if (readers.size < 500) readers.set(text, reader);
+      }
+      return reader === null ? undefined : reader(parameters);
+    },
+    preparedQueries: new Map(),
+  };
+  const db = new Kysely<Database>({ dialect: carrying(new SqliteDialect({ database: cached }), dialect) });
+  return { db, dialect, raw };
 }
 
 type RowReader = (parameters: readonly unknown[]) => unknown[];
@@ -58,22 +77,9 @@ function rowReader(stmt: SqliteDatabase.Statement): RowReader | null {
   };
 }
 
-export const sqliteDialect: Dialect = {
-  name: 'sqlite',
-  types: { timestamp: 'text', json: 'text' },
-  rowLocks: false,
-  writeTransaction(db, fn, opts) {
-    return groupCommit(db, fn, opts?.keepsKeys === true);
-  },
-  isUniqueViolation(err) {
-    const code = (err as { code?: string } | null)?.code;
-    return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-  },
-  isConnectionError(err) {
-    const code = (err as { code?: string } | null)?.code;
-    return code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR';
-  },
-};
+function codeOf(err: unknown): string | undefined {
+  return (err as { code?: string } | null)?.code;
+}
 
 /**
  * Issue 5: Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
@@ -110,8 +116,6 @@ interface WriteQueue {
   keyChanges: number;
 }
 
-const queues = new WeakMap<Db, WriteQueue>();
-
 const MAX_BATCH = 64;
 const q = (text: string) => CompiledQuery.raw(text);
 const BEGIN = q('begin immediate');
@@ -130,13 +134,7 @@ const ROLLBACK_TO = q('rollback to w');
  * later ones (D12). BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and
  * then writes can fail with SQLITE_BUSY when another process (the CLI) wrote in between.
  */
-function groupCommit<T>(db: Db, fn: (trx: Db) => Promise<T>, keepsKeys: boolean): Promise<T> {
-  let queue = queues.get(db);
-  if (!queue) {
-    queue = { pending: [], scheduled: false, keyChanges: 0 };
-    queues.set(db, queue);
-  }
-  const state = queue;
+function groupCommit<T>(db: Db, state: WriteQueue, fn: (trx: Db) => Promise<T>, keepsKeys: boolean): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     state.pending.push({ fn, keepsKeys, resolve: resolve as (v: unknown) => void, reject });
     if (state.scheduled) return;

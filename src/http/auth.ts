@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors.js';
-import type { Actor } from '../modules/keys/actor.js';
+import type { Principal } from '../lib/principal.js';
 import type { KeysService, VerifyResult } from '../modules/keys/keys.service.js';
 import { allows, type Scope } from '../modules/keys/scopes.js';
 
@@ -10,7 +10,8 @@ declare module 'fastify' {
     scope?: Scope;
   }
   interface FastifyRequest {
-    actor: Actor;
+    /** Who is calling (set by authentication on every route with a scope). */
+    principal: Principal;
   }
 }
 
@@ -21,7 +22,7 @@ declare module 'fastify' {
  * the X-RateLimit-* headers and counts against the key like any authenticated request (D11).
  */
 export function installAuth(app: FastifyInstance, keys: KeysService): void {
-  app.decorateRequest('actor', null as unknown as Actor);
+  app.decorateRequest('principal', null as never);
   // Callback style (issue 5): a key verified from the cache answers without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
@@ -35,16 +36,16 @@ export function installAuth(app: FastifyInstance, keys: KeysService): void {
   });
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const scope = request.routeOptions.config?.scope;
-    if (scope && !allows(request.actor.role, request.actor.scopes, scope)) {
+    if (scope && !allows(request.principal.role, request.principal.scopes, scope)) {
       return done(new ForbiddenError(`This API key (or its owner's role) lacks the scope ${scope}.`));
     }
     done(null, payload);
   });
 }
 
-/** Sets the actor, or returns the 401 to answer. */
+/** Sets the principal, or returns the 401 to answer. */
 function authenticate(request: FastifyRequest, result: VerifyResult): UnauthorizedError | undefined {
   if (!result.ok) return new UnauthorizedError(result.code);
-  request.actor = result.actor;
+  request.principal = result.principal;
   return undefined;
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dialect } from '../db/dialect.js';
-import { AppError, type ErrorDetail, UnavailableError } from '../lib/errors.js';
+import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../lib/errors.js';
+import { replay } from './idempotency.js';
 import { invalidPart, toDetails } from './validation.js';
 
 /** Builds the D1 body. */
@@ -31,6 +32,7 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
 /** Maps any thrown error to its status and D1 body, once for the whole app (STYLE 5). */
 export function installErrorHandler(app: FastifyInstance, dialect: Dialect): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof StoredResponse) return replay(reply, err);
     if (err instanceof AppError) {
       if (err.headers) reply.headers(err.headers);
       return send(reply, err.statusCode, errorBody(request, err.code, err.message, err.details));
@@ -45,8 +47,7 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect): voi
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return send(reply, 400, errorBody(request, 'invalid_json', 'The request body is not valid JSON.'));
     }
-    const sqliteBusy = (err as { code?: string }).code?.startsWith('SQLITE_BUSY');
-    if (dialect.isConnectionError(err) || sqliteBusy) {
+    if (dialect.isUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');
       const u = new UnavailableError();
       reply.headers(u.headers ?? {});

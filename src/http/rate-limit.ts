@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../lib/errors.js';
+import { type Principal, principalId } from '../lib/principal.js';
 
 export interface RateLimitOptions {
   live: number;
@@ -15,15 +16,15 @@ export interface RateLimitOptions {
 
 /**
  * D11: per-key fixed window, X-RateLimit-* on every authenticated response, 429 with
- * Retry-After. Runs as a route hook, so after the authentication hook has set the actor.
+ * Retry-After. Runs as a route hook, so after the authentication hook has set the principal.
  */
 export async function installRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
   await app.register(rateLimit, {
     global: true,
     hook: 'onRequest',
     timeWindow: opts.windowS * 1000,
-    max: (request) => (request.actor?.env === 'test' ? opts.test : opts.live),
-    keyGenerator: (request) => request.actor?.keyId ?? 'anonymous',
+    max: (request) => (request.principal?.env === 'test' ? opts.test : opts.live),
+    keyGenerator: (request) => rateKey(request.principal),
     // Routes without a scope (health, docs, 404/405) are not rate limited.
     allowList: (request) => !request.routeOptions.config?.scope,
     redis: opts.redis,
@@ -48,4 +49,10 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
         `Rate limit of ${context.max} requests per ${opts.windowS} s exceeded for this API key; retry after ${Math.ceil(context.ttl / 1000)} s.`,
       ),
   });
+}
+
+/** The counter of a caller: an API key's id (as before principals had kinds), else the principal's id. */
+function rateKey(p: Principal | null): string {
+  if (!p) return 'anonymous';
+  return p.kind === 'api_key' ? p.keyId : principalId(p);
 }

@@ -192,7 +192,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /**
  * D6 stores strings exactly as sent, which a NUL character or a lone UTF-16 surrogate cannot be
- * (PostgreSQL text refuses NUL; both databases store UTF-8). One detail per offending string or key.
+ * (a text column of one of the databases refuses NUL; both store UTF-8). One detail per offending string or key.
  */
 export function unstorableStrings(value: unknown, path: string[] = []): ErrorDetail[] {
   const bad = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);

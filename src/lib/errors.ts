@@ -65,3 +65,16 @@ export class UnavailableError extends AppError {
     super(503, 'service_unavailable', message, undefined, { 'retry-after': '1' });
   }
 }
+
+/**
+ * Not a failure: this request (same Idempotency-Key, same request) was answered before; the error
+ * handler sends that stored answer again with `Idempotent-Replayed: true` (D14).
+ */
+export class StoredResponse extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super('replay of a stored response');
+  }
+}

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
+import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Delivery, DeliveryDetail } from '../webhooks/webhooks.schemas.js';
@@ -48,23 +49,24 @@ export const deliveryRepository = {
 
   /**
    * Claims up to `limit` due deliveries for `workerId` until `leaseUntil`: pending, due, and not
-   * leased by a live worker. With row locks (PostgreSQL) concurrent workers skip each other's rows
-   * (`FOR UPDATE SKIP LOCKED`); SQLite serialises writers, so the same statement is exclusive there.
+   * leased by a live worker. Concurrent workers skip each other's rows (withRowLockSkipping, D20).
    */
   async claim(
     db: Db,
-    opts: { now: string; leaseUntil: string; workerId: string; limit: number; rowLocks: boolean },
+    opts: { now: string; leaseUntil: string; workerId: string; limit: number },
   ): Promise<ClaimedDelivery[]> {
-    let due = db
-      .selectFrom('deliveries')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', opts.now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(opts.limit);
-    if (opts.rowLocks) due = due.forUpdate().skipLocked();
+    const due = withRowLockSkipping(
+      db,
+      db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', opts.now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
+        .orderBy('next_attempt_at')
+        .orderBy('id')
+        .limit(opts.limit),
+    );
     const claimed = await db
       .updateTable('deliveries')
       .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })

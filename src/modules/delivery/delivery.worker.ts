@@ -69,8 +69,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
 
   /**
    * One write transaction per cycle: the outcomes of every attempt finished since the last cycle,
-   * and claims for the free slots. On SQLite with synchronous=FULL a commit is an fsync that
-   * blocks the thread, so one commit per cycle instead of two per delivery is what lets fan-out
+   * and claims for the free slots. Where a commit is an fsync that blocks the thread (the file
+   * database with synchronous=FULL), so one commit per cycle instead of two per delivery is what lets fan-out
    * go at thousands per second. Outcomes not yet written when the process dies are attempted
    * again after their lease (at least once).
    */
@@ -95,7 +95,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
               leaseUntil: isoAt(now + leaseMs),
               workerId,
               limit,
-              rowLocks: dialect.rowLocks,
             });
             // Deliveries only, never keys or users: this process's cached keys stay valid (keysEpoch).
           },
@@ -210,7 +209,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       pollTimer.unref();
       schedule();
     },
-    /** Wakes the worker now (e.g. on a PostgreSQL NOTIFY). */
+    /** Wakes the worker now (e.g. on a notification from another process, Storage.listen). */
     wake(): void {
       if (running) schedule();
     },

@@ -3,7 +3,7 @@ import { findInScope, pageById } from '../../db/keyset.js';
 import { prepared } from '../../db/prepared.js';
 import type { EventsTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Scope } from '../resources/resources.repository.js';
+import type { Tenant } from '../../lib/principal.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
 /** Row → API object: the stored payload is the event object itself (D18). */
@@ -30,16 +30,16 @@ export const eventsRepository = {
     await insertQuery.execute(db, { ...row });
   },
 
-  find(db: Db, scope: Scope, id: string): Promise<EventsTable | undefined> {
-    return findInScope(db, 'events', scope, id);
+  find(db: Db, tenant: Tenant, id: string): Promise<EventsTable | undefined> {
+    return findInScope(db, 'events', tenant, id);
   },
 
-  list(db: Db, scope: Scope, filter: ListEventsFilter, page: PageRequest) {
+  list(db: Db, tenant: Tenant, filter: ListEventsFilter, page: PageRequest) {
     return pageById(
       db,
       'events',
       (eb) => {
-        const conds = [eb('workspace_id', '=', scope.workspaceId), eb('env', '=', scope.env)];
+        const conds = [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
         if (filter.event) conds.push(eb('type', '=', filter.event));
         if (filter.resource_id) conds.push(eb('resource_id', '=', filter.resource_id));
         return eb.and(conds);
@@ -49,12 +49,12 @@ export const eventsRepository = {
   },
 
   /** D15: a deleted resource's events and their pending deliveries go with it. */
-  async purgeResource(db: Db, scope: Scope, resourceId: string): Promise<void> {
+  async purgeResource(db: Db, tenant: Tenant, resourceId: string): Promise<void> {
     const ids = db
       .selectFrom('events')
       .select('id')
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
       .where('resource_id', '=', resourceId);
     const pending = db
       .selectFrom('deliveries')
@@ -65,8 +65,8 @@ export const eventsRepository = {
     await db.deleteFrom('deliveries').where('event_id', 'in', ids).where('status', '=', 'pending').execute();
     await db
       .deleteFrom('events')
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
       .where('resource_id', '=', resourceId)
       .execute();
   },

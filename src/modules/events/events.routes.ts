@@ -23,7 +23,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
     },
     async (req) => {
       const { event, resource_id, ...paging } = req.query;
-      const page = await events.list(req.actor, { event, resource_id }, toPageRequest(paging, 'event'));
+      const page = await events.list(req.principal, { event, resource_id }, toPageRequest(paging, 'event'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -40,6 +40,6 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
         response: { 200: DataOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await events.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await events.get(req.principal, req.params.id) }),
   );
 };

@@ -4,18 +4,15 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import { deliveryRepository } from '../delivery/delivery.repository.js';
-import type { Actor } from '../keys/actor.js';
-import type { Scope } from '../resources/resources.repository.js';
 import { webhooksRepository } from '../webhooks/webhooks.repository.js';
 import { eventsRepository as repo, toEvent } from './events.repository.js';
 import type { Event, EventType, ListEventsFilter } from './events.schemas.js';
 
 /** Events are readable, and purged after, this long (D17). */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
-const scopeOf = (a: Actor): Scope => ({ workspaceId: a.workspaceId, env: a.env });
 
 /**
  * The D17 transactional outbox and the events API. `record` runs inside the caller's transaction:
@@ -27,7 +24,7 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
   /** Writes an event and its deliveries in `trx`; returns how many deliveries it queued. */
   async function record(
     trx: Db,
-    scope: Scope,
+    tenant: Tenant,
     type: EventType,
     resourceId: string | null,
     data: Event['data'],
@@ -38,15 +35,15 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
     const payload = JSON.stringify({ id, event: type, created_at: createdAt, data });
     const row: EventsTable = {
       id,
-      workspace_id: scope.workspaceId,
-      env: scope.env,
+      workspace_id: tenant.workspaceId,
+      env: tenant.env,
       type,
       resource_id: resourceId,
       payload,
       created_at: createdAt,
     };
     await repo.insert(trx, row);
-    const hooks = await webhooksRepository.listEnabled(trx, scope);
+    const hooks = await webhooksRepository.listEnabled(trx, tenant);
     const deliveries: DeliveriesTable[] = hooks
       .filter((h) => {
         const events = readJson<string[]>(h.events);
@@ -57,8 +54,8 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
         webhook_id: h.id,
         event_id: id,
         event_type: type,
-        workspace_id: scope.workspaceId,
-        env: scope.env,
+        workspace_id: tenant.workspaceId,
+        env: tenant.env,
         status: 'pending',
         attempt_count: 0,
         next_attempt_at: createdAt,
@@ -79,14 +76,14 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
     if (queued > 0) deliveriesDue.notify();
   }
 
-  async function get(actor: Actor, id: string): Promise<Event> {
-    const row = isId('event', id) ? await repo.find(db, scopeOf(actor), id) : undefined;
+  async function get(principal: Principal, id: string): Promise<Event> {
+    const row = isId('event', id) ? await repo.find(db, tenantOf(principal), id) : undefined;
     if (!row) throw new NotFoundError('event');
     return toEvent(row);
   }
 
-  async function list(actor: Actor, filter: ListEventsFilter, page: PageRequest): Promise<Page<Event>> {
-    const p = await repo.list(db, scopeOf(actor), filter, page);
+  async function list(principal: Principal, filter: ListEventsFilter, page: PageRequest): Promise<Page<Event>> {
+    const p = await repo.list(db, tenantOf(principal), filter, page);
     return { ...p, items: p.items.map(toEvent) };
   }
 

@@ -31,19 +31,17 @@ const findByDigestQuery = prepared((db, $) =>
     .where('api_keys.digest', '=', $('digest')),
 );
 
-const isActiveQuery = (lockForShare: boolean) =>
-  prepared((db, $) => {
-    const q = db
-      .selectFrom('api_keys')
-      .innerJoin('users', 'users.id', 'api_keys.user_id')
-      .select('api_keys.id')
-      .where('api_keys.id', '=', $('id'))
-      .where('api_keys.revoked_at', 'is', null)
-      .where('users.removed_at', 'is', null);
-    // PostgreSQL: a concurrent revoke waits for this transaction, or this one sees the revoke.
-    return lockForShare ? q.forShare('api_keys') : q;
-  });
-const isActiveQueries = { plain: isActiveQuery(false), forShare: isActiveQuery(true) };
+// No row lock: the caller holds the key's revocation lock shared instead (see Dialect.holdShared), so
+// a revocation never waits behind a stream of writes with the key (it waited for FOR SHARE before).
+const isActiveQuery = prepared((db, $) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .select('api_keys.id')
+    .where('api_keys.id', '=', $('id'))
+    .where('api_keys.revoked_at', 'is', null)
+    .where('users.removed_at', 'is', null),
+);
 
 /** SQL for API keys. */
 export const keysRepository = {
@@ -90,8 +88,7 @@ export const keysRepository = {
   },
 
   /** Whether the key is still usable now, read inside the caller's write transaction (D12). */
-  async isActive(db: Db, id: string, lockForShare: boolean): Promise<boolean> {
-    const q = lockForShare ? isActiveQueries.forShare : isActiveQueries.plain;
-    return (await q.execute(db, { id })).rows.length > 0;
+  async isActive(db: Db, id: string): Promise<boolean> {
+    return (await isActiveQuery.execute(db, { id })).rows.length > 0;
   },
 };

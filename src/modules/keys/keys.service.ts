@@ -1,15 +1,18 @@
-import { type Db, type Dialect, keysEpoch } from '../../db/dialect.js';
+import type { Db, Dialect } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import type { Actor } from './actor.js';
+import type { ApiKeyPrincipal } from '../../lib/principal.js';
+import { usersRepository } from '../users/users.repository.js';
+import { workspacesRepository } from '../workspaces/workspaces.repository.js';
+import { keyLock } from './key-check.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
 import { keysRepository } from './keys.repository.js';
 import { isScope, SCOPES } from './scopes.js';
 
 export type VerifyResult =
-  | { ok: true; actor: Actor }
+  | { ok: true; principal: ApiKeyPrincipal }
   | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token' };
 
 export interface CreatedKey {
@@ -27,10 +30,11 @@ export interface CreatedKey {
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
   // Issue 5: verified keys, reused only while no write that may change keys or users has committed
-  // since (see keysEpoch): a revocation, a role change or a removal commits such a write, so the next
-  // request re-reads the key (D9, D12). SQLite only; on PostgreSQL other processes write unannounced.
-  const epoch = keysEpoch(db);
-  const verified = new Map<string, { epoch: number; actor: Actor }>();
+  // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
+  // request re-reads the key (D9, D12). Only where the database has such an epoch (one file, one
+  // writer at a time); elsewhere other processes write unannounced and every request reads the key.
+  const epoch = deps.dialect.keysEpoch;
+  const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal }>();
   const MAX_CACHED = 10_000;
 
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
@@ -46,13 +50,8 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
       if (!isScope(s))
         throw fieldError('scopes', 'invalid_value', `Unknown scope "${s}"; known: ${SCOPES.join(', ')}.`);
     }
-    const user = await trx
-      .selectFrom('users')
-      .select(['id', 'workspace_id'])
-      .where('id', '=', input.userId)
-      .where('removed_at', 'is', null)
-      .executeTakeFirst();
-    if (!user) throw new NotFoundError('user');
+    const user = await usersRepository.find(trx, input.userId);
+    if (!user || user.removed_at) throw new NotFoundError('user');
     const key = generateKey(input.env);
     const now = clock.now();
     const row = {
@@ -101,7 +100,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     const at = epoch?.();
     if (at !== undefined) {
       const hit = verified.get(digest);
-      if (hit && hit.epoch === at) return { ok: true, actor: hit.actor };
+      if (hit && hit.epoch === at) return { ok: true, principal: hit.principal };
     }
     return lookup(digest, parsed.env, at);
   }
@@ -113,7 +112,8 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     }
     // D9: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
-    const actor: Actor = Object.freeze({
+    const principal: ApiKeyPrincipal = Object.freeze({
+      kind: 'api_key',
       keyId: row.id,
       userId: row.user_id,
       workspaceId: row.workspace_id,
@@ -124,15 +124,14 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     // Filed under the epoch read before the query: a write that committed meanwhile makes it stale at once.
     if (at !== undefined) {
       if (verified.size >= MAX_CACHED) verified.clear();
-      verified.set(digest, { epoch: at, actor });
+      verified.set(digest, { epoch: at, principal });
     }
-    return { ok: true, actor };
+    return { ok: true, principal };
   }
 
   /** Keys of a workspace, never with secrets. */
   async function list(workspaceId: string) {
-    const ws = await db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst();
-    if (!ws) throw new NotFoundError('workspace');
+    if (!(await workspacesRepository.exists(db, workspaceId))) throw new NotFoundError('workspace');
     const rows = await keysRepository.listByWorkspace(db, workspaceId);
     return rows.map((r) => ({
       ...r,
@@ -140,13 +139,19 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     }));
   }
 
-  /** Revokes a key at once (D12); throws NotFoundError for an unknown id. */
+  /**
+   * Revokes a key at once (D12); throws NotFoundError for an unknown id. The exclusive revocation lock
+   * waits only for writes with the key already running; any write that commits later sees the revocation.
+   */
   async function revoke(keyId: string) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
     const existing = await keysRepository.findById(db, keyId);
     if (!existing) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
-    await deps.dialect.writeTransaction(db, (trx) => keysRepository.revoke(trx, keyId, at));
+    await deps.dialect.writeTransaction(db, async (trx) => {
+      await deps.dialect.holdExclusive(trx, keyLock(keyId));
+      await keysRepository.revoke(trx, keyId, at);
+    });
     const after = await keysRepository.findById(db, keyId);
     return { id: keyId, revoked_at: after?.revoked_at ?? at };
   }

@@ -1,8 +1,10 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { pageById, toPage } from '../../db/keyset.js';
 import { prepared } from '../../db/prepared.js';
-import type { Env, ResourcesTable } from '../../db/types.js';
+import { withRowLock } from '../../db/row-locks.js';
+import type { ResourcesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
+import type { Tenant } from '../../lib/principal.js';
 import type { ListResourcesFilter, Resource } from './resources.schemas.js';
 
 /** Row → API object. */
@@ -19,26 +21,21 @@ export function toResource(row: ResourcesTable): Resource {
   };
 }
 
-export interface Scope {
-  workspaceId: string;
-  env: Env;
-}
-
 const COUNT_SLOTS = 16;
 
 /**
- * Adds `delta` to the resource_counts row of (scope, status, type) in a random slot: callers pass
+ * Adds `delta` to the resource_counts row of (tenant, status, type) in a random slot: callers pass
  * their transaction, so the count commits with the change (issue 5: meta.total without COUNT(*)).
  */
 async function bump(
   db: Db,
-  scope: Scope,
+  tenant: Tenant,
   status: ResourcesTable['status'],
   type: ResourcesTable['type'],
   delta: number,
 ) {
   const slot = Math.floor(Math.random() * COUNT_SLOTS);
-  await bumpQuery.execute(db, { ws: scope.workspaceId, env: scope.env, status, type, slot, delta });
+  await bumpQuery.execute(db, { ws: tenant.workspaceId, env: tenant.env, status, type, slot, delta });
 }
 
 // Issue 5: the hot queries are built and compiled once (src/db/prepared.ts).
@@ -81,6 +78,20 @@ const findQuery = prepared((db, $) =>
     .where('id', '=', $('id'))
     .where('workspace_id', '=', $('ws'))
     .where('env', '=', $('env')),
+);
+
+// The row a write changes, read under a row lock held until the write's transaction ends (issue 9):
+// concurrent writes of one resource run one after another, each seeing what the previous committed.
+const findForWriteQuery = prepared((db, $) =>
+  withRowLock(
+    db,
+    db
+      .selectFrom('resources')
+      .selectAll()
+      .where('id', '=', $('id'))
+      .where('workspace_id', '=', $('ws'))
+      .where('env', '=', $('env')),
+  ),
 );
 
 type Mode = 'first' | 'offset' | 'after';
@@ -138,70 +149,79 @@ export const resourcesRepository = {
     await bump(db, { workspaceId: row.workspace_id, env: row.env }, row.status, row.type, 1);
   },
 
-  async find(db: Db, scope: Scope, id: string): Promise<ResourcesTable | undefined> {
-    return (await findQuery.execute(db, { id, ws: scope.workspaceId, env: scope.env })).rows[0];
+  async find(db: Db, tenant: Tenant, id: string): Promise<ResourcesTable | undefined> {
+    return (await findQuery.execute(db, { id, ws: tenant.workspaceId, env: tenant.env })).rows[0];
   },
 
-  /** Updates a resource (and its counts when the status changes); call inside the change's transaction. */
+  /** The resource under a row lock until the transaction ends; call inside the change's transaction first. */
+  async findForWrite(db: Db, tenant: Tenant, id: string): Promise<ResourcesTable | undefined> {
+    return (await findForWriteQuery.execute(db, { id, ws: tenant.workspaceId, env: tenant.env })).rows[0];
+  },
+
+  /**
+   * Updates a resource (and its counts when the status changes); call inside the change's transaction.
+   * Returns whether a row changed.
+   */
   async update(
     db: Db,
-    scope: Scope,
+    tenant: Tenant,
     id: string,
     set: Partial<Pick<ResourcesTable, 'name' | 'metadata' | 'status' | 'updated_at'>>,
-  ) {
+  ): Promise<boolean> {
     const q = db
       .updateTable('resources')
       .set(set)
       .where('id', '=', id)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env);
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env);
     if (set.status !== undefined) {
-      // Only the statement that really flips the status moves the counts: under PostgreSQL's read
-      // committed, a concurrent flip re-checks `status <>` after the row lock and updates nothing.
+      // Only the statement that really flips the status moves the counts: a concurrent flip that
+      // committed first makes `status <>` false here (re-checked after the row lock), so nothing moves.
       const flipped = await q.where('status', '<>', set.status).returning('type').executeTakeFirst();
       if (flipped) {
         // Two statuses (D13): the previous one is the other.
         const previous = set.status === 'active' ? 'archived' : 'active';
-        await bump(db, scope, previous, flipped.type, -1);
-        await bump(db, scope, set.status, flipped.type, 1);
-        return;
+        await bump(db, tenant, previous, flipped.type, -1);
+        await bump(db, tenant, set.status, flipped.type, 1);
+        return true;
       }
+      return false;
     }
-    await q.executeTakeFirst();
+    return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   },
 
   /** Deletes a resource and uncounts it; call inside the change's transaction. */
-  async delete(db: Db, scope: Scope, id: string): Promise<boolean> {
+  async delete(db: Db, tenant: Tenant, id: string): Promise<boolean> {
     const gone = await db
       .deleteFrom('resources')
       .where('id', '=', id)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
       .returning(['status', 'type'])
       .executeTakeFirst();
-    if (gone) await bump(db, scope, gone.status, gone.type, -1);
+    if (gone) await bump(db, tenant, gone.status, gone.type, -1);
     return gone !== undefined;
   },
 
   /** Resources matching the filter, from the maintained counts. */
-  async count(db: Db, scope: Scope, filter: ListResourcesFilter): Promise<number> {
-    const values = { ws: scope.workspaceId, env: scope.env, ...filter };
+  async count(db: Db, tenant: Tenant, filter: ListResourcesFilter): Promise<number> {
+    const values = { ws: tenant.workspaceId, env: tenant.env, ...filter };
     return Number((await countQuery(filter).execute(db, values)).rows[0]?.n ?? 0);
   },
 
-  async list(db: Db, scope: Scope, filter: ListResourcesFilter, page: PageRequest) {
+  async list(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: PageRequest) {
     // A cursor issued without its offset (older servers) needs the generic path, which counts it.
     if (page.afterId === null || page.afterOffset != null) {
       const mode: Mode = page.afterId !== null ? 'after' : page.offset > 0 ? 'offset' : 'first';
       const values = {
-        ws: scope.workspaceId,
-        env: scope.env,
+        ws: tenant.workspaceId,
+        env: tenant.env,
         ...filter,
         after: page.afterId,
         limit: page.limit + 1,
         offset: page.offset,
       };
-      const total = await resourcesRepository.count(db, scope, filter);
+      const total = await resourcesRepository.count(db, tenant, filter);
       const { rows } = await listQuery(filter, mode).execute(db, values);
       return toPage(rows, page, total, page.afterId === null ? page.offset : (page.afterOffset as number));
     }
@@ -209,13 +229,13 @@ export const resourcesRepository = {
       db,
       'resources',
       (eb) => {
-        const conds = [eb('workspace_id', '=', scope.workspaceId), eb('env', '=', scope.env)];
+        const conds = [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
         if (filter.status) conds.push(eb('status', '=', filter.status));
         if (filter.type) conds.push(eb('type', '=', filter.type));
         return eb.and(conds);
       },
       page,
-      { total: () => resourcesRepository.count(db, scope, filter) },
+      { total: () => resourcesRepository.count(db, tenant, filter) },
     );
   },
 };

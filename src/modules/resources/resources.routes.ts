@@ -26,7 +26,8 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         response: { 201: One, ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await resources.create(req.actor, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await resources.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -43,7 +44,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
     },
     async (req) => {
       const { status, type, ...paging } = req.query;
-      const page = await resources.list(req.actor, { status, type }, toPageRequest(paging, 'resource'));
+      const page = await resources.list(req.principal, { status, type }, toPageRequest(paging, 'resource'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -59,7 +60,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await resources.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await resources.get(req.principal, req.params.id) }),
   );
 
   app.put(
@@ -75,7 +76,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
       },
     },
-    async (req) => ({ data: await resources.update(req.actor, req.params.id, req.body) }),
+    async (req) => ({ data: await resources.update(req.principal, req.params.id, req.body) }),
   );
 
   app.delete(
@@ -91,7 +92,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       },
     },
     async (req, reply) => {
-      await resources.remove(req.actor, req.params.id);
+      await resources.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -112,7 +113,9 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
           response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 409) },
         },
       },
-      async (req) => ({ data: await resources[action](req.actor, req.params.id) }),
+      async (req, reply) => ({
+        data: await resources[action](req.principal, req.params.id, req.idempotentWrite(reply, 200)),
+      }),
     );
   }
 };

@@ -4,13 +4,13 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { type Principal, tenantOf } from '../../lib/principal.js';
+import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import type { Event, EventType } from '../events/events.schemas.js';
 import type { EventsService } from '../events/events.service.js';
-import type { Actor, WriteRunner } from '../keys/actor.js';
 import { resourcesRepository as repo, toResource } from './resources.repository.js';
 import type { CreateResourceInput, ListResourcesFilter, Resource, UpdateResourceInput } from './resources.schemas.js';
 
-const scopeOf = (a: Actor) => ({ workspaceId: a.workspaceId, env: a.env });
 type Emit = (type: EventType, resourceId: string, data: Event['data'], now: number) => Promise<void>;
 
 /**
@@ -20,102 +20,157 @@ type Emit = (type: EventType, resourceId: string, data: Event['data'], now: numb
 export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: WriteRunner; events: EventsService }) {
   const { db, clock, events } = deps;
 
-  /** Runs a change as `actor`, then wakes the delivery worker if the change queued deliveries. */
-  async function change<T>(actor: Actor, fn: (trx: Db, emit: Emit) => Promise<T>): Promise<T> {
+  /** Runs a change as `principal`, then wakes the delivery worker if the change queued deliveries. */
+  async function change<T>(
+    principal: Principal,
+    fn: (trx: Db, emit: Emit) => Promise<T>,
+    hooks: WriteHooks<T> | undefined,
+  ): Promise<T> {
     let queued = 0;
-    const result = await deps.writeAs(actor, (trx) =>
-      fn(trx, async (type, resourceId, data, now) => {
-        queued += await events.record(trx, scopeOf(actor), type, resourceId, data, now);
-      }),
+    const result = await deps.writeAs(
+      principal,
+      (trx) =>
+        fn(trx, async (type, resourceId, data, now) => {
+          queued += await events.record(trx, tenantOf(principal), type, resourceId, data, now);
+        }),
+      hooks,
     );
     events.committed(queued);
     return result;
   }
 
-  async function findOrThrow(trx: Db, actor: Actor, id: string): Promise<ResourcesTable> {
-    const row = isId('resource', id) ? await repo.find(trx, scopeOf(actor), id) : undefined;
+  /**
+   * The row a change is about, locked until its transaction ends (issue 9): writes of one resource
+   * run one after another, so each decides on what the previous one committed (a repeated archive
+   * finds it archived, a PUT after a DELETE finds nothing), and each takes its time after the lock, so
+   * one resource's events are ordered by commit.
+   */
+  async function lockOrThrow(trx: Db, principal: Principal, id: string): Promise<ResourcesTable> {
+    const row = isId('resource', id) ? await repo.findForWrite(trx, tenantOf(principal), id) : undefined;
+    if (!row) throw new NotFoundError('resource');
+    return row;
+  }
+
+  /** A time for a change of `row`: now, never before its last change (clocks of processes differ). */
+  const changeTime = (row: ResourcesTable) => Math.max(clock.now(), Date.parse(row.updated_at));
+
+  async function findOrThrow(trx: Db, principal: Principal, id: string): Promise<ResourcesTable> {
+    const row = isId('resource', id) ? await repo.find(trx, tenantOf(principal), id) : undefined;
     if (!row) throw new NotFoundError('resource');
     return row;
   }
 
   /** Creates an active resource. */
-  async function create(actor: Actor, input: CreateResourceInput): Promise<Resource> {
-    return change(actor, async (trx, emit) => {
-      const now = clock.now();
-      const row: ResourcesTable = {
-        id: newId('resource', now),
-        workspace_id: actor.workspaceId,
-        env: actor.env,
-        name: input.name,
-        type: input.type,
-        status: 'active',
-        metadata: writeJson(input.metadata ?? {}),
-        created_at: isoAt(now),
-        updated_at: isoAt(now),
-      };
-      await repo.insert(trx, row);
-      const resource = toResource(row);
-      await emit('resource.created', row.id, { resource_id: row.id, resource }, now);
-      return resource;
-    });
+  async function create(
+    principal: Principal,
+    input: CreateResourceInput,
+    hooks?: WriteHooks<Resource>,
+  ): Promise<Resource> {
+    return change(
+      principal,
+      async (trx, emit) => {
+        const now = clock.now();
+        const row: ResourcesTable = {
+          id: newId('resource', now),
+          workspace_id: principal.workspaceId,
+          env: principal.env,
+          name: input.name,
+          type: input.type,
+          status: 'active',
+          metadata: writeJson(input.metadata ?? {}),
+          created_at: isoAt(now),
+          updated_at: isoAt(now),
+        };
+        await repo.insert(trx, row);
+        const resource = toResource(row);
+        await emit('resource.created', row.id, { resource_id: row.id, resource }, now);
+        return resource;
+      },
+      hooks,
+    );
   }
 
   /** One resource of the caller's workspace and environment; NotFoundError otherwise. */
-  async function get(actor: Actor, id: string): Promise<Resource> {
-    return toResource(await findOrThrow(db, actor, id));
+  async function get(principal: Principal, id: string): Promise<Resource> {
+    return toResource(await findOrThrow(db, principal, id));
   }
 
-  async function list(actor: Actor, filter: ListResourcesFilter, page: PageRequest): Promise<Page<Resource>> {
-    const p = await repo.list(db, scopeOf(actor), filter, page);
+  async function list(principal: Principal, filter: ListResourcesFilter, page: PageRequest): Promise<Page<Resource>> {
+    const p = await repo.list(db, tenantOf(principal), filter, page);
     return { ...p, items: p.items.map(toResource) };
   }
 
   /** PUT: replaces name and/or metadata; omitted fields keep their values. */
-  async function update(actor: Actor, id: string, input: UpdateResourceInput): Promise<Resource> {
-    return change(actor, async (trx, emit) => {
-      const before = await findOrThrow(trx, actor, id);
-      const set: Partial<ResourcesTable> = {};
-      if (input.name !== undefined) set.name = input.name;
-      if (input.metadata !== undefined) set.metadata = writeJson(input.metadata);
-      if (Object.keys(set).length === 0) return toResource(before);
-      const now = Math.max(clock.now(), Date.parse(before.updated_at));
-      set.updated_at = isoAt(now);
-      await repo.update(trx, scopeOf(actor), id, set);
-      const old = toResource(before);
-      const resource = toResource({ ...before, ...set } as ResourcesTable);
-      await emit(
-        'resource.updated',
-        id,
-        { resource_id: id, resource, previous_attributes: changed(old, resource) },
-        now,
-      );
-      return resource;
-    });
+  async function update(
+    principal: Principal,
+    id: string,
+    input: UpdateResourceInput,
+    hooks?: WriteHooks<Resource>,
+  ): Promise<Resource> {
+    return change(
+      principal,
+      async (trx, emit) => {
+        const before = await lockOrThrow(trx, principal, id);
+        const set: Partial<ResourcesTable> = {};
+        if (input.name !== undefined) set.name = input.name;
+        if (input.metadata !== undefined) set.metadata = writeJson(input.metadata);
+        if (Object.keys(set).length === 0) return toResource(before);
+        const now = changeTime(before);
+        set.updated_at = isoAt(now);
+        if (!(await repo.update(trx, tenantOf(principal), id, set))) throw new NotFoundError('resource');
+        const old = toResource(before);
+        const resource = toResource({ ...before, ...set } as ResourcesTable);
+        await emit(
+          'resource.updated',
+          id,
+          { resource_id: id, resource, previous_attributes: changed(old, resource) },
+          now,
+        );
+        return resource;
+      },
+      hooks,
+    );
   }
 
   /** D13: sets status; repeating a transition answers the resource unchanged. */
-  async function setStatus(actor: Actor, id: string, status: Resource['status']): Promise<Resource> {
-    return change(actor, async (trx, emit) => {
-      const before = await findOrThrow(trx, actor, id);
-      if (before.status === status) return toResource(before);
-      const now = Math.max(clock.now(), Date.parse(before.updated_at));
-      const updated_at = isoAt(now);
-      await repo.update(trx, scopeOf(actor), id, { status, updated_at });
-      const data = { resource_id: id, previous_status: before.status, current_status: status };
-      await emit('resource.status_changed', id, data, now);
-      return toResource({ ...before, status, updated_at });
-    });
+  async function setStatus(
+    principal: Principal,
+    id: string,
+    status: Resource['status'],
+    hooks?: WriteHooks<Resource>,
+  ): Promise<Resource> {
+    return change(
+      principal,
+      async (trx, emit) => {
+        const before = await lockOrThrow(trx, principal, id);
+        if (before.status === status) return toResource(before);
+        const now = changeTime(before);
+        const updated_at = isoAt(now);
+        // The event only for a row that changed (the lock makes this the row just read).
+        if (!(await repo.update(trx, tenantOf(principal), id, { status, updated_at }))) {
+          return toResource((await repo.find(trx, tenantOf(principal), id)) ?? before);
+        }
+        const data = { resource_id: id, previous_status: before.status, current_status: status };
+        await emit('resource.status_changed', id, data, now);
+        return toResource({ ...before, status, updated_at });
+      },
+      hooks,
+    );
   }
 
   /** D15: deletes the resource; a second delete is NotFoundError. */
-  async function remove(actor: Actor, id: string): Promise<void> {
-    await change(actor, async (trx, emit) => {
-      await findOrThrow(trx, actor, id);
-      await repo.delete(trx, scopeOf(actor), id);
-      await events.purgeResource(trx, scopeOf(actor), id);
-      // Written after the purge, so the deletion itself stays on record (id only, D15).
-      await emit('resource.deleted', id, { resource_id: id }, clock.now());
-    });
+  async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
+    await change(
+      principal,
+      async (trx, emit) => {
+        const before = await lockOrThrow(trx, principal, id);
+        if (!(await repo.delete(trx, tenantOf(principal), id))) throw new NotFoundError('resource');
+        await events.purgeResource(trx, tenantOf(principal), id);
+        // Written after the purge, so the deletion itself stays on record (id only, D15).
+        await emit('resource.deleted', id, { resource_id: id }, changeTime(before));
+      },
+      hooks,
+    );
   }
 
   return {
@@ -123,8 +178,10 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
     get,
     list,
     update,
-    archive: (actor: Actor, id: string) => setStatus(actor, id, 'archived'),
-    unarchive: (actor: Actor, id: string) => setStatus(actor, id, 'active'),
+    archive: (principal: Principal, id: string, hooks?: WriteHooks<Resource>) =>
+      setStatus(principal, id, 'archived', hooks),
+    unarchive: (principal: Principal, id: string, hooks?: WriteHooks<Resource>) =>
+      setStatus(principal, id, 'active', hooks),
     remove,
   };
 }

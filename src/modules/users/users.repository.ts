@@ -24,6 +24,17 @@ export const usersRepository = {
     return db.insertInto('users').values(row).execute();
   },
 
+  /** Whether the user exists and was not removed (D9). */
+  async isMember(db: Db, id: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', id)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   find(db: Db, id: string) {
     return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   },

@@ -21,7 +21,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS) },
       },
     },
-    async (req) => ({ data: await users.me(req.actor) }),
+    async (req) => ({ data: await users.me(req.principal) }),
   );
 
   app.patch(
@@ -37,7 +37,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 413, 415) },
       },
     },
-    async (req) => ({ data: await users.patchMe(req.actor, req.body) }),
+    async (req) => ({ data: await users.patchMe(req.principal, req.body) }),
   );
 
   app.get(
@@ -53,7 +53,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       },
     },
     async (req) => {
-      const page = await users.list(req.actor, toPageRequest(req.query, 'user'));
+      const page = await users.list(req.principal, toPageRequest(req.query, 'user'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );

@@ -4,8 +4,11 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError, UnauthorizedError, ValidationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import type { Principal } from '../../lib/principal.js';
 import { assertValid } from '../../lib/validate.js';
-import type { Actor, WriteRunner } from '../keys/actor.js';
+import type { WriteRunner } from '../auth/write-runner.js';
+import { userLock } from '../keys/key-check.js';
+import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
@@ -14,24 +17,24 @@ import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './use
 export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Clock; writeAs: WriteRunner }) {
   const { db, dialect, clock, writeAs } = deps;
 
-  async function me(actor: Actor): Promise<User> {
-    const row = await repo.find(db, actor.userId);
+  async function me(principal: Principal): Promise<User> {
+    const row = principal.userId === null ? undefined : await repo.find(db, principal.userId);
     if (!row) throw new UnauthorizedError('expired_token');
-    const overlay = actor.env === 'test' ? await repo.findOverlay(db, row.id) : undefined;
+    const overlay = principal.env === 'test' ? await repo.findOverlay(db, row.id) : undefined;
     return toUser(row, overlay);
   }
 
   /** PATCH /users/me: live keys write the profile, test keys the sandbox overlay (D10). */
-  async function patchMe(actor: Actor, input: PatchMeInput): Promise<User> {
+  async function patchMe(principal: Principal, input: PatchMeInput): Promise<User> {
     if (input.timezone !== undefined && !isIanaTimezone(input.timezone)) {
       throw fieldError('timezone', 'invalid_value', `timezone "${input.timezone}" is not an IANA time zone name.`);
     }
-    if (input.name === undefined && input.timezone === undefined) return me(actor); // D8: {} is a no-op
-    return writeAs(actor, async (trx) => {
-      const row = await repo.find(trx, actor.userId);
+    if (input.name === undefined && input.timezone === undefined) return me(principal); // D8: {} is a no-op
+    return writeAs(principal, async (trx) => {
+      const row = principal.userId === null ? undefined : await repo.find(trx, principal.userId);
       if (!row) throw new UnauthorizedError('expired_token');
       const now = clock.now();
-      if (actor.env === 'test') {
+      if (principal.env === 'test') {
         const prev = await repo.findOverlay(trx, row.id);
         const overlay = {
           user_id: row.id,
@@ -50,10 +53,10 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     });
   }
 
-  async function list(actor: Actor, page: PageRequest): Promise<Page<User>> {
-    const p = await repo.list(db, actor.workspaceId, page);
+  async function list(principal: Principal, page: PageRequest): Promise<Page<User>> {
+    const p = await repo.list(db, principal.workspaceId, page);
     const overlays =
-      actor.env === 'test'
+      principal.env === 'test'
         ? await repo.overlaysFor(
             db,
             p.items.map((u) => u.id),
@@ -66,12 +69,11 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   async function create(input: CreateUserInput, trx?: Db): Promise<User> {
     assertValid(CreateUserInput, input);
     const run = async (t: Db) => {
-      const ws = await t.selectFrom('workspaces').select('id').where('id', '=', input.workspaceId).executeTakeFirst();
-      if (!ws) throw new NotFoundError('workspace');
+      if (!(await workspacesRepository.exists(t, input.workspaceId))) throw new NotFoundError('workspace');
       const now = isoAt(clock.now());
       const row: UsersTable = {
         id: newId('user'),
-        workspace_id: ws.id,
+        workspace_id: input.workspaceId,
         email: input.email,
         name: input.name ?? null,
         role: input.role,
@@ -99,6 +101,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   async function setRole(userId: string, role: Role): Promise<User> {
     assertValid(RoleSchema, role);
     return dialect.writeTransaction(db, async (trx) => {
+      await dialect.holdExclusive(trx, userLock(userId));
       const row = await repo.find(trx, userId);
       if (!row || row.removed_at) throw new NotFoundError('user');
       const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
@@ -110,6 +113,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   /** D9: removes a member; every key they hold answers 401 expired_token from now on. */
   async function remove(userId: string): Promise<{ id: string; removed_at: string }> {
     return dialect.writeTransaction(db, async (trx) => {
+      await dialect.holdExclusive(trx, userLock(userId));
       const now = isoAt(clock.now());
       if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
         throw new NotFoundError('user');

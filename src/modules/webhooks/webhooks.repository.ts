@@ -3,7 +3,7 @@ import { findInScope, pageById } from '../../db/keyset.js';
 import { prepared } from '../../db/prepared.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Scope } from '../resources/resources.repository.js';
+import type { Tenant } from '../../lib/principal.js';
 import type { Webhook } from './webhooks.schemas.js';
 
 /** Row → API object (never the secret). */
@@ -37,41 +37,41 @@ export const webhooksRepository = {
     return db.insertInto('webhooks').values(row).execute();
   },
 
-  find(db: Db, scope: Scope, id: string): Promise<WebhooksTable | undefined> {
-    return findInScope(db, 'webhooks', scope, id);
+  find(db: Db, tenant: Tenant, id: string): Promise<WebhooksTable | undefined> {
+    return findInScope(db, 'webhooks', tenant, id);
   },
 
-  async count(db: Db, scope: Scope): Promise<number> {
+  async count(db: Db, tenant: Tenant): Promise<number> {
     const r = await db
       .selectFrom('webhooks')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   },
 
-  /** The enabled webhooks an event of this scope fans out to (≤ 16, D16). */
-  async listEnabled(db: Db, scope: Scope): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
-    return (await enabledQuery.execute(db, { workspaceId: scope.workspaceId, env: scope.env })).rows;
+  /** The enabled webhooks an event of this tenant fans out to (≤ 16, D16). */
+  async listEnabled(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
+    return (await enabledQuery.execute(db, { workspaceId: tenant.workspaceId, env: tenant.env })).rows;
   },
 
-  list(db: Db, scope: Scope, page: PageRequest) {
+  list(db: Db, tenant: Tenant, page: PageRequest) {
     return pageById(
       db,
       'webhooks',
-      (eb) => eb.and([eb('workspace_id', '=', scope.workspaceId), eb('env', '=', scope.env)]),
+      (eb) => eb.and([eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)]),
       page,
     );
   },
 
   /** Deletes the webhook and every delivery still pending for it (D18: cancelled before the 204). */
-  async delete(db: Db, scope: Scope, id: string): Promise<boolean> {
+  async delete(db: Db, tenant: Tenant, id: string): Promise<boolean> {
     const r = await db
       .deleteFrom('webhooks')
       .where('id', '=', id)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('env', '=', scope.env)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
       .executeTakeFirst();
     if (Number(r.numDeletedRows) !== 1) return false;
     const ofWebhook = db.selectFrom('deliveries').select('id').where('webhook_id', '=', id);

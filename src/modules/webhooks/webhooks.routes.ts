@@ -36,7 +36,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.actor, req.body) }),
+    async (req, reply) =>
+      reply.code(201).send({ data: await webhooks.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
   );
 
   app.get(
@@ -52,7 +53,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req) => {
-      const page = await webhooks.list(req.actor, toPageRequest(req.query, 'webhook'));
+      const page = await webhooks.list(req.principal, toPageRequest(req.query, 'webhook'));
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -68,7 +69,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.get(req.actor, req.params.id) }),
+    async (req) => ({ data: await webhooks.get(req.principal, req.params.id) }),
   );
 
   app.delete(
@@ -84,7 +85,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req, reply) => {
-      await webhooks.remove(req.actor, req.params.id);
+      await webhooks.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -104,7 +105,12 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     },
     async (req) => {
       const { status, ...paging } = req.query;
-      const page = await webhooks.listDeliveries(req.actor, req.params.id, status, toPageRequest(paging, 'delivery'));
+      const page = await webhooks.listDeliveries(
+        req.principal,
+        req.params.id,
+        status,
+        toPageRequest(paging, 'delivery'),
+      );
       return { data: page.items, meta: pageMeta(page) };
     },
   );
@@ -120,7 +126,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
-    async (req) => ({ data: await webhooks.getDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req) => ({ data: await webhooks.getDelivery(req.principal, req.params.id, req.params.delivery_id) }),
   );
 
   app.post(
@@ -136,6 +142,13 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
       },
     },
-    async (req) => ({ data: await webhooks.retryDelivery(req.actor, req.params.id, req.params.delivery_id) }),
+    async (req, reply) => ({
+      data: await webhooks.retryDelivery(
+        req.principal,
+        req.params.id,
+        req.params.delivery_id,
+        req.idempotentWrite(reply, 200),
+      ),
+    }),
   );
 };

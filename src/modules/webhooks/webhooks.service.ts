@@ -5,10 +5,11 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
+import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
-import type { Actor, WriteRunner } from '../keys/actor.js';
-import type { Scope } from '../resources/resources.repository.js';
+import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
@@ -19,8 +20,6 @@ import {
   MAX_WEBHOOKS,
   type Webhook,
 } from './webhooks.schemas.js';
-
-const scopeOf = (a: Actor): Scope => ({ workspaceId: a.workspaceId, env: a.env });
 
 /** D16: `whsec_` + base64 of 32 random bytes (Standard Webhooks keys with the decoded part). */
 export function newWebhookSecret(): string {
@@ -38,73 +37,83 @@ export function createWebhooksService(deps: {
 }) {
   const { db, dialect, clock, writeAs } = deps;
 
-  async function findOrThrow(trx: Db, actor: Actor, id: string): Promise<WebhooksTable> {
-    const row = isId('webhook', id) ? await repo.find(trx, scopeOf(actor), id) : undefined;
+  async function findOrThrow(trx: Db, principal: Principal, id: string): Promise<WebhooksTable> {
+    const row = isId('webhook', id) ? await repo.find(trx, tenantOf(principal), id) : undefined;
     if (!row) throw new NotFoundError('webhook');
     return row;
   }
 
   /** Registers an endpoint; the URL is checked against D19 first. Throws ValidationError. */
-  async function create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
+  async function create(
+    principal: Principal,
+    input: CreateWebhookInput,
+    hooks?: WriteHooks<CreatedWebhook>,
+  ): Promise<CreatedWebhook> {
     const checked = await checkWebhookUrl(input.url, deps.urlGuard);
     if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
-    return writeAs(actor, async (trx) => {
-      // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
-      if (dialect.rowLocks) {
-        await trx.selectFrom('workspaces').select('id').where('id', '=', actor.workspaceId).forUpdate().execute();
-      }
-      if ((await repo.count(trx, scopeOf(actor))) >= MAX_WEBHOOKS) {
-        const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
-        throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
-      }
-      const now = isoAt(clock.now());
-      const row: WebhooksTable = {
-        id: newId('webhook'),
-        workspace_id: actor.workspaceId,
-        env: actor.env,
-        url: input.url,
-        events: writeJson(input.events),
-        label: input.label ?? null,
-        status: 'enabled',
-        secret: newWebhookSecret(),
-        created_at: now,
-        updated_at: now,
-      };
-      await repo.insert(trx, row);
-      return { ...toWebhook(row), secret: row.secret };
-    });
+    return writeAs(
+      principal,
+      async (trx) => {
+        // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
+        await workspacesRepository.lock(trx, principal.workspaceId);
+        if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
+          const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
+          throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
+        }
+        const now = isoAt(clock.now());
+        const row: WebhooksTable = {
+          id: newId('webhook'),
+          workspace_id: principal.workspaceId,
+          env: principal.env,
+          url: input.url,
+          events: writeJson(input.events),
+          label: input.label ?? null,
+          status: 'enabled',
+          secret: newWebhookSecret(),
+          created_at: now,
+          updated_at: now,
+        };
+        await repo.insert(trx, row);
+        return { ...toWebhook(row), secret: row.secret };
+      },
+      hooks,
+    );
   }
 
-  async function get(actor: Actor, id: string): Promise<Webhook> {
-    return toWebhook(await findOrThrow(db, actor, id));
+  async function get(principal: Principal, id: string): Promise<Webhook> {
+    return toWebhook(await findOrThrow(db, principal, id));
   }
 
-  async function list(actor: Actor, page: PageRequest): Promise<Page<Webhook>> {
-    const p = await repo.list(db, scopeOf(actor), page);
+  async function list(principal: Principal, page: PageRequest): Promise<Page<Webhook>> {
+    const p = await repo.list(db, tenantOf(principal), page);
     return { ...p, items: p.items.map(toWebhook) };
   }
 
   /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (D18). */
-  async function remove(actor: Actor, id: string): Promise<void> {
-    await writeAs(actor, async (trx) => {
-      await findOrThrow(trx, actor, id);
-      await repo.delete(trx, scopeOf(actor), id);
-    });
+  async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
+    await writeAs(
+      principal,
+      async (trx) => {
+        await findOrThrow(trx, principal, id);
+        await repo.delete(trx, tenantOf(principal), id);
+      },
+      hooks,
+    );
   }
 
   async function listDeliveries(
-    actor: Actor,
+    principal: Principal,
     webhookId: string,
     status: DeliveryStatus | undefined,
     page: PageRequest,
   ): Promise<Page<Delivery>> {
-    await findOrThrow(db, actor, webhookId);
+    await findOrThrow(db, principal, webhookId);
     const p = await deliveryRepository.list(db, webhookId, status, page);
     return { ...p, items: p.items.map(toDelivery) };
   }
 
-  async function getDelivery(actor: Actor, webhookId: string, id: string): Promise<DeliveryDetail> {
-    await findOrThrow(db, actor, webhookId);
+  async function getDelivery(principal: Principal, webhookId: string, id: string): Promise<DeliveryDetail> {
+    await findOrThrow(db, principal, webhookId);
     const row = isId('delivery', id) ? await deliveryRepository.find(db, webhookId, id) : undefined;
     if (!row) throw new NotFoundError('delivery');
     return deliveryRepository.detail(db, row);
@@ -114,21 +123,35 @@ export function createWebhooksService(deps: {
    * Manual resend: one more attempt now, whatever the delivery's state. An attempt in flight is a
    * 409 delivery_in_progress (retry once it has finished).
    */
-  async function retryDelivery(actor: Actor, webhookId: string, id: string): Promise<DeliveryDetail> {
-    const row = await writeAs(actor, async (trx) => {
-      await findOrThrow(trx, actor, webhookId);
-      const found = isId('delivery', id) ? await deliveryRepository.find(trx, webhookId, id) : undefined;
-      if (!found) throw new NotFoundError('delivery');
-      const now = isoAt(clock.now());
-      if (found.status === 'pending' && found.lease_until !== null && found.lease_until >= now) {
-        throw new ConflictError('delivery_in_progress', 'An attempt of this delivery is running; retry when it ends.');
-      }
-      await deliveryRepository.requeue(trx, id, now);
-      await dialect.notifyOnCommit?.(trx);
-      return (await deliveryRepository.find(trx, webhookId, id)) as NonNullable<typeof found>;
-    });
+  async function retryDelivery(
+    principal: Principal,
+    webhookId: string,
+    id: string,
+    hooks?: WriteHooks<DeliveryDetail>,
+  ): Promise<DeliveryDetail> {
+    const detail = await writeAs(
+      principal,
+      async (trx) => {
+        await findOrThrow(trx, principal, webhookId);
+        const found = isId('delivery', id) ? await deliveryRepository.find(trx, webhookId, id) : undefined;
+        if (!found) throw new NotFoundError('delivery');
+        const now = isoAt(clock.now());
+        if (found.status === 'pending' && found.lease_until !== null && found.lease_until >= now) {
+          throw new ConflictError(
+            'delivery_in_progress',
+            'An attempt of this delivery is running; retry when it ends.',
+          );
+        }
+        await deliveryRepository.requeue(trx, id, now);
+        await dialect.notifyOnCommit?.(trx);
+        const row = (await deliveryRepository.find(trx, webhookId, id)) as NonNullable<typeof found>;
+        // Read in the transaction: the response is what this change committed (and what a replay sends).
+        return deliveryRepository.detail(trx, row);
+      },
+      hooks,
+    );
     deps.deliveriesDue.notify();
-    return deliveryRepository.detail(db, row);
+    return detail;
   }
 
   return { create, get, list, remove, listDeliveries, getDelivery, retryDelivery };

@@ -6,6 +6,7 @@ import { assertValid } from '../../lib/validate.js';
 import type { CreatedKey, KeysService } from '../keys/keys.service.js';
 import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
+import { workspacesRepository } from './workspaces.repository.js';
 
 const CreateWorkspaceInput = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -37,7 +38,7 @@ export function createWorkspacesService(deps: {
     return deps.dialect.writeTransaction(deps.db, async (trx) => {
       const now = isoAt(deps.clock.now());
       const workspace = { id: newId('workspace'), name: input.name, created_at: now, updated_at: now };
-      await trx.insertInto('workspaces').values(workspace).execute();
+      await workspacesRepository.insert(trx, workspace);
       const user = await deps.users.create(
         { workspaceId: workspace.id, email: input.adminEmail, role: 'admin', name: input.adminName },
         trx,

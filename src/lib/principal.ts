@@ -1,0 +1,73 @@
+import type { Env, Role } from '../db/types.js';
+
+/** The data a caller works in: one workspace and one environment (live or test). */
+export interface Tenant {
+  workspaceId: string;
+  env: Env;
+}
+
+interface PrincipalBase extends Tenant {
+  /** The user acting; null only for a system principal acting for no one. */
+  userId: string | null;
+  /** What the caller may do: the user's current role (system: admin). */
+  role: Role;
+  /** Scopes the credential is limited to (API keys); null means every scope the role allows. */
+  scopes: readonly string[] | null;
+}
+
+/** A request authenticated with an API key (`Authorization: Bearer svc_…`). */
+export interface ApiKeyPrincipal extends PrincipalBase {
+  kind: 'api_key';
+  keyId: string;
+  userId: string;
+}
+
+/** A person signed in to the console (a session cookie). */
+export interface SessionPrincipal extends PrincipalBase {
+  kind: 'session';
+  sessionId: string;
+  userId: string;
+}
+
+/** The service itself: the CLI, the delivery worker, scheduled jobs. */
+export interface SystemPrincipal extends PrincipalBase {
+  kind: 'system';
+  /** Who acts, for logs: `cli`, `worker`, a job's name. */
+  name: string;
+}
+
+/**
+ * Who is calling, for every service call: the transport (HTTP key auth, the console's session, the
+ * CLI, the worker) turns its credential into one of these, and services see nothing else.
+ */
+export type Principal = ApiKeyPrincipal | SessionPrincipal | SystemPrincipal;
+
+/** A system principal acting in one workspace and environment, as an admin (CLI, worker, jobs). */
+export function systemPrincipal(name: string, tenant: Tenant, userId: string | null = null): SystemPrincipal {
+  return Object.freeze({
+    kind: 'system',
+    name,
+    workspaceId: tenant.workspaceId,
+    env: tenant.env,
+    userId,
+    role: 'admin',
+    scopes: null,
+  });
+}
+
+/** The workspace and environment a principal works in. */
+export function tenantOf(p: Tenant): Tenant {
+  return { workspaceId: p.workspaceId, env: p.env };
+}
+
+/** A stable name for logs and rate-limit counters: `key:<id>`, `session:<id>`, `system:<name>`. */
+export function principalId(p: Principal): string {
+  switch (p.kind) {
+    case 'api_key':
+      return `key:${p.keyId}`;
+    case 'session':
+      return `session:${p.sessionId}`;
+    case 'system':
+      return `system:${p.name}`;
+  }
+}

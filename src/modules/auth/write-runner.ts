@@ -1,0 +1,52 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import { UnauthorizedError } from '../../lib/errors.js';
+import type { Principal } from '../../lib/principal.js';
+
+/**
+ * Re-checks, inside a write transaction, that a principal's credential still holds (key not revoked
+ * or expired, session not ended, user not removed); resolves false when it does not. It must not
+ * block a revocation: it takes the credential's revocation locks shared (`dialect.holdShared`), never
+ * a row lock on the credential (see ARCHITECTURE.md, "Revocation").
+ */
+export type PrincipalCheck<P extends Principal = Principal> = (trx: Db, principal: P) => Promise<boolean>;
+
+/** One check per kind of principal, registered by the wiring (services.ts). */
+export type PrincipalChecks = { [K in Principal['kind']]?: PrincipalCheck<Extract<Principal, { kind: K }>> };
+
+/** Work that joins a write's transaction: the idempotency record of the request, for one. */
+export interface WriteHooks<T> {
+  /** Runs first, after the principal check (claims the idempotency key inside the transaction). */
+  before?(trx: Db): Promise<void>;
+  /** Runs last with the result, before the commit (stores the response the client will get). */
+  after?(trx: Db, result: T): Promise<void>;
+}
+
+/**
+ * Runs a change in a write transaction that first re-checks the principal, so a credential revoked
+ * before the transaction commits changes nothing: 401 expired_token. `fn` must not write API keys,
+ * sessions or users' role or removal (those go through their services without `writeAs`): such
+ * transactions leave this process's cache of verified keys valid (`Dialect.keysEpoch`).
+ */
+export function createWriteRunner(deps: { db: Db; dialect: Dialect; checks: PrincipalChecks }) {
+  return async function writeAs<T>(
+    principal: Principal,
+    fn: (trx: Db) => Promise<T>,
+    hooks?: WriteHooks<T>,
+  ): Promise<T> {
+    const check = deps.checks[principal.kind] as PrincipalCheck | undefined;
+    // Fail closed: a kind nobody registered a check for cannot write.
+    if (!check) throw new Error(`no principal check registered for kind "${principal.kind}"`);
+    return deps.dialect.writeTransaction(
+      deps.db,
+      async (trx) => {
+        if (!(await check(trx, principal))) throw new UnauthorizedError('expired_token');
+        await hooks?.before?.(trx);
+        const result = await fn(trx);
+        await hooks?.after?.(trx, result);
+        return result;
+      },
+      { keepsKeys: true },
+    );
+  };
+}
+export type WriteRunner = ReturnType<typeof createWriteRunner>;

@@ -1,0 +1,79 @@
+import type { Db } from '../../db/dialect.js';
+import type { IdempotencyKeysTable } from '../../db/types.js';
+import type { Tenant } from '../../lib/principal.js';
+
+export type IdempotencyRecord = IdempotencyKeysTable;
+
+const where = (db: Db, t: Tenant, key: string) =>
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('workspace_id', '=', t.workspaceId)
+    .where('env', '=', t.env)
+    .where('key', '=', key);
+
+/** SQL for the stored responses of D14, one row per (workspace, environment, key). */
+export const idempotencyRepository = {
+  find(db: Db, t: Tenant, key: string): Promise<IdempotencyRecord | undefined> {
+    return where(db, t, key).executeTakeFirst();
+  },
+
+  /**
+   * Inserts the record unless one exists; true when inserted. An insert racing another transaction's
+   * uncommitted insert of the same key waits for that transaction, then inserts nothing.
+   */
+  async insertIfAbsent(db: Db, row: IdempotencyRecord): Promise<boolean> {
+    const r = await db
+      .insertInto('idempotency_keys')
+      .values(row)
+      .onConflict((oc) => oc.columns(['workspace_id', 'env', 'key']).doNothing())
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+  },
+
+  /** Replaces the record of the key (a stale or expired one taken over). */
+  async replace(db: Db, row: IdempotencyRecord): Promise<void> {
+    await db
+      .updateTable('idempotency_keys')
+      .set({
+        request_hash: row.request_hash,
+        state: row.state,
+        status_code: row.status_code,
+        response_body: row.response_body,
+        locked_until: row.locked_until,
+        expires_at: row.expires_at,
+        created_at: row.created_at,
+      })
+      .where('workspace_id', '=', row.workspace_id)
+      .where('env', '=', row.env)
+      .where('key', '=', row.key)
+      .execute();
+  },
+
+  /** Stores the response of a record claimed in the same transaction. */
+  async finish(db: Db, t: Tenant, key: string, status: number, body: string): Promise<void> {
+    await db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', status_code: status, response_body: body })
+      .where('workspace_id', '=', t.workspaceId)
+      .where('env', '=', t.env)
+      .where('key', '=', key)
+      .execute();
+  },
+
+  /** Deletes the record if it is still the one created at `createdAt`. */
+  async deleteIf(db: Db, t: Tenant, key: string, createdAt: string): Promise<void> {
+    await db
+      .deleteFrom('idempotency_keys')
+      .where('workspace_id', '=', t.workspaceId)
+      .where('env', '=', t.env)
+      .where('key', '=', key)
+      .where('created_at', '=', createdAt)
+      .execute();
+  },
+
+  async purgeBefore(db: Db, at: string): Promise<number> {
+    const r = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', at).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  },
+};

@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../../db/dialect.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
+import { ConflictError, StoredResponse } from '../../lib/errors.js';
+import type { Tenant } from '../../lib/principal.js';
+import type { WriteHooks } from '../auth/write-runner.js';
+import { type IdempotencyRecord, idempotencyRepository as repo } from './idempotency.repository.js';
+
+/** A stored answer is replayed for this long (docs/api.md, "Idempotency"). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** One request that carries an `Idempotency-Key`. */
+export interface IdempotentRequest {
+  tenant: Tenant;
+  key: string;
+  /** hashRequest of method, path and body. */
+  hash: string;
+  /** The key's record now holds this request's answer, or belongs to another request: store nothing more. */
+  settled: boolean;
+}
+
+const reused = () =>
+  new ConflictError(
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used with a different request (method, path or body).',
+  );
+
+/**
+ * Idempotency-Key (D14). A write stores its answer in its own transaction (`hooks`): the record is
+ * claimed first thing in the transaction and finished with the response just before the commit, so a
+ * crash leaves either the write with its answer or neither, never the write without its answer. No
+ * claim is ever committed on its own, so there is no claim of a dead process to wait for.
+ */
+export function createIdempotencyService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+
+  const record = (req: IdempotentRequest, now: number, status: number | null, body: string | null) =>
+    ({
+      workspace_id: req.tenant.workspaceId,
+      env: req.tenant.env,
+      key: req.key,
+      request_hash: req.hash,
+      state: status === null ? 'processing' : 'done',
+      status_code: status,
+      response_body: body,
+      // No claim outlives its transaction any more; kept for the column (and older servers' rows).
+      locked_until: isoAt(now),
+      expires_at: isoAt(now + IDEMPOTENCY_RETENTION_MS),
+      created_at: isoAt(now),
+    }) satisfies IdempotencyRecord;
+
+  /**
+   * Throws what an existing record answers: StoredResponse (replay) for the same request, 409
+   * idempotency_key_reused for another one. Returns when the request is to run: no record, an
+   * expired one, or a `processing` row committed by an older version that crashed mid-request.
+   */
+  function judge(req: IdempotentRequest, existing: IdempotencyRecord | undefined, now: number): void {
+    if (!existing || existing.expires_at <= isoAt(now)) return;
+    if (existing.request_hash !== req.hash) {
+      req.settled = true;
+      throw reused();
+    }
+    if (existing.state === 'done') {
+      req.settled = true;
+      throw new StoredResponse(existing.status_code ?? 200, existing.response_body ?? '');
+    }
+  }
+
+  /** Before a request runs: replays or refuses (throws) when its key already has an answer. */
+  async function check(req: IdempotentRequest): Promise<void> {
+    judge(req, await repo.find(db, req.tenant, req.key), clock.now());
+  }
+
+  /** The hooks that store the answer `serialize(result)` with `status` in the write's own transaction. */
+  function hooks<T>(req: IdempotentRequest, status: number, serialize: (result: T) => string): WriteHooks<T> {
+    return {
+      async before(trx) {
+        const now = clock.now();
+        const row = record(req, now, null, null);
+        if (await repo.insertIfAbsent(trx, row)) return;
+        // Another request with the key committed first (an insert waits for a concurrent one of the same key): its answer wins.
+        judge(req, await repo.find(trx, req.tenant, req.key), now);
+        await repo.replace(trx, row);
+      },
+      async after(trx, result) {
+        await repo.finish(trx, req.tenant, req.key, status, serialize(result));
+        req.settled = true;
+      },
+    };
+  }
+
+  /**
+   * Stores an answer given without a write of its own (a 4xx such as 404, or a route that passed no
+   * hooks): kept unless another answer got there first.
+   */
+  async function remember(req: IdempotentRequest, status: number, body: string): Promise<void> {
+    if (req.settled) return;
+    req.settled = true;
+    await repo.insertIfAbsent(db, record(req, clock.now(), status, body));
+  }
+
+  /** Deletes records past their 24 h retention; returns how many. */
+  function purgeExpired(): Promise<number> {
+    return repo.purgeBefore(db, isoAt(clock.now()));
+  }
+
+  return { check, hooks, remember, purgeExpired };
+}
+export type IdempotencyService = ReturnType<typeof createIdempotencyService>;
+
+/**
+ * What makes two requests "the same" for D14: method, path and the parsed body (keys sorted,
+ * so whitespace and key order do not matter; values and types do).
+ */
+export function hashRequest(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
+    .digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

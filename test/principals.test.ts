@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionPrincipal } from '../src/lib/principal.js';
+import { systemPrincipal } from '../src/lib/principal.js';
+import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ config: { WEBHOOK_ALLOW_INSECURE_URLS: true } });
+});
+afterAll(() => t.close());
+
+describe('principals: the services answer the CLI and the worker as they answer keys', () => {
+  it('a system principal creates, archives and deletes resources, with their events', async () => {
+    const ws = await newWorkspace(t);
+    const cli = systemPrincipal('cli', { workspaceId: ws.id, env: 'live' });
+    const r = await t.services.resources.create(cli, { name: 'From the CLI', type: 'standard' });
+    expect((await t.services.resources.archive(cli, r.id)).status).toBe('archived');
+    const seen = json(await t.request({ method: 'GET', url: `/v1/resources/${r.id}`, key: ws.live }));
+    expect(seen.data.status).toBe('archived');
+    await t.services.resources.remove(cli, r.id);
+    const events = json(await t.request({ method: 'GET', url: '/v1/events', key: ws.live }));
+    expect(events.data.map((e: { event: string }) => e.event)).toEqual(['resource.deleted']);
+  });
+
+  it('a system principal registers webhooks', async () => {
+    const ws = await newWorkspace(t);
+    const worker = systemPrincipal('worker', { workspaceId: ws.id, env: 'test' });
+    const hook = await t.services.webhooks.create(worker, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const listed = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.test }));
+    expect(listed.data.map((w: { id: string }) => w.id)).toEqual([hook.id]);
+  });
+
+  it('a system principal acting for a removed user writes nothing (401 expired_token)', async () => {
+    const ws = await newWorkspace(t);
+    const m = await ws.member('member');
+    const forUser = systemPrincipal('job', { workspaceId: ws.id, env: 'live' }, m.userId);
+    await t.services.resources.create(forUser, { name: 'ok', type: 'standard' });
+    await t.services.users.remove(m.userId);
+    await expect(t.services.resources.create(forUser, { name: 'no', type: 'standard' })).rejects.toMatchObject({
+      code: 'expired_token',
+    });
+  });
+
+  it('a kind without a registered write-time check cannot write (fails closed)', async () => {
+    const ws = await newWorkspace(t);
+    const session: SessionPrincipal = {
+      kind: 'session',
+      sessionId: 'ses_x',
+      userId: ws.adminId,
+      workspaceId: ws.id,
+      env: 'live',
+      role: 'admin',
+      scopes: null,
+    };
+    await expect(t.services.resources.create(session, { name: 'no', type: 'standard' })).rejects.toThrow(
+      /no principal check registered/,
+    );
+  });
+});
