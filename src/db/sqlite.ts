@@ -1,25 +1,27 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, Kysely, type SqliteDatabase as KyselySqliteDatabase, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { carrying, type Db, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
-/** Opens a SQLite file (or `:memory:`) with the pragmas of D20; its Dialect is this connection's. */
+/** Opens a SQLite file (or `:memory:`) with the pragmas of D20; `raw` is the connection with its statement cache. */
 export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: SqliteDatabase.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new SqliteDatabase(path);
-  raw.pragma('journal_mode = WAL');
-  // D20: an acknowledged write survives a crash of the process or of the machine.
-  raw.pragma('synchronous = FULL');
-  raw.pragma('busy_timeout = 5000');
-  raw.pragma('foreign_keys = ON');
+  // exec, not raw.pragma(): that prepares a Statement of its own each time (see neverCollected).
+  // D20: an acknowledged write survives a crash of the process or of the machine (synchronous = FULL).
+  raw.exec(
+    'pragma journal_mode = WAL; pragma synchronous = FULL; pragma busy_timeout = 5000; pragma foreign_keys = ON',
+  );
   const cached = withStatementCache(raw);
-  // Issue 11: statements of the direct reader by SQL text (null: not a read), read as arrays (see rowReader).
+  // Issue 11: statements of the direct reader by SQL text (null: not a read), read as arrays (see rowReader);
+  // one per SQL text and never collected, like the statement cache (see neverCollected).
   const readers = new Map<string, RowReader | null>();
+  neverCollected.add(readers);
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
   // Issue 5 (see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
-  const dataVersion = raw.prepare('pragma data_version').pluck();
+  const dataVersion = cached.prepare('pragma data_version').pluck();
   const dialect: Dialect = {
     name: 'sqlite',
     types: { timestamp: 'text', json: 'text' },
@@ -44,15 +46,16 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
       if (raw.inTransaction) return undefined;
       let reader = readers.get(text);
       if (reader === undefined) {
-        reader = rowReader(raw.prepare(text));
-        if (readers.size < 500) readers.set(text, reader);
+        // Kysely's cached statement tells whether it reads; a reader gets a second one of its own, in raw mode.
+        reader = cached.prepare(text).reader ? rowReader(raw.prepare(text)) : null;
+        readers.set(text, reader);
       }
       return reader === null ? undefined : reader(parameters);
     },
     preparedQueries: new Map(),
   };
   const db = new Kysely<Database>({ dialect: carrying(new SqliteDialect({ database: cached }), dialect) });
-  return { db, dialect, raw };
+  return { db, dialect, raw: cached };
 }
 
 type RowReader = (parameters: readonly unknown[]) => unknown[];
@@ -62,10 +65,9 @@ type RowReader = (parameters: readonly unknown[]) => unknown[];
  * into objects with one literal per statement (a stable shape) costs a third less: a list of 20
  * resources 57 → 37 µs, a primary-key read 4.9 → 3.8 µs (tight loop). The literal is generated once
  * per statement from its column names (JSON-quoted; a repeated name keeps its last value, as in
- * better-sqlite3's objects). Null for a statement that returns no rows.
+ * better-sqlite3's objects).
  */
-function rowReader(stmt: SqliteDatabase.Statement): RowReader | null {
-  if (!stmt.reader) return null;
+function rowReader(stmt: SqliteDatabase.Statement): RowReader {
   const fields = stmt.columns().map((c, i) => `${JSON.stringify(c.name)}: a[${i}]`);
   const toRow = new Function('a', `return { ${fields.join(', ')} };`) as (a: unknown[]) => unknown;
   stmt.raw(true);
@@ -82,25 +84,42 @@ function codeOf(err: unknown): string | undefined {
 }
 
 /**
+ * Every better-sqlite3 object this process creates stays referenced until the process exits, and
+ * Node frees them then. Node 24.19 and later compile a check into native addons built on
+ * node::ObjectWrap, as better-sqlite3 up to 12 is: a wrapper freed by a garbage collection that V8
+ * runs from a background task (outside any JavaScript context) aborts the process with "Assertion
+ * failed: (env) != nullptr" in RemoveEnvironmentCleanupHook, from Statement::~Statement. So every
+ * Statement comes from its connection's cache (one per SQL text: the query builders produce a
+ * bounded set of texts), and a closed connection and its cache are kept too (tests open many).
+ */
+const neverCollected = new Set<object>();
+
+/**
  * Issue 5: Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
  * GET /v1/resources/{id} (--cpu-prof). better-sqlite3 is synchronous, so one cached Statement per SQL
- * text is safe to reuse. Kysely needs only `prepare` and `close` (issue 11: a plain object, no Proxy).
+ * text is safe to reuse. The cache has no bound on purpose: a Statement must never be left to the
+ * garbage collector (see neverCollected).
  */
-function withStatementCache(raw: SqliteDatabase.Database): KyselySqliteDatabase {
+function withStatementCache(raw: SqliteDatabase.Database): SqliteDatabase.Database {
   const cache = new Map<string, SqliteDatabase.Statement>();
-  return {
-    prepare(source: string) {
-      let stmt = cache.get(source);
-      if (!stmt) {
-        stmt = raw.prepare(source);
-        if (cache.size < 500) cache.set(source, stmt);
+  neverCollected.add(raw).add(cache);
+  const prepare = raw.prepare.bind(raw);
+  return new Proxy(raw, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') {
+        return (source: string) => {
+          let stmt = cache.get(source);
+          if (!stmt) {
+            stmt = prepare(source);
+            cache.set(source, stmt);
+          }
+          return stmt;
+        };
       }
-      return stmt;
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
     },
-    close() {
-      raw.close();
-    },
-  };
+  });
 }
 
 interface PendingWrite {
