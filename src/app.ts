@@ -6,6 +6,7 @@ import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { errorBody, frameworkErrors, installErrorHandler } from './http/errors.js';
 import { installIdempotency } from './http/idempotency.js';
+import { lazyChildLogger } from './http/logging.js';
 import { collectRoutes, installMethodNotAllowed } from './http/method-not-allowed.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -44,6 +45,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
+    // A request's child logger is built when it first logs (issue 11, src/http/logging.ts).
+    childLoggerFactory: lazyChildLogger,
     genReqId: requestIds(),
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
