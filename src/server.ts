@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { openStorage, type Storage } from './db/database.js';
+import { openStorageFromConfig, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { openRedis, waitForRedis } from './redis.js';
@@ -20,11 +20,7 @@ export interface RunningServer {
  * process; `stop` drains in-flight requests and attempts, then closes.
  */
 export async function startServer(config: Config, opts: { apiOnly?: boolean } = {}): Promise<RunningServer> {
-  const storage = openStorage({
-    url: config.DATABASE_URL,
-    poolSize: config.DATABASE_POOL_SIZE,
-    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-  });
+  const storage = openStorageFromConfig(config);
   await migrateToLatest(storage.db, storage.dialect);
   // REDIS_URL: rate-limit counters shared by every API process (D11); without it, per process.
   const logger = config.LOG_LEVEL === 'silent' ? { warn() {}, info() {} } : undefined;
@@ -35,7 +31,11 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
         logger ?? { warn: (o, m) => app?.log.warn(o, m), info: (o, m) => app?.log.info(o, m) },
       )
     : undefined;
-  const services = createServices({ storage, clock: systemClock, config });
+  const workerLog = logger ?? {
+    warn: (o: object, m: string) => app?.log.warn(o, m),
+    info: (o: object, m: string) => app?.log.info(o, m),
+  };
+  const services = createServices({ storage, clock: systemClock, config, log: workerLog });
   app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
@@ -45,7 +45,7 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
   const url = await app.listen({ port: config.PORT, host: config.HOST });
   const worker: RunningWorker | undefined = opts.apiOnly
     ? undefined
-    : await runDeliveryWorker({ storage, config, log: app.log, deliveriesDue: services.deliveriesDue });
+    : await runDeliveryWorker({ services, storage, config, log: app.log });
   let stopping: Promise<void> | null = null;
   return {
     app,

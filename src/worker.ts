@@ -1,13 +1,8 @@
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { DELIVERY_CHANNEL } from './db/dialect.js';
-import { type Clock, systemClock } from './lib/clock.js';
-import { createSignal, type Signal } from './lib/signal.js';
-import { createDeliveryWorker, type DeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
-import { createEventsService } from './modules/events/events.service.js';
-
-/** How often the 30-day retention purge of events and delivery logs runs (D17). */
-const PURGE_EVERY_MS = 60 * 60 * 1000;
+import type { DeliveryWorker, WorkerLogger } from './modules/delivery/delivery.worker.js';
+import type { Services } from './services.js';
 
 export interface RunningWorker {
   worker: DeliveryWorker;
@@ -16,37 +11,37 @@ export interface RunningWorker {
 }
 
 /**
- * Runs the delivery worker on `storage`: woken by `deliveriesDue` (this process's commits), by
+ * Runs the services' delivery worker: woken by `deliveriesDue` (this process's commits), by
  * `storage.listen` notifications (other processes' commits, where the database has them) and by a
- * poll every WEBHOOK_POLL_MS (a database file shared with other processes); purges events and delivery logs older than 30 days every hour.
+ * poll every WEBHOOK_POLL_MS (a database file shared with other processes); and runs the periodic
+ * jobs (retention purges), once at start and then every `everyMs`.
  */
 export async function runDeliveryWorker(opts: {
+  services: Services;
   storage: Storage;
   config: Config;
   log: WorkerLogger;
-  clock?: Clock;
-  deliveriesDue?: Signal;
 }): Promise<RunningWorker> {
   const { storage, config, log } = opts;
-  const clock = opts.clock ?? systemClock;
-  const deliveriesDue = opts.deliveriesDue ?? createSignal();
-  const worker = createDeliveryWorker({ db: storage.db, dialect: storage.dialect, clock, config, deliveriesDue, log });
-  const events = createEventsService({ db: storage.db, dialect: storage.dialect, clock, deliveriesDue });
+  const worker = opts.services.delivery;
   const unlisten = storage.listen ? await storage.listen(DELIVERY_CHANNEL, () => worker.wake()) : undefined;
-  const purge = () =>
-    events.purgeExpired().then(
-      (n) => n > 0 && log.info({ events: n }, 'purged events older than 30 days'),
-      (err) => log.warn({ err }, 'purging old events failed'),
-    );
-  const purgeTimer = setInterval(purge, PURGE_EVERY_MS);
-  purgeTimer.unref();
-  void purge();
+  const timers = opts.services.jobs.map((job) => {
+    const run = () =>
+      job.run().then(
+        (n) => n > 0 && log.info({ removed: n }, job.name),
+        (err) => log.warn({ err }, `${job.name} failed`),
+      );
+    const timer = setInterval(run, job.everyMs);
+    timer.unref();
+    void run();
+    return timer;
+  });
   worker.start();
   log.info({ workerId: worker.workerId, concurrency: config.WEBHOOK_CONCURRENCY }, 'delivery worker started');
   return {
     worker,
     async stop(graceMs = 10_000) {
-      clearInterval(purgeTimer);
+      for (const t of timers) clearInterval(t);
       await unlisten?.();
       await worker.stop(graceMs);
       log.info({ workerId: worker.workerId, ...worker.stats }, 'delivery worker stopped');

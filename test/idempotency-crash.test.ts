@@ -71,3 +71,34 @@ describe('a crash between the write and its answer (D14, issue 9)', () => {
     expect(ok.headers['idempotent-replayed']).toBeUndefined();
   });
 });
+
+describe('duplicates in two server processes at once (D14)', () => {
+  it('one runs; the others replay its answer or are 409 idempotency_key_in_use', async () => {
+    const other = await startTestApp({ storage: t.storage as typeof t.storage & { url: string } });
+    try {
+      const ws = await newWorkspace(t);
+      const body = { name: 'Twice', type: 'standard' };
+      const send = (app: TestApp) =>
+        app.request({
+          method: 'POST',
+          url: '/v1/resources',
+          key: ws.live,
+          body,
+          headers: { 'idempotency-key': 'two' },
+        });
+      const results = await Promise.all([t, other, t, other, t, other].map(send));
+      const created = results.filter((r) => r.statusCode === 201);
+      const fresh = created.filter((r) => r.headers['idempotent-replayed'] === undefined);
+      for (const r of results.filter((x) => x.statusCode !== 201)) {
+        expect(r.statusCode).toBe(409);
+        expect(json(r).error.code).toBe('idempotency_key_in_use');
+      }
+      expect(fresh.length).toBe(1);
+      expect(new Set(created.map((r) => json(r).data.id)).size).toBe(1);
+      const list = json(await t.request({ method: 'GET', url: '/v1/resources', key: ws.live }));
+      expect(list.meta.total).toBe(1);
+    } finally {
+      await other.close();
+    }
+  });
+});

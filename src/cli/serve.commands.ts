@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config.js';
-import { openStorage } from '../db/database.js';
+import { openStorageFromConfig } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { systemClock } from '../lib/clock.js';
 import { startServer, stopOnSignals } from '../server.js';
+import { createServices } from '../services.js';
 import { runDeliveryWorker } from '../worker.js';
 import { print } from './output.js';
 
@@ -45,13 +47,10 @@ export function registerServeCommands(program: Command): void {
     .action(async () => {
       const config = configOrExit();
       const log = pino({ level: config.LOG_LEVEL });
-      const storage = openStorage({
-        url: config.DATABASE_URL,
-        poolSize: config.DATABASE_POOL_SIZE,
-        statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-      });
+      const storage = openStorageFromConfig(config);
       await migrateToLatest(storage.db, storage.dialect);
-      const running = await runDeliveryWorker({ storage, config, log });
+      const services = createServices({ storage, clock: systemClock, config, log });
+      const running = await runDeliveryWorker({ services, storage, config, log });
       stopOnSignals(
         async () => {
           await running.stop(8_000);
@@ -67,7 +66,7 @@ export function registerServeCommands(program: Command): void {
     .action(async (_opts, cmd: Command) => {
       const json = Boolean(cmd.optsWithGlobals().json);
       const config = loadConfig();
-      const storage = openStorage({ url: config.DATABASE_URL, poolSize: 1 });
+      const storage = openStorageFromConfig(config, { poolSize: 1 });
       try {
         const applied = await migrateToLatest(storage.db, storage.dialect);
         print(json, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

@@ -22,6 +22,18 @@ export interface StorageOptions {
   schema?: string;
 }
 
+/** Opens the configured database (DATABASE_URL, pool size, statement timeout); `poolSize` overrides. */
+export function openStorageFromConfig(
+  config: { DATABASE_URL: string; DATABASE_POOL_SIZE: number; DATABASE_STATEMENT_TIMEOUT_MS: number },
+  opts: { poolSize?: number } = {},
+): Storage {
+  return openStorage({
+    url: config.DATABASE_URL,
+    poolSize: opts.poolSize ?? config.DATABASE_POOL_SIZE,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  });
+}
+
 /** Opens the database named by a DATABASE_URL (`sqlite:<path>`, `sqlite::memory:`, `postgres://…`). */
 export function openStorage(opts: StorageOptions): Storage {
   const { url } = opts;

@@ -35,6 +35,12 @@ export interface Dialect {
   /** See holdShared. */
   holdExclusive(trx: Db, name: string): Promise<void>;
   /**
+   * Takes `name` exclusive until `trx` ends if no other transaction holds it; false at once if one does
+   * (a request already running with the same Idempotency-Key). A dead process's locks are gone with it.
+   * SQLite: always true, its write transactions run one at a time.
+   */
+  tryHoldExclusive(trx: Db, name: string): Promise<boolean>;
+  /**
    * The schema the connection works in, where there are schemas (PostgreSQL). The migrator needs
    * it: without it, Kysely finds its tables in any schema of the database and skips creating them.
    */

@@ -73,6 +73,12 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   async holdExclusive(trx, name) {
     await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
   },
+  async tryHoldExclusive(trx, name) {
+    const { rows } = await sql<{
+      ok: boolean;
+    }>`select pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) as ok`.execute(trx);
+    return rows[0]?.ok === true;
+  },
   async notifyOnCommit(trx) {
     // NOTIFY inside a transaction is delivered when, and only if, it commits.
     await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);

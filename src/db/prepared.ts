@@ -3,9 +3,12 @@ import { type Db, dialectOf } from './dialect.js';
 
 const SENTINEL = '\u0000wsvc:';
 
-/** Stands for a parameter while a prepared query is built; typed as whatever the builder expects. */
+/**
+ * Stands for a parameter while a prepared query is built: `$('id')` names a key of the values `P`
+ * that `execute` binds. Typed as whatever the builder expects at that position.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: a placeholder must fit any value position of the builder
-export type Param = (name: string) => any;
+export type Param<P> = (name: keyof P & string) => any;
 
 interface Compiled {
   sql: string;
@@ -21,7 +24,7 @@ interface Compiled {
  * Kysely's builder, compiler and freeze). `build` must pass each `$('name')` as a value (a bound
  * parameter), never into SQL text; the SQL stays Kysely's, so both dialects keep working.
  */
-export function prepared<R>(build: (db: Db, $: Param) => Compilable<R>) {
+export function prepared<P extends object, R>(build: (db: Db, $: Param<P>) => Compilable<R>) {
   const handle = {};
   // Compiled once per connection, kept in its Dialect (shared by the database and its transactions).
   const compile = (db: Db): Compiled => {
@@ -39,9 +42,10 @@ export function prepared<R>(build: (db: Db, $: Param) => Compilable<R>) {
   };
   return {
     /** Runs the query on `db` (a database, transaction or connection) with `values` bound by name. */
-    async execute(db: Db, values: Record<string, unknown>): Promise<QueryResult<R>> {
+    async execute(db: Db, values: P): Promise<QueryResult<R>> {
       const c = compile(db);
-      const parameters = c.binds.map((b) => (typeof b === 'string' ? values[b] : b.value));
+      const named = values as Record<string, unknown>;
+      const parameters = c.binds.map((b) => (typeof b === 'string' ? named[b] : b.value));
       const rows = dialectOf(db).directReader?.(c.sql, parameters);
       if (rows) return { rows: rows as R[] };
       const compiled: CompiledQuery<R> = { sql: c.sql, query: c.query, queryId: c.queryId, parameters };

@@ -28,6 +28,9 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     rowLocks: false,
     async holdShared() {},
     async holdExclusive() {},
+    async tryHoldExclusive() {
+      return true;
+    },
     writeTransaction(db, fn, opts) {
       return groupCommit(db, queue, fn, opts?.keepsKeys === true);
     },

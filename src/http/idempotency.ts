@@ -34,6 +34,10 @@ declare module 'fastify' {
  */
 export function installIdempotency(app: FastifyInstance, idempotency: IdempotencyService): void {
   app.decorateRequest('idempotency', null);
+  // An aborted request may never reach onSend: free its key anyway.
+  app.addHook('onRequestAbort', async (request) => {
+    if (request.idempotency) idempotency.done(request.idempotency);
+  });
   app.decorateRequest('idempotentWrite', function <T>(this: FastifyRequest, reply: FastifyReply, status: number) {
     const req = this.idempotency;
     if (!req) return undefined;
@@ -71,7 +75,9 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
     const req = request.idempotency;
     // A 5xx is not an answer worth replaying, nor a 401 (the key was revoked while the request ran,
     // D12): the key stays free for a retry, possibly with another key.
-    if (!req || req.settled || reply.statusCode >= 500 || reply.statusCode === 401) return payload;
+    if (!req) return payload;
+    idempotency.done(req);
+    if (req.settled || reply.statusCode >= 500 || reply.statusCode === 401) return payload;
     await idempotency.remember(req, reply.statusCode, String(payload ?? ''));
     return payload;
   };

@@ -3,27 +3,33 @@ import { UnauthorizedError } from '../../lib/errors.js';
 import type { Principal } from '../../lib/principal.js';
 
 /**
- * Re-checks, inside a write transaction, that a principal's credential still holds (key not revoked
- * or expired, session not ended, user not removed); resolves false when it does not. It must not
- * block a revocation: it takes the credential's revocation locks shared (`dialect.holdShared`), never
- * a row lock on the credential (see ARCHITECTURE.md, "Revocation").
+ * Re-checks, as the last statement of a write transaction, that a principal's credential still holds
+ * (key not revoked or expired, session not ended, user not removed); resolves false when it does not.
+ * It takes the credential's revocation locks shared (`dialect.holdShared`) before it reads, never a row
+ * lock on the credential: a revocation waits only for writes between this check and their commit,
+ * and every write that checks later sees it (ARCHITECTURE.md, "Revocation").
  */
 export type PrincipalCheck<P extends Principal = Principal> = (trx: Db, principal: P) => Promise<boolean>;
+
+/** Revocation lock names: a write holds its credentials' shared, a revocation one exclusive. */
+export const keyLock = (keyId: string) => `key:${keyId}`;
+export const userLock = (userId: string) => `user:${userId}`;
+export const sessionLock = (sessionId: string) => `session:${sessionId}`;
 
 /** One check per kind of principal, registered by the wiring (services.ts). */
 export type PrincipalChecks = { [K in Principal['kind']]?: PrincipalCheck<Extract<Principal, { kind: K }>> };
 
 /** Work that joins a write's transaction: the idempotency record of the request, for one. */
 export interface WriteHooks<T> {
-  /** Runs first, after the principal check (claims the idempotency key inside the transaction). */
+  /** Runs first in the transaction (claims the idempotency key inside it). */
   before?(trx: Db): Promise<void>;
   /** Runs last with the result, before the commit (stores the response the client will get). */
   after?(trx: Db, result: T): Promise<void>;
 }
 
 /**
- * Runs a change in a write transaction that first re-checks the principal, so a credential revoked
- * before the transaction commits changes nothing: 401 expired_token. `fn` must not write API keys,
+ * Runs a change in a write transaction that re-checks the principal last, just before the commit, so
+ * a credential revoked before the transaction commits changes nothing: 401 expired_token. `fn` must not write API keys,
  * sessions or users' role or removal (those go through their services without `writeAs`): such
  * transactions leave this process's cache of verified keys valid (`Dialect.keysEpoch`).
  */
@@ -39,10 +45,11 @@ export function createWriteRunner(deps: { db: Db; dialect: Dialect; checks: Prin
     return deps.dialect.writeTransaction(
       deps.db,
       async (trx) => {
-        if (!(await check(trx, principal))) throw new UnauthorizedError('expired_token');
         await hooks?.before?.(trx);
         const result = await fn(trx);
         await hooks?.after?.(trx, result);
+        // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
+        if (!(await check(trx, principal))) throw new UnauthorizedError('expired_token');
         return result;
       },
       { keepsKeys: true },

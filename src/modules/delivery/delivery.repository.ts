@@ -1,9 +1,11 @@
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
-import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../../db/types.js';
+import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Delivery, DeliveryDetail } from '../webhooks/webhooks.schemas.js';
+import type { Tenant } from '../../lib/principal.js';
+import type { Delivery, DeliveryDetail } from './delivery.schemas.js';
 
 /** Row → API object. */
 export function toDelivery(row: DeliveriesTable): Delivery {
@@ -41,8 +43,24 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
+// Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
+const enabledQuery = prepared((db, $: Param<Tenant>) =>
+  db
+    .selectFrom('webhooks')
+    .select(['id', 'events'])
+    .where('workspace_id', '=', $('workspaceId'))
+    .where('env', '=', $('env'))
+    .where('status', '=', 'enabled')
+    .orderBy('id'),
+);
+
 /** SQL of the delivery log and of the workers' claims (D18, D20). */
 export const deliveryRepository = {
+  /** The enabled webhooks an event of this tenant fans out to (≤ 16, D16). */
+  async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
+    return (await enabledQuery.execute(db, tenant)).rows;
+  },
+
   insertMany(db: Db, rows: DeliveriesTable[]) {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('deliveries').values(rows).execute();
   },

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import type { EventsTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
@@ -12,7 +12,7 @@ export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
 }
 
 // Issue 5: every resource write runs this; built and compiled once (src/db/prepared.ts).
-const insertQuery = prepared((db, $) =>
+const insertQuery = prepared((db, $: Param<EventsTable>) =>
   db.insertInto('events').values({
     id: $('id'),
     workspace_id: $('workspace_id'),
@@ -27,7 +27,7 @@ const insertQuery = prepared((db, $) =>
 /** SQL for the D17 outbox; reads are confined to one workspace and environment (D10). */
 export const eventsRepository = {
   async insert(db: Db, row: EventsTable): Promise<void> {
-    await insertQuery.execute(db, { ...row });
+    await insertQuery.execute(db, row);
   },
 
   find(db: Db, tenant: Tenant, id: string): Promise<EventsTable | undefined> {

@@ -1,6 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQueryProps, Timestamp } from '../../http/schemas.js';
-import { ResourceSchema } from '../resources/resources.schemas.js';
+
+/**
+ * The resource object as the resources module defines it (schema `Resource`, registered by the app),
+ * referenced by id so that events, which resources emit, do not depend back on resources.
+ */
+const ResourceRef = Type.Unsafe<Record<string, unknown>>(Type.Ref('Resource'));
 
 /** D17: the event catalogue. `*` in a webhook's `events` subscribes to all, current and future. */
 export const EVENT_TYPES = [
@@ -15,14 +20,11 @@ const ResourceId = Type.String({ examples: ['res_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] })
 /** Receivers must tolerate `paused` (D13); the service never emits it in v1. */
 const EventStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('paused')]);
 
-const CreatedData = Type.Object(
-  { resource_id: ResourceId, resource: Type.Ref(ResourceSchema) },
-  { title: 'resource.created data' },
-);
+const CreatedData = Type.Object({ resource_id: ResourceId, resource: ResourceRef }, { title: 'resource.created data' });
 const UpdatedData = Type.Object(
   {
     resource_id: ResourceId,
-    resource: Type.Ref(ResourceSchema),
+    resource: ResourceRef,
     previous_attributes: Type.Object(
       {
         name: Type.Optional(Type.String()),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../../db/dialect.js';
+import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, StoredResponse } from '../../lib/errors.js';
 import type { Tenant } from '../../lib/principal.js';
@@ -17,7 +17,15 @@ export interface IdempotentRequest {
   hash: string;
   /** The key's record now holds this request's answer, or belongs to another request: store nothing more. */
   settled: boolean;
+  /** Registered as running in this process (see IdempotencyService.check). */
+  running?: boolean;
 }
+
+const inUse = () =>
+  new ConflictError(
+    'idempotency_key_in_use',
+    'A request with this Idempotency-Key is still being processed; retry when it has finished.',
+  );
 
 const reused = () =>
   new ConflictError(
@@ -29,10 +37,15 @@ const reused = () =>
  * Idempotency-Key (D14). A write stores its answer in its own transaction (`hooks`): the record is
  * claimed first thing in the transaction and finished with the response just before the commit, so a
  * crash leaves either the write with its answer or neither, never the write without its answer. No
- * claim is ever committed on its own, so there is no claim of a dead process to wait for.
+ * claim is ever committed on its own, so there is no claim of a dead process to wait for. A request
+ * that runs while another with the same key does is 409 idempotency_key_in_use: seen in this process
+ * (`running`) or through a lock that only a live transaction holds (`Dialect.tryHoldExclusive`).
  */
-export function createIdempotencyService(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps;
+export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
+  const { db, dialect, clock } = deps;
+  /** Keys of requests running in this process (a duplicate is 409 in_use before it does any work). */
+  const running = new Set<string>();
+  const idOf = (req: IdempotentRequest) => `${req.tenant.workspaceId}/${req.tenant.env}/${req.key}`;
 
   const record = (req: IdempotentRequest, now: number, status: number | null, body: string | null) =>
     ({
@@ -66,15 +79,35 @@ export function createIdempotencyService(deps: { db: Db; clock: Clock }) {
     }
   }
 
-  /** Before a request runs: replays or refuses (throws) when its key already has an answer. */
+  /**
+   * Before a request runs: replays or refuses (throws) when its key already has an answer, 409
+   * idempotency_key_in_use while another request with it runs in this process. Call `done` after.
+   */
   async function check(req: IdempotentRequest): Promise<void> {
     judge(req, await repo.find(db, req.tenant, req.key), clock.now());
+    if (running.has(idOf(req))) {
+      req.settled = true;
+      throw inUse();
+    }
+    running.add(idOf(req));
+    req.running = true;
+  }
+
+  /** The request has been answered: its key is free for the next one. */
+  function done(req: IdempotentRequest): void {
+    if (req.running) running.delete(idOf(req));
+    req.running = false;
   }
 
   /** The hooks that store the answer `serialize(result)` with `status` in the write's own transaction. */
   function hooks<T>(req: IdempotentRequest, status: number, serialize: (result: T) => string): WriteHooks<T> {
     return {
       async before(trx) {
+        // Another process's transaction with this key is running (the lock dies with its process).
+        if (!(await dialect.tryHoldExclusive(trx, `idempotency:${idOf(req)}`))) {
+          req.settled = true;
+          throw inUse();
+        }
         const now = clock.now();
         const row = record(req, now, null, null);
         if (await repo.insertIfAbsent(trx, row)) return;
@@ -104,7 +137,7 @@ export function createIdempotencyService(deps: { db: Db; clock: Clock }) {
     return repo.purgeBefore(db, isoAt(clock.now()));
   }
 
-  return { check, hooks, remember, purgeExpired };
+  return { check, done, hooks, remember, purgeExpired };
 }
 export type IdempotencyService = ReturnType<typeof createIdempotencyService>;
 

@@ -4,9 +4,8 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { ApiKeyPrincipal } from '../../lib/principal.js';
+import { keyLock } from '../auth/write-runner.js';
 import { usersRepository } from '../users/users.repository.js';
-import { workspacesRepository } from '../workspaces/workspaces.repository.js';
-import { keyLock } from './key-check.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
 import { keysRepository } from './keys.repository.js';
 import { isScope, SCOPES } from './scopes.js';
@@ -131,7 +130,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /** Keys of a workspace, never with secrets. */
   async function list(workspaceId: string) {
-    if (!(await workspacesRepository.exists(db, workspaceId))) throw new NotFoundError('workspace');
+    if (!(await usersRepository.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
     const rows = await keysRepository.listByWorkspace(db, workspaceId);
     return rows.map((r) => ({
       ...r,
@@ -145,15 +144,19 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
    */
   async function revoke(keyId: string) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
-    const existing = await keysRepository.findById(db, keyId);
-    if (!existing) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
-    await deps.dialect.writeTransaction(db, async (trx) => {
-      await deps.dialect.holdExclusive(trx, keyLock(keyId));
-      await keysRepository.revoke(trx, keyId, at);
+    // One short transaction (issue 9: a revocation commits at once, whatever the load).
+    const revokedAt = await deps.dialect.writeTransaction(db, async (trx) => {
+      if (await keysRepository.revoke(trx, keyId, at)) {
+        // After the update: a write that changed the same row first must not wait for us while we wait for it.
+        await deps.dialect.holdExclusive(trx, keyLock(keyId));
+        return at;
+      }
+      const existing = await keysRepository.findById(trx, keyId);
+      if (!existing) throw new NotFoundError('API key');
+      return existing.revoked_at ?? at; // revoked before: the first revocation's time
     });
-    const after = await keysRepository.findById(db, keyId);
-    return { id: keyId, revoked_at: after?.revoked_at ?? at };
+    return { id: keyId, revoked_at: revokedAt };
   }
 
   return { create, verify, verifyNow, list, revoke };

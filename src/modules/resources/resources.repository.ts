@@ -1,9 +1,9 @@
 import { type Db, readJson } from '../../db/dialect.js';
-import { pageById, toPage } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
+import { toPage } from '../../db/keyset.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLock } from '../../db/row-locks.js';
-import type { ResourcesTable } from '../../db/types.js';
-import type { PageRequest } from '../../lib/paging.js';
+import type { Env, ResourcesTable } from '../../db/types.js';
+import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
 import type { ListResourcesFilter, Resource } from './resources.schemas.js';
 
@@ -38,26 +38,50 @@ async function bump(
   await bumpQuery.execute(db, { ws: tenant.workspaceId, env: tenant.env, status, type, slot, delta });
 }
 
+/** The parameters of a list or count query: the tenant and the filters present. */
+interface ListParams {
+  ws: string;
+  env: Env;
+  status?: ResourcesTable['status'];
+  type?: ResourcesTable['type'];
+  /** Keyset: the last id of the previous page. */
+  after?: string;
+  limit?: number;
+  offset?: number;
+}
+type Keyed = Pick<ListParams, 'ws' | 'env'> & { id: string };
+
 // Issue 5: the hot queries are built and compiled once (src/db/prepared.ts).
-const bumpQuery = prepared((db, $) =>
-  db
-    .insertInto('resource_counts')
-    .values({
-      workspace_id: $('ws'),
-      env: $('env'),
-      status: $('status'),
-      type: $('type'),
-      slot: $('slot'),
-      n: $('delta'),
-    })
-    .onConflict((oc) =>
-      oc
-        .columns(['workspace_id', 'env', 'status', 'type', 'slot'])
-        .doUpdateSet((eb) => ({ n: eb('resource_counts.n', '+', eb.ref('excluded.n')) })),
-    ),
+const bumpQuery = prepared(
+  (
+    db,
+    $: Param<{
+      ws: string;
+      env: Env;
+      status: ResourcesTable['status'];
+      type: ResourcesTable['type'];
+      slot: number;
+      delta: number;
+    }>,
+  ) =>
+    db
+      .insertInto('resource_counts')
+      .values({
+        workspace_id: $('ws'),
+        env: $('env'),
+        status: $('status'),
+        type: $('type'),
+        slot: $('slot'),
+        n: $('delta'),
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['workspace_id', 'env', 'status', 'type', 'slot'])
+          .doUpdateSet((eb) => ({ n: eb('resource_counts.n', '+', eb.ref('excluded.n')) })),
+      ),
 );
 
-const insertQuery = prepared((db, $) =>
+const insertQuery = prepared((db, $: Param<ResourcesTable>) =>
   db.insertInto('resources').values({
     id: $('id'),
     workspace_id: $('workspace_id'),
@@ -71,81 +95,94 @@ const insertQuery = prepared((db, $) =>
   }),
 );
 
-const findQuery = prepared((db, $) =>
+const byId = (db: Db, $: Param<Keyed>) =>
   db
     .selectFrom('resources')
     .selectAll()
     .where('id', '=', $('id'))
     .where('workspace_id', '=', $('ws'))
-    .where('env', '=', $('env')),
-);
-
+    .where('env', '=', $('env'));
+const findQuery = prepared((db, $: Param<Keyed>) => byId(db, $));
 // The row a write changes, read under a row lock held until the write's transaction ends (issue 9):
 // concurrent writes of one resource run one after another, each seeing what the previous committed.
-const findForWriteQuery = prepared((db, $) =>
-  withRowLock(
-    db,
-    db
-      .selectFrom('resources')
-      .selectAll()
-      .where('id', '=', $('id'))
-      .where('workspace_id', '=', $('ws'))
-      .where('env', '=', $('env')),
-  ),
-);
+const findForWriteQuery = prepared((db, $: Param<Keyed>) => withRowLock(db, byId(db, $)));
 
+/** How a page starts: at the beginning, after skipping `offset` rows, or after the id `after`. */
 type Mode = 'first' | 'offset' | 'after';
-const shapeOf = (filter: ListResourcesFilter) => `${filter.status ? 's' : '-'}${filter.type ? 't' : '-'}`;
-const listQueries = new Map<string, ReturnType<typeof prepared<ResourcesTable>>>();
-const countQueries = new Map<string, ReturnType<typeof prepared<{ n: number | string | null }>>>();
+/** Which filters a list has: the shape of its SQL. */
+type Shape = `${'s' | '-'}${'t' | '-'}`;
+const SHAPES: readonly Shape[] = ['--', 's-', '-t', 'st'];
+const shapeOf = (filter: ListResourcesFilter): Shape => `${filter.status ? 's' : '-'}${filter.type ? 't' : '-'}`;
 
-/** The rows query of one list shape (which filters are present, how the page starts). */
-function listQuery(filter: ListResourcesFilter, mode: Mode) {
-  const shape = `${shapeOf(filter)}:${mode}`;
-  let q = listQueries.get(shape);
-  if (!q) {
-    q = prepared((db, $) => {
-      let base = db.selectFrom('resources').where('workspace_id', '=', $('ws')).where('env', '=', $('env'));
-      if (filter.status) base = base.where('status', '=', $('status'));
-      if (filter.type) base = base.where('type', '=', $('type'));
-      const rows = base.selectAll().orderBy('id');
-      if (mode === 'after') return rows.where('id', '>', $('after')).limit($('limit'));
-      // A deep offset skips through the (covering) index alone, then reads only the page's rows.
-      if (mode === 'offset') {
-        return rows.where('id', 'in', base.select('id').orderBy('id').limit($('limit')).offset($('offset')));
-      }
-      return rows.limit($('limit'));
-    });
-    listQueries.set(shape, q);
-  }
+const matching = (db: Db, $: Param<ListParams>, shape: Shape) => {
+  let q = db.selectFrom('resources').where('workspace_id', '=', $('ws')).where('env', '=', $('env'));
+  if (shape[0] === 's') q = q.where('status', '=', $('status'));
+  if (shape[1] === 't') q = q.where('type', '=', $('type'));
   return q;
-}
+};
+
+/** The rows query of one list shape and start. */
+const listQuery = (shape: Shape, mode: Mode) =>
+  prepared((db, $: Param<ListParams>) => {
+    const base = matching(db, $, shape);
+    const rows = base.selectAll().orderBy('id');
+    if (mode === 'after') return rows.where('id', '>', $('after')).limit($('limit'));
+    // A deep offset skips through the (covering) index alone, then reads only the page's rows.
+    if (mode === 'offset') {
+      return rows.where('id', 'in', base.select('id').orderBy('id').limit($('limit')).offset($('offset')));
+    }
+    return rows.limit($('limit'));
+  });
 
 /** SUM over the maintained counts for one filter shape. */
-function countQuery(filter: ListResourcesFilter) {
-  const shape = shapeOf(filter);
-  let q = countQueries.get(shape);
-  if (!q) {
-    q = prepared((db, $) => {
-      let c = db
-        .selectFrom('resource_counts')
-        .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
-        .where('workspace_id', '=', $('ws'))
-        .where('env', '=', $('env'));
-      if (filter.status) c = c.where('status', '=', $('status'));
-      if (filter.type) c = c.where('type', '=', $('type'));
-      return c;
-    });
-    countQueries.set(shape, q);
+const countQuery = (shape: Shape) =>
+  prepared((db, $: Param<ListParams>) => {
+    let c = db
+      .selectFrom('resource_counts')
+      .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
+      .where('workspace_id', '=', $('ws'))
+      .where('env', '=', $('env'));
+    if (shape[0] === 's') c = c.where('status', '=', $('status'));
+    if (shape[1] === 't') c = c.where('type', '=', $('type'));
+    return c;
+  });
+
+/** How many matching rows come up to the id `after`: the offset of a cursor issued without one. */
+const beforeQuery = (shape: Shape) =>
+  prepared((db, $: Param<ListParams>) =>
+    matching(db, $, shape)
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('id', '<=', $('after')),
+  );
+
+const MODES: readonly Mode[] = ['first', 'offset', 'after'];
+/** Every list, count and offset query, one per shape (and start), defined up front. */
+const LIST = Object.fromEntries(
+  SHAPES.map((shape) => [
+    shape,
+    {
+      rows: Object.fromEntries(MODES.map((m) => [m, listQuery(shape, m)])) as Record<
+        Mode,
+        ReturnType<typeof listQuery>
+      >,
+      count: countQuery(shape),
+      before: beforeQuery(shape),
+    },
+  ]),
+) as Record<
+  Shape,
+  {
+    rows: Record<Mode, ReturnType<typeof listQuery>>;
+    count: ReturnType<typeof countQuery>;
+    before: ReturnType<typeof beforeQuery>;
   }
-  return q;
-}
+>;
 
 /** SQL for resources; every query is confined to one workspace and environment (D10). */
 export const resourcesRepository = {
   /** Inserts a resource and counts it; call inside the change's transaction. */
   async insert(db: Db, row: ResourcesTable) {
-    await insertQuery.execute(db, row as unknown as Record<string, unknown>);
+    await insertQuery.execute(db, row);
     await bump(db, { workspaceId: row.workspace_id, env: row.env }, row.status, row.type, 1);
   },
 
@@ -205,37 +242,23 @@ export const resourcesRepository = {
 
   /** Resources matching the filter, from the maintained counts. */
   async count(db: Db, tenant: Tenant, filter: ListResourcesFilter): Promise<number> {
-    const values = { ws: tenant.workspaceId, env: tenant.env, ...filter };
-    return Number((await countQuery(filter).execute(db, values)).rows[0]?.n ?? 0);
+    const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, ...filter };
+    return Number((await LIST[shapeOf(filter)].count.execute(db, values)).rows[0]?.n ?? 0);
   },
 
-  async list(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: PageRequest) {
-    // A cursor issued without its offset (older servers) needs the generic path, which counts it.
-    if (page.afterId === null || page.afterOffset != null) {
-      const mode: Mode = page.afterId !== null ? 'after' : page.offset > 0 ? 'offset' : 'first';
-      const values = {
-        ws: tenant.workspaceId,
-        env: tenant.env,
-        ...filter,
-        after: page.afterId,
-        limit: page.limit + 1,
-        offset: page.offset,
-      };
-      const total = await resourcesRepository.count(db, tenant, filter);
-      const { rows } = await listQuery(filter, mode).execute(db, values);
-      return toPage(rows, page, total, page.afterId === null ? page.offset : (page.afterOffset as number));
+  /** One D4 page: by offset, or after a cursor's id (its offset counted when an older cursor lacks it). */
+  async list(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: PageRequest): Promise<Page<ResourcesTable>> {
+    const queries = LIST[shapeOf(filter)];
+    const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, ...filter, limit: page.limit + 1 };
+    const total = await resourcesRepository.count(db, tenant, filter);
+    if (page.afterId === null) {
+      const mode = page.offset > 0 ? 'offset' : 'first';
+      const { rows } = await queries.rows[mode].execute(db, { ...values, offset: page.offset });
+      return toPage(rows, page, total, page.offset);
     }
-    return pageById(
-      db,
-      'resources',
-      (eb) => {
-        const conds = [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
-        if (filter.status) conds.push(eb('status', '=', filter.status));
-        if (filter.type) conds.push(eb('type', '=', filter.type));
-        return eb.and(conds);
-      },
-      page,
-      { total: () => resourcesRepository.count(db, tenant, filter) },
-    );
+    const after = { ...values, after: page.afterId };
+    const offset = page.afterOffset ?? Number((await queries.before.execute(db, after)).rows[0]?.n ?? 0);
+    const { rows } = await queries.rows.after.execute(db, after);
+    return toPage(rows, page, total, offset);
   },
 };

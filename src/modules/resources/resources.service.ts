@@ -8,6 +8,7 @@ import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import type { Event, EventType } from '../events/events.schemas.js';
 import type { EventsService } from '../events/events.service.js';
+import type { Outbox } from '../outbox/outbox.service.js';
 import { resourcesRepository as repo, toResource } from './resources.repository.js';
 import type { CreateResourceInput, ListResourcesFilter, Resource, UpdateResourceInput } from './resources.schemas.js';
 
@@ -17,8 +18,14 @@ type Emit = (type: EventType, resourceId: string, data: Event['data'], now: numb
  * The rules of resources: create, read, list, replace name/metadata, archive (D13), delete (D15).
  * Every change records its D17 event in the same transaction (outbox).
  */
-export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: WriteRunner; events: EventsService }) {
-  const { db, clock, events } = deps;
+export function createResourcesService(deps: {
+  db: Db;
+  clock: Clock;
+  writeAs: WriteRunner;
+  outbox: Outbox;
+  events: EventsService;
+}) {
+  const { db, clock, outbox, events } = deps;
 
   /** Runs a change as `principal`, then wakes the delivery worker if the change queued deliveries. */
   async function change<T>(
@@ -31,11 +38,11 @@ export function createResourcesService(deps: { db: Db; clock: Clock; writeAs: Wr
       principal,
       (trx) =>
         fn(trx, async (type, resourceId, data, now) => {
-          queued += await events.record(trx, tenantOf(principal), type, resourceId, data, now);
+          queued += await outbox.record(trx, tenantOf(principal), type, resourceId, data, now);
         }),
       hooks,
     );
-    events.committed(queued);
+    outbox.committed(queued);
     return result;
   }
 

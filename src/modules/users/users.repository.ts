@@ -24,6 +24,11 @@ export const usersRepository = {
     return db.insertInto('users').values(row).execute();
   },
 
+  /** Whether the workspace exists (members and keys belong to one). */
+  async workspaceExists(db: Db, id: string): Promise<boolean> {
+    return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  },
+
   /** Whether the user exists and was not removed (D9). */
   async isMember(db: Db, id: string): Promise<boolean> {
     const row = await db

@@ -6,9 +6,7 @@ import { newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
 import { assertValid } from '../../lib/validate.js';
-import type { WriteRunner } from '../auth/write-runner.js';
-import { userLock } from '../keys/key-check.js';
-import { workspacesRepository } from '../workspaces/workspaces.repository.js';
+import { userLock, type WriteRunner } from '../auth/write-runner.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
@@ -69,7 +67,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   async function create(input: CreateUserInput, trx?: Db): Promise<User> {
     assertValid(CreateUserInput, input);
     const run = async (t: Db) => {
-      if (!(await workspacesRepository.exists(t, input.workspaceId))) throw new NotFoundError('workspace');
+      if (!(await repo.workspaceExists(t, input.workspaceId))) throw new NotFoundError('workspace');
       const now = isoAt(clock.now());
       const row: UsersTable = {
         id: newId('user'),
@@ -101,11 +99,12 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   async function setRole(userId: string, role: Role): Promise<User> {
     assertValid(RoleSchema, role);
     return dialect.writeTransaction(db, async (trx) => {
-      await dialect.holdExclusive(trx, userLock(userId));
       const row = await repo.find(trx, userId);
       if (!row || row.removed_at) throw new NotFoundError('user');
       const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
       await repo.setMembership(trx, userId, { role, updated_at });
+      // After the update, as in keys.revoke: writes of this user that checked before it commit first.
+      await dialect.holdExclusive(trx, userLock(userId));
       return toUser({ ...row, role, updated_at });
     });
   }
@@ -113,11 +112,11 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   /** D9: removes a member; every key they hold answers 401 expired_token from now on. */
   async function remove(userId: string): Promise<{ id: string; removed_at: string }> {
     return dialect.writeTransaction(db, async (trx) => {
-      await dialect.holdExclusive(trx, userLock(userId));
       const now = isoAt(clock.now());
       if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
         throw new NotFoundError('user');
       }
+      await dialect.holdExclusive(trx, userLock(userId));
       return { id: userId, removed_at: now };
     });
   }

@@ -1,6 +1,5 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
-import { prepared } from '../../db/prepared.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
@@ -20,17 +19,6 @@ export function toWebhook(row: WebhooksTable): Webhook {
   };
 }
 
-// Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
-const enabledQuery = prepared((db, $) =>
-  db
-    .selectFrom('webhooks')
-    .select(['id', 'events'])
-    .where('workspace_id', '=', $('workspaceId'))
-    .where('env', '=', $('env'))
-    .where('status', '=', 'enabled')
-    .orderBy('id'),
-);
-
 /** SQL for webhooks, confined to one workspace and environment (D10). */
 export const webhooksRepository = {
   insert(db: Db, row: WebhooksTable) {
@@ -49,11 +37,6 @@ export const webhooksRepository = {
       .where('env', '=', tenant.env)
       .executeTakeFirst();
     return Number(r?.n ?? 0);
-  },
-
-  /** The enabled webhooks an event of this tenant fans out to (≤ 16, D16). */
-  async listEnabled(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
-    return (await enabledQuery.execute(db, { workspaceId: tenant.workspaceId, env: tenant.env })).rows;
   },
 
   list(db: Db, tenant: Tenant, page: PageRequest) {

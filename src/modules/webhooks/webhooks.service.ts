@@ -9,8 +9,8 @@ import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
+import { checkWebhookUrl, type UrlGuardOptions } from '../delivery/url-guard.js';
 import { workspacesRepository } from '../workspaces/workspaces.repository.js';
-import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
   type CreatedWebhook,

@@ -12,8 +12,4 @@ export const workspacesRepository = {
   async lock(db: Db, id: string): Promise<void> {
     await withRowLock(db, db.selectFrom('workspaces').select('id').where('id', '=', id)).execute();
   },
-
-  async exists(db: Db, id: string): Promise<boolean> {
-    return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-  },
 };
