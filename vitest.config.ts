@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// One suite, both backends (issue 4): the `sqlite` project always runs, with the backend
+// One suite, both backends (docs/operations.md): the `sqlite` project always runs, with the backend
 // variables blanked so it never touches PostgreSQL or Redis; the `postgres` project runs the
 // same integration tests again when TEST_DATABASE_URL is set (and Redis when TEST_REDIS_URL is).
 const pg = process.env.TEST_DATABASE_URL;
@@ -8,8 +8,9 @@ const pg = process.env.TEST_DATABASE_URL;
 export default defineConfig({
   test: {
     pool: 'forks',
-    // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first.
-    globalSetup: ['test/global-setup.ts'],
+    // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first. Then say which backends
+    // run and which setting turns on the skipped ones.
+    globalSetup: ['test/global-setup.ts', 'test/backends-line.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" closing line.

@@ -1,4 +1,4 @@
-// Issue 3/5 webhook fan-out scenario: a real `wsvc serve` child process (API + in-process delivery
+// Benchmark (docs/performance.md#method): webhook fan-out scenario: a real `wsvc serve` child process (API + in-process delivery
 // worker) on a fresh database, M webhook endpoints on a loopback receiver in this process.
 // Deliveries per second: N events committed before the server starts, timed from its start until
 // the last of the N × M deliveries arrives (server start-up, ~0.5 s, included). Event-commit →
@@ -126,7 +126,7 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProces
   };
 }
 
-/** Runs the fan-out scenario; `databaseUrl` defaults to a fresh SQLite file (D20 durability). */
+/** Runs the fan-out scenario; `databaseUrl` defaults to a fresh SQLite file (WAL + synchronous=FULL). */
 export async function runFanout(opts: {
   endpoints?: number;
   latencyEvents?: number;

@@ -1,4 +1,4 @@
-// Issue 5 harness plumbing: child processes (server, baseline), fresh databases per scenario, bulk seeding,
+// Benchmark (docs/performance.md#method): harness plumbing: child processes (server, baseline), fresh databases per scenario, bulk seeding,
 // and one autocannon run per measurement.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -253,7 +253,7 @@ const RECOUNT = `insert into resource_counts (workspace_id, env, status, type, s
   select workspace_id, env, status, type, 0, count(*) from resources where workspace_id = ?
   group by workspace_id, env, status, type`;
 
-/** Direct inserts in big transactions; the durability pragma is relaxed for the seed only (the server reopens with D20). */
+/** Direct inserts in big transactions; the durability pragma is relaxed for the seed only (the server reopens it durable: WAL + synchronous=FULL). */
 function bulkSqlite(path: string, workspaceId: string, n: number): void {
   const raw = new SqliteDatabase(path);
   raw.pragma('synchronous = OFF');

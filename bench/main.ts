@@ -1,7 +1,8 @@
-// Issue 5 harness: each scenario runs against a fresh database (SQLite file with WAL + synchronous=FULL per
-// D20; PostgreSQL schema + Redis when TEST_DATABASE_URL/TEST_REDIS_URL are set), served by the real server
-// in a child process; autocannon drives it from this process with 32 connections. Issue 11: each row is
-// measured in interleaved rounds against the bare-Fastify baseline (bench/report.ts summarises them).
+// Benchmark harness (docs/performance.md#method): each scenario runs against a fresh database
+// (SQLite file with WAL + synchronous=FULL, the durable default; PostgreSQL schema + Redis when
+// TEST_DATABASE_URL/TEST_REDIS_URL are set), served by the real server in a child process; autocannon drives
+// it from this process with 32 connections. Each row is measured in interleaved rounds against the
+// bare-Fastify baseline (bench/report.ts summarises them).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -83,7 +84,7 @@ async function startApi(url: string, backend: Backend, serverFlags: string[], pr
 const BASELINE_REQUESTS: autocannon.Request[] = [{ method: 'GET', path: '/baseline' }];
 
 /**
- * Issue 11: every measurement is `rounds` interleaved pairs against the bare-Fastify baseline (baseline,
+ * Every measurement is `rounds` interleaved pairs against the bare-Fastify baseline (baseline,
  * candidate, baseline, candidate, …, same connections), so a change in the machine's load hits both
  * sides of each ratio; a row reports the median ratio and its spread.
  */

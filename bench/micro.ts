@@ -1,4 +1,4 @@
-// Issue 11: where the CPU of a GET /v1/resources/{id} goes, in-process and without HTTP or other processes:
+// Benchmark (docs/performance.md#method): where the CPU of a GET /v1/resources/{id} goes, in-process and without HTTP or other processes:
 // each step of the hot path timed alone in a tight loop, then whole requests through Fastify's inject
 // (the full app, and a bare Fastify route answering the same JSON). Tight loops flatter every step
 // (hot caches); the relative sizes are what this is for. Run: `node --import tsx bench/micro.ts`.

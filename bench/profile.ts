@@ -1,4 +1,4 @@
-// Issue 5: a plain-text summary of `node --cpu-prof` profiles (self time by function and by package), so
+// Benchmark (docs/performance.md#method): a plain-text summary of `node --cpu-prof` profiles (self time by function and by package), so
 // the evidence behind each optimisation can be pasted into docs/performance.md.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 11: what a bench run reports: the machine it ran on, and per row the median and spread of the
+// Benchmark (docs/performance.md#method): what a bench run reports: the machine it ran on, and per row the median and spread of the
 // interleaved rounds (baseline, candidate, baseline, candidate, …) with CPU time per request.
 import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 5 scenarios. Each runs against its own fresh database (seeded here) and its own server process.
+// Benchmark (docs/performance.md#method): scenarios. Each runs against its own fresh database (seeded here) and its own server process.
 // To add one, append to SCENARIOS: `seed` runs before the server starts, `run` measures through
 // `ctx.measure`; a `standalone` scenario starts what it needs itself and returns its rows' numbers.
 import type autocannon from 'autocannon';

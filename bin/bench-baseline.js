@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The bench baseline (issue 5/11): a bare Fastify route in its own process, serving from memory the JSON
+// The bench baseline (docs/performance.md#method): a bare Fastify route in its own process, serving from memory the JSON
 // a GET /v1/resources/{id} returns (BENCH_BODY). Plain JavaScript, like the compiled server: no loader.
 import Fastify from 'fastify';
 

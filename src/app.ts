@@ -45,7 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
-    // A request's child logger is built when it first logs (issue 11, src/http/logging.ts).
+    // A request's child logger is built when it first logs (src/http/logging.ts, docs/performance.md).
     childLoggerFactory: lazyChildLogger,
     genReqId: requestIds(),
     requestIdHeader: false,
@@ -58,7 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidators(app);
   installErrorHandler(app, storage.dialect);
   installRequestId(app);
-  // JSON only (D1: anything else is 415). An empty body is "no body", not a parse error.
+  // JSON only (docs/api.md#errors: anything else is 415). An empty body is "no body", not a parse error.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     if (body === '') return done(null, undefined);

@@ -1,18 +1,26 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { expected } from './lib/expected.js';
 
 /** Every setting the service reads from the environment, with its default (README "Settings"). */
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', 'x-expected': 'a host name or IP address to listen on' }),
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    'x-expected': 'sqlite:<file path> (such as sqlite:./data/workspace.db) or postgres://user@host:5432/database',
     default: 'sqlite:./data/workspace.db',
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 5000 }),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+' })),
-  REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]*$', default: 'wsvc:' }),
+  REDIS_URL: Type.Optional(
+    Type.String({ pattern: '^rediss?://.+', 'x-expected': 'redis://host:6379[/db] or rediss://… (TLS)' }),
+  ),
+  REDIS_KEY_PREFIX: Type.String({
+    pattern: '^[A-Za-z0-9:_.-]*$',
+    default: 'wsvc:',
+    'x-expected': 'letters, digits and : _ . - only',
+  }),
   RATE_LIMIT_LIVE: Type.Integer({ minimum: 1, default: 6000 }),
   RATE_LIMIT_TEST: Type.Integer({ minimum: 1, default: 1500 }),
   RATE_LIMIT_WINDOW_S: Type.Integer({ minimum: 1, default: 60 }),
@@ -59,10 +67,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     }
     if (value === undefined) continue;
     if (!Value.Check(sub, value)) {
-      const first = [...Value.Errors(sub, value)][0];
-      problems.push(`${key}=${JSON.stringify(raw[key])}: ${first?.message ?? 'invalid value'}`);
+      problems.push(`${key} must be ${expected(sub) ?? 'a valid value'}; got ${JSON.stringify(raw[key])}`);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(converted as Config);
+}
+
+/** Warnings about settings that are valid but unsafe outside development, logged at start-up. */
+export function settingWarnings(config: Config): string[] {
+  const out: string[] = [];
+  if (config.WEBHOOK_ALLOW_INSECURE_URLS) {
+    out.push(
+      'WEBHOOK_ALLOW_INSECURE_URLS is on: webhooks may use http:// and reach loopback and private addresses. ' +
+        'For local development and tests only; turn it off in production (docs/api.md#webhook-urls).',
+    );
+  }
+  return out;
 }

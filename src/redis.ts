@@ -6,7 +6,7 @@ export interface RedisLog {
 }
 
 /**
- * Opens the shared Redis (REDIS_URL) used for rate-limit counters across API processes (D11).
+ * Opens the shared Redis (REDIS_URL) used for rate-limit counters across API processes (docs/api.md#rate-limits).
  * Commands fail fast while Redis is down (no offline queue, one retry) so a request never waits
  * on it: the rate limiter then lets the request through (fail-open, docs/operations.md) and the
  * client reconnects in the background with a capped backoff. State changes are logged once.

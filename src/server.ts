@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { type Config, settingWarnings } from './config.js';
 import { openStorageFromConfig, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
@@ -22,7 +22,7 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: { apiOnly?: boolean } = {}): Promise<RunningServer> {
   const storage = openStorageFromConfig(config);
   await migrateToLatest(storage.db, storage.dialect);
-  // REDIS_URL: rate-limit counters shared by every API process (D11); without it, per process.
+  // REDIS_URL: rate-limit counters shared by every API process (docs/api.md#rate-limits); without it, per process.
   const logger = config.LOG_LEVEL === 'silent' ? { warn() {}, info() {} } : undefined;
   let app: FastifyInstance;
   const redis = config.REDIS_URL
@@ -42,6 +42,7 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
   app.server.requestTimeout = 30_000;
   // Start with shared counters when Redis is there; if it is not, serve anyway (fail-open).
   if (redis) await waitForRedis(redis);
+  for (const warning of settingWarnings(config)) app.log.warn(warning);
   const url = await app.listen({ port: config.PORT, host: config.HOST });
   const worker: RunningWorker | undefined = opts.apiOnly
     ? undefined

@@ -35,7 +35,7 @@ export function createServices(deps: {
   config: Config;
   /** Where the delivery worker logs (default: nowhere). */
   log?: WorkerLogger;
-  /** DNS resolution for the D19 check at webhook creation (tests inject one); the system's by default. */
+  /** DNS resolution for the webhook URL check at webhook creation (tests inject one); the system's by default. */
   resolveHost?: (host: string) => Promise<string[]>;
 }) {
   const { db, dialect } = deps.storage;

@@ -8,7 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** A public address literal: passes D19 without DNS, and no worker runs here to dial it. */
+/** A public address literal: passes the webhook URL rules without DNS, and no worker runs here to dial it. */
 const HOOK_URL = 'https://93.184.216.34/hooks/matrix';
 
 const webhookUrl = async (ctx: { t: TestApp; key: string }, suffix = '') => {

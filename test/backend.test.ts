@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openTestStorage, testBackend } from './helpers/storage.js';
 
-// Issue 4: one suite, both backends. The sqlite project must stay on SQLite even when
+// docs/operations.md one suite, both backends. The sqlite project must stay on SQLite even when
 // TEST_DATABASE_URL is set for the run; the postgres project must really use PostgreSQL.
 describe('test backend of this vitest project', () => {
   it('matches the project (sqlite never touches PostgreSQL)', async () => {

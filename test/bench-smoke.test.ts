@@ -1,6 +1,6 @@
-// Issue 5/11: a short smoke run of the benchmark harness so it cannot rot. No timed assertions: only that
-// every scenario produced a row, measured rows ran their interleaved rounds against the baseline, and no
-// request failed.
+// Benchmark (docs/performance.md#method): a short smoke run of the harness so it cannot rot.
+// No timed assertions: only that every scenario produced a row, measured rows ran their interleaved rounds
+// against the baseline, and no request failed.
 import { describe, expect, it } from 'vitest';
 import { runBench } from '../bench/main.js';
 

@@ -12,11 +12,11 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { json, newWorkspace, startTestApp } from './helpers/app.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 4: `wsvc db copy --from sqlite:<path> --to postgres://…` (docs/operations.md).
+// docs/operations.md `wsvc db copy --from sqlite:<path> --to postgres://…` (docs/operations.md).
 const pgUrl = process.env.TEST_DATABASE_URL;
 const run = promisify(execFile);
 
-describe.skipIf(!pgUrl)('copying a SQLite database into PostgreSQL (issue 4)', () => {
+describe.skipIf(!pgUrl)('copying a SQLite database into PostgreSQL (docs/operations.md)', () => {
   const path = join(tmpdir(), `wsvc-copy-${randomBytes(6).toString('hex')}.db`);
   afterAll(() => Promise.all(['', '-wal', '-shm'].map((s) => rm(path + s, { force: true }))));
 

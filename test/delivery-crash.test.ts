@@ -6,7 +6,7 @@ import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from './helpe
 import { type Received, type Reply, startReceiver } from './helpers/receiver.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 3 "at least once, across crashes": a real `wsvc serve` child process on a real database,
+// docs/operations.md "at least once, across crashes": a real `wsvc serve` child process on a real database,
 // killed with SIGKILL while attempts are in flight and while retries are pending, then restarted.
 // Every event must still reach the receiver with a 2xx, always under the same event id.
 
@@ -58,7 +58,7 @@ const api = async (method: string, path: string, key: string, body?: unknown) =>
   return { status: res.status, body: res.status === 204 ? null : await res.json() };
 };
 
-describe('kill -9 and restart (at least once, D18)', () => {
+describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', () => {
   it('every event reaches the receiver with a 2xx and the same event id', async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent' });
     const services = createServices({ storage, clock: systemClock, config });

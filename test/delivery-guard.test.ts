@@ -3,15 +3,15 @@ import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js
 import { startReceiver } from './helpers/receiver.js';
 import { testWorker } from './helpers/worker.js';
 
-// Issue 3: the retry schedule under a controlled clock, and D19 on the address actually dialled.
+// docs/operations.md the retry schedule under a controlled clock, and the webhook URL check on the address actually dialled.
 
-describe('retry schedule under a controlled clock (D18)', () => {
+describe('retry schedule under a controlled clock (docs/api.md#webhook-deliveries)', () => {
   let now = Date.parse('2026-11-22T10:00:00.000Z');
   const clock = { now: () => now };
   let t: TestApp;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
-    // Defaults of D18: base 30 s, factor 4, 5 retries; only the receiver's address needs the override.
+    // Defaults of docs/api.md#webhook-deliveries: base 30 s, factor 4, 5 retries; only the receiver's address needs the override.
     t = await startTestApp({ clock, config: { WEBHOOK_ALLOW_INSECURE_URLS: true } });
     rx = await startReceiver();
   });
@@ -69,7 +69,7 @@ describe('retry schedule under a controlled clock (D18)', () => {
   });
 });
 
-describe('D19 at delivery: the dialled address is checked (no DNS rebinding)', () => {
+describe('webhook URL rules at delivery (docs/api.md#webhook-urls): the dialled address is checked (no DNS rebinding)', () => {
   let t: TestApp;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {

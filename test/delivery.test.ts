@@ -7,7 +7,7 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { eventually, type Receiver, startReceiver } from './helpers/receiver.js';
 import { testWorker } from './helpers/worker.js';
 
-// Issue 3: deliveries to a real HTTP receiver on loopback, from the real worker on a real database.
+// docs/operations.md deliveries to a real HTTP receiver on loopback, from the real worker on a real database.
 const FAST: Partial<Config> = {
   WEBHOOK_ALLOW_INSECURE_URLS: true,
   WEBHOOK_RETRY_BASE_MS: 20,
@@ -47,7 +47,7 @@ async function resource(key: string, name = 'R') {
 const deliveries = async (key: string, hookId: string, query = '') =>
   json(await t.request({ method: 'GET', url: `/v1/webhooks/${hookId}/deliveries${query}`, key }));
 
-describe('signed deliveries (D18)', () => {
+describe('signed deliveries (docs/api.md#webhook-deliveries)', () => {
   it('POSTs {id, event, created_at, data} with X-Service-Signature and Standard Webhooks headers', async () => {
     const ws = await newWorkspace(t);
     const h = await hook(ws, ['*']);
@@ -72,7 +72,7 @@ describe('signed deliveries (D18)', () => {
     expect(ev).toEqual(body);
   });
 
-  it('each event type has its D17 payload; subscriptions filter by type', async () => {
+  it('each event type has its documented payload (docs/api.md#events); subscriptions filter by type', async () => {
     const ws = await newWorkspace(t);
     const all = await hook(ws, ['*']);
     const status = await hook(ws, ['resource.status_changed']);
@@ -80,9 +80,9 @@ describe('signed deliveries (D18)', () => {
     const put = await t.request({ method: 'PUT', url: `/v1/resources/${r.id}`, key: ws.live, body: { name: 'After' } });
     expect(put.statusCode).toBe(200);
     await t.request({ method: 'POST', url: `/v1/resources/${r.id}/archive`, key: ws.live });
-    await t.request({ method: 'POST', url: `/v1/resources/${r.id}/archive`, key: ws.live }); // D13: no event
+    await t.request({ method: 'POST', url: `/v1/resources/${r.id}/archive`, key: ws.live }); // docs/api.md#resources: no event
     await t.request({ method: 'POST', url: `/v1/resources/${r.id}/unarchive`, key: ws.live });
-    // Delivered before the delete: D15 purges deliveries of the resource's events still pending.
+    // Delivered before the delete: deleting a resource purges deliveries of the resource's events still pending.
     await rx.until(() => rx.to(all.path).length === 4 && rx.to(status.path).length === 2);
     await t.request({ method: 'DELETE', url: `/v1/resources/${r.id}`, key: ws.live });
     await rx.until(() => rx.to(all.path).length === 5 && rx.to(status.path).length === 2);
@@ -103,14 +103,14 @@ describe('signed deliveries (D18)', () => {
     expect(Object.keys(bodies[1].data.previous_attributes)).toEqual(['name']);
     expect(bodies[2].data).toEqual({ resource_id: r.id, previous_status: 'active', current_status: 'archived' });
     expect(bodies[3].data).toEqual({ resource_id: r.id, previous_status: 'archived', current_status: 'active' });
-    expect(bodies[4].data).toEqual({ resource_id: r.id }); // D15: id only
+    expect(bodies[4].data).toEqual({ resource_id: r.id }); // docs/api.md#resources: id only
     expect(rx.to(status.path).map((x) => JSON.parse(x.body).event)).toEqual([
       'resource.status_changed',
       'resource.status_changed',
     ]);
   });
 
-  it('test-key events go only to test webhooks, live to live (D10)', async () => {
+  it('test-key events go only to test webhooks, live to live (docs/api.md#environments)', async () => {
     const ws = await newWorkspace(t);
     const live = await hook(ws, ['*'], ws.live);
     const test = await hook(ws, ['*'], ws.test);
@@ -260,7 +260,7 @@ describe('cancellation and purge', () => {
     expect(rx.to(h.path).length).toBe(after);
   });
 
-  it("DELETE /resources/{id} purges the resource's events and pending deliveries, then emits resource.deleted (D15)", async () => {
+  it("DELETE /resources/{id} purges the resource's events and pending deliveries, then emits resource.deleted (docs/api.md#resources)", async () => {
     const ws = await newWorkspace(t);
     const h = await hook(ws, ['*']);
     rx.plan(h.path, [{ status: 500 }]);
@@ -281,8 +281,8 @@ describe('cancellation and purge', () => {
   });
 });
 
-describe('the events API (D17)', () => {
-  it('lists with filters and D4 paging; a refused change records no event', async () => {
+describe('the events API (docs/api.md#events)', () => {
+  it('lists with filters and paging; a refused change records no event', async () => {
     const ws = await newWorkspace(t);
     const a = await resource(ws.live, 'a');
     const b = await resource(ws.live, 'b');

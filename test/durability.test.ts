@@ -5,9 +5,9 @@ import { createServices } from '../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from './helpers/processes.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 2 / D20: an acknowledged write survives a crash of the process. A real `wsvc serve`
+// docs/api.md#deployment: an acknowledged write survives a crash of the process. A real `wsvc serve`
 // takes concurrent creates and updates and is killed with SIGKILL while requests are in flight;
-// after a restart every acknowledged write is there, each with its event (D17 outbox).
+// after a restart every acknowledged write is there, each with its event (outbox).
 
 let storage: Awaited<ReturnType<typeof openTestStorage>>;
 let server: WsvcProcess | undefined;
@@ -19,7 +19,7 @@ afterAll(async () => {
   await storage.close();
 });
 
-describe('kill -9 during writes (D20)', () => {
+describe('kill -9 during writes (docs/api.md#deployment)', () => {
   it('loses no acknowledged write and no committed event', async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent' });
     const services = createServices({ storage, clock: systemClock, config });

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('bodies (D1): 413, 415, invalid_json, nothing written', () => {
+describe('bodies (docs/api.md#errors): 413, 415, invalid_json, nothing written', () => {
   const writes = () => [
     { method: 'POST' as const, url: '/v1/resources' },
     { method: 'PUT' as const, url: `/v1/resources/${resId}` },
@@ -41,7 +41,7 @@ describe('bodies (D1): 413, 415, invalid_json, nothing written', () => {
       body: `{"name":"a","type":"standard","metadata":{"a":"${'x'.repeat(pad)}"}}`,
       headers: { 'content-type': 'application/json' },
     });
-    // Parsed fine; refused by D7 (value > 500), not by size.
+    // Parsed fine; refused by the metadata rules (value > 500, docs/api.md#resources), not by size.
     expectError(res, 400, 'validation_error');
   });
 
@@ -106,7 +106,7 @@ describe('bodies (D1): 413, 415, invalid_json, nothing written', () => {
   });
 });
 
-describe('input an endpoint does not take is refused, never ignored (D5)', () => {
+describe('input an endpoint does not take is refused, never ignored (docs/api.md#validation)', () => {
   const archive = () => ({ method: 'POST' as const, url: `/v1/resources/${resId}/archive` });
   const noBody = () => [
     archive(),
@@ -132,7 +132,7 @@ describe('input an endpoint does not take is refused, never ignored (D5)', () =>
     }
   });
 
-  it('an Idempotency-Key does not store the refused request (D14)', async () => {
+  it('an Idempotency-Key does not store the refused request (docs/api.md#idempotency)', async () => {
     const req = { ...archive(), key: ws.live, body: { x: 1 }, headers: { 'idempotency-key': 'd5-body' } };
     expectValidation(await expectNoChange(t, () => t.request(req)), { field: 'x' });
     const ok = await t.request({ ...req, body: undefined });
@@ -217,7 +217,7 @@ describe('input an endpoint does not take is refused, never ignored (D5)', () =>
   });
 });
 
-describe('routing (D1): 405 with Allow, 404 for unknown routes', () => {
+describe('routing (docs/api.md#errors): 405 with Allow, 404 for unknown routes', () => {
   const paths: [string, string[]][] = [
     ['/v1/users/me', ['GET', 'HEAD', 'PATCH']],
     ['/v1/users', ['GET', 'HEAD']],
@@ -248,7 +248,7 @@ describe('routing (D1): 405 with Allow, 404 for unknown routes', () => {
     '/v1/users/me/extra',
     '/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R/delete',
   ]) {
-    it(`${url} is 404 not_found with the D1 body, with or without a key`, async () => {
+    it(`${url} is 404 not_found with the error body, with or without a key`, async () => {
       for (const key of [ws.live, undefined]) {
         expectError(await t.request({ method: 'GET', url, key }), 404, 'not_found');
       }
@@ -260,7 +260,7 @@ describe('routing (D1): 405 with Allow, 404 for unknown routes', () => {
     expectError(res, 404, 'not_found');
   });
 
-  it('/healthz, /readyz, /docs and /v1/openapi.json answer without a key (D21)', async () => {
+  it('/healthz, /readyz, /docs and /v1/openapi.json answer without a key (docs/api.md#versioning)', async () => {
     expect(json(await t.request({ method: 'GET', url: '/healthz' }))).toEqual({ status: 'ok' });
     expect(json(await t.request({ method: 'GET', url: '/readyz' }))).toMatchObject({ status: 'ready', database: 'ok' });
     const docs = await t.request({ method: 'GET', url: '/docs' });
@@ -275,7 +275,7 @@ describe('routing (D1): 405 with Allow, 404 for unknown routes', () => {
   });
 });
 
-describe('X-Request-Id (D1, D2)', () => {
+describe('X-Request-Id (docs/api.md#errors, #ids)', () => {
   it('is a new req_ id on every response, and the error body carries the same id', async () => {
     const a = await t.request({ method: 'GET', url: '/v1/users/me', key: ws.live });
     const b = await t.request({ method: 'GET', url: '/v1/users/me' });
@@ -309,7 +309,7 @@ describe('X-Request-Id (D1, D2)', () => {
   });
 });
 
-describe('rate limits (D11)', () => {
+describe('rate limits (docs/api.md#rate-limits)', () => {
   it('every authenticated response carries X-RateLimit-*, errors included', async () => {
     const requests = [
       { method: 'GET' as const, url: '/v1/users/me' },
@@ -344,7 +344,7 @@ describe('rate limits (D11)', () => {
   });
 });
 
-describe('rate limit exhaustion (D11, small limits through settings)', () => {
+describe('rate limit exhaustion (docs/api.md#rate-limits, small limits through settings)', () => {
   let small: TestApp;
   let w: TestWorkspace;
   beforeAll(async () => {
@@ -381,7 +381,7 @@ describe('rate limit exhaustion (D11, small limits through settings)', () => {
 });
 
 describe('URLs the router cannot take', () => {
-  it('broken %-encoding in a path is a D1 404, not a framework body', async () => {
+  it('broken %-encoding in a path is a 404 with the error body, not a framework body', async () => {
     const res = await t.request({ method: 'GET', url: '/v1/resources/%E0%A4%A', key: ws.live });
     expectError(res, 404, 'not_found');
   });

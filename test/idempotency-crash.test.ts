@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../src/lib/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 
-// Issue 9: the answer to an idempotent write commits in the write's own transaction. The process
+// docs/api.md#idempotency: the answer to an idempotent write commits in the write's own transaction. The process
 // "dies" right after the write committed and before anything was answered: a retry must replay the
 // first answer, never run the write a second time (before: the claim was freed, or expired after
 // 60 s, and the retry created a second resource).
@@ -31,7 +31,7 @@ afterAll(() => t.close());
 const post = (key: string, url: string, idem: string, body?: unknown) =>
   t.request({ method: 'POST', url, key, body, headers: { 'idempotency-key': idem } });
 
-describe('a crash between the write and its answer (D14, issue 9)', () => {
+describe('a crash between the write and its answer (docs/api.md#idempotency)', () => {
   it('create: the retry replays the first answer; one resource, one event', async () => {
     const ws = await newWorkspace(t);
     crashAfterWrite = true;
@@ -72,7 +72,7 @@ describe('a crash between the write and its answer (D14, issue 9)', () => {
   });
 });
 
-describe('duplicates in two server processes at once (D14)', () => {
+describe('duplicates in two server processes at once (docs/api.md#idempotency)', () => {
   it('one runs; the others replay its answer or are 409 idempotency_key_in_use', async () => {
     const other = await startTestApp({ storage: t.storage as typeof t.storage & { url: string } });
     try {

@@ -26,7 +26,7 @@ async function count(ws: TestWorkspace, key = ws.live): Promise<number> {
   return json(await t.request({ method: 'GET', url: '/v1/resources', key })).meta.total;
 }
 
-describe('Idempotency-Key on POST (D14)', () => {
+describe('Idempotency-Key on POST (docs/api.md#idempotency)', () => {
   it('a repeat replays the first response (status, body) with Idempotent-Replayed: true', async () => {
     const ws = await newWorkspace(t);
     const first = await post(ws, 'create-1');
@@ -89,7 +89,7 @@ describe('Idempotency-Key on POST (D14)', () => {
     expect(json(after).data.id).toBe(json(created[0] as never).data.id);
   });
 
-  it('keys are per workspace and per environment (D10)', async () => {
+  it('keys are per workspace and per environment (docs/api.md#environments)', async () => {
     const ws = await newWorkspace(t);
     const other = await newWorkspace(t);
     const live = await post(ws, 'shared');
@@ -211,7 +211,7 @@ describe('Idempotency-Key on POST (D14)', () => {
   });
 });
 
-describe('D12 and D14 together', () => {
+describe('key revocation and idempotency together (docs/api.md#keys-scopes-and-roles, #idempotency)', () => {
   it('a 401 from a key revoked mid-request is not stored; a retry with a live key runs', async () => {
     let revokeNext = false;
     const app = await startTestApp({

@@ -1,4 +1,4 @@
-// Issue 5: on SQLite, verified keys are reused between requests. D9/D12 must hold exactly as without
+// docs/performance.md, change 4: on SQLite, verified keys are reused between requests. The rules of docs/api.md#keys-scopes-and-roles must hold exactly as without
 // the cache: revocation, demotion and removal take effect on the very next request, whether made by
 // this process or by another connection (the `wsvc` CLI).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ afterAll(async () => {
 
 const get = (key: string) => t.request({ method: 'GET', url: '/v1/users/me', key });
 
-describe('verified-key reuse keeps D9 and D12 exact', () => {
+describe('verified-key reuse keeps role and revocation checks exact', () => {
   for (const where of ['this process', 'another connection'] as const) {
     const s = () => (where === 'this process' ? t.services : otherServices);
 

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('API keys (D12)', () => {
+describe('API keys (docs/api.md#keys-scopes-and-roles)', () => {
   it('are svc_<env>_ + at least 32 base62 characters, and only a SHA-256 digest is stored', async () => {
     const ws = await newWorkspace(t);
     expect(ws.live).toMatch(/^svc_live_[0-9A-Za-z]{32,}$/);
@@ -73,7 +73,7 @@ describe('API keys (D12)', () => {
   });
 });
 
-describe('a key revoked while its request runs (D12, through HTTP)', () => {
+describe('a key revoked while its request runs (docs/api.md#keys-scopes-and-roles, through HTTP)', () => {
   let app: TestApp;
   let revokeDuring: string | null = null;
   beforeAll(async () => {

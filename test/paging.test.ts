@@ -22,7 +22,7 @@ beforeAll(async () => {
     }
     all.push({ id, type, status });
   }
-  // Test-mode and other-workspace resources never appear in this live list (D10).
+  // Test-mode and other-workspace resources never appear in this live list (docs/api.md#environments).
   await createResource(t, ws.test);
   await createResource(t, (await newWorkspace(t)).live);
   userIds.push(ws.adminId);
@@ -59,7 +59,7 @@ async function walkOffset(base: string, limit: number) {
   }
 }
 
-/** Walks a list to the end with next_cursor (D4). */
+/** Walks a list to the end with next_cursor (docs/api.md#lists-and-paging). */
 async function walkCursor(base: string, limit: number) {
   const ids: string[] = [];
   const sep = base.includes('?') ? '&' : '?';
@@ -74,7 +74,7 @@ async function walkCursor(base: string, limit: number) {
   }
 }
 
-describe('GET /resources paging (D4)', () => {
+describe('GET /resources paging (docs/api.md#lists-and-paging)', () => {
   const filters: [string, (r: (typeof all)[number]) => boolean][] = [
     ['', () => true],
     ['status=active', (r) => r.status === 'active'],
@@ -152,7 +152,7 @@ describe('GET /resources paging (D4)', () => {
   });
 });
 
-describe('GET /users paging (D4)', () => {
+describe('GET /users paging (docs/api.md#lists-and-paging)', () => {
   for (const limit of [1, 2, 3, 100]) {
     it(`offset and cursor walks give every member once (limit ${limit})`, async () => {
       expect((await walkOffset('/v1/users', limit)).ids).toEqual(userIds);
@@ -161,7 +161,7 @@ describe('GET /users paging (D4)', () => {
   }
 });
 
-describe('bad paging and filter values: 400, never clamped (D4)', () => {
+describe('bad paging and filter values: 400, never clamped (docs/api.md#lists-and-paging)', () => {
   const cases: [string, string][] = [
     ['limit=0', 'limit'],
     ['limit=101', 'limit'],
@@ -197,7 +197,7 @@ describe('bad paging and filter values: 400, never clamped (D4)', () => {
   }
 
   for (const list of ['/v1/resources', '/v1/users']) {
-    it(`${list}?limit=abc&offset=-1 → 400 with one detail per problem (D1)`, async () => {
+    it(`${list}?limit=abc&offset=-1 → 400 with one detail per problem (docs/api.md#errors)`, async () => {
       const res = await t.request({ method: 'GET', url: `${list}?limit=abc&offset=-1`, key: ws.live });
       const err = expectValidation(
         res,
@@ -208,7 +208,7 @@ describe('bad paging and filter values: 400, never clamped (D4)', () => {
     });
   }
 
-  it('a value refused as not decimal is reported once, beside the other problems (D1)', async () => {
+  it('a value refused as not decimal is reported once, beside the other problems (docs/api.md#errors)', async () => {
     const res = await t.request({ method: 'GET', url: '/v1/users?limit=0x10&offset=x&foo=1', key: ws.live });
     const err = expectValidation(
       res,

@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 4: every list and filter is served by an index on PostgreSQL: the plan has no Seq Scan,
-// no Sort (D4 id order comes from the index) and every filter column is in the Index Cond.
+// docs/operations.md every list and filter is served by an index on PostgreSQL: the plan has no Seq Scan,
+// no Sort (the id order of lists comes from the index) and every filter column is in the Index Cond.
 // Sequential and bitmap scans are disabled so the empty test tables show which index *can* serve the query.
 const pgUrl = process.env.TEST_DATABASE_URL;
 
@@ -61,37 +61,40 @@ const QUERIES: { name: string; sql: string; filtered: string[] }[] = [
   },
 ];
 
-describe.skipIf(!pgUrl)('PostgreSQL indexes for every list and filter (issue 4, D4)', () => {
-  let storage: Awaited<ReturnType<typeof openTestStorage>>;
-  beforeAll(async () => {
-    storage = await openTestStorage();
-  });
-  afterAll(() => storage.close());
+describe.skipIf(!pgUrl)(
+  'PostgreSQL indexes for every list and filter (docs/operations.md, docs/api.md#lists-and-paging)',
+  () => {
+    let storage: Awaited<ReturnType<typeof openTestStorage>>;
+    beforeAll(async () => {
+      storage = await openTestStorage();
+    });
+    afterAll(() => storage.close());
 
-  it.each(QUERIES)('$name: index scan in id order, filters in the index condition', async (q) => {
-    // First page (offset) and a keyset page (`id > cursor`) of the same list.
-    const plans = await storage.db.connection().execute(async (conn) => {
-      await sql`set enable_seqscan = off`.execute(conn);
-      await sql`set enable_bitmapscan = off`.execute(conn);
-      try {
-        const out: PlanNode[][] = [];
-        for (const extra of ['', ` and id > 'a'`]) {
-          const text = `explain (format json) ${q.sql}${extra} order by id limit 51`;
-          const r = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(text).execute(conn);
-          out.push(flatten(r.rows[0]?.['QUERY PLAN'][0].Plan as PlanNode));
+    it.each(QUERIES)('$name: index scan in id order, filters in the index condition', async (q) => {
+      // First page (offset) and a keyset page (`id > cursor`) of the same list.
+      const plans = await storage.db.connection().execute(async (conn) => {
+        await sql`set enable_seqscan = off`.execute(conn);
+        await sql`set enable_bitmapscan = off`.execute(conn);
+        try {
+          const out: PlanNode[][] = [];
+          for (const extra of ['', ` and id > 'a'`]) {
+            const text = `explain (format json) ${q.sql}${extra} order by id limit 51`;
+            const r = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(text).execute(conn);
+            out.push(flatten(r.rows[0]?.['QUERY PLAN'][0].Plan as PlanNode));
+          }
+          return out;
+        } finally {
+          await sql`reset all`.execute(conn);
         }
-        return out;
-      } finally {
-        await sql`reset all`.execute(conn);
+      });
+      for (const plan of plans) {
+        const types = plan.map((n) => n['Node Type']);
+        expect(types).not.toContain('Seq Scan');
+        expect(types).not.toContain('Sort');
+        const scan = plan.find((n) => n['Index Cond']);
+        for (const col of q.filtered) expect(scan?.['Index Cond']).toContain(col);
+        expect(scan?.Filter).toBeUndefined();
       }
     });
-    for (const plan of plans) {
-      const types = plan.map((n) => n['Node Type']);
-      expect(types).not.toContain('Seq Scan');
-      expect(types).not.toContain('Sort');
-      const scan = plan.find((n) => n['Index Cond']);
-      for (const col of q.filtered) expect(scan?.['Index Cond']).toContain(col);
-      expect(scan?.Filter).toBeUndefined();
-    }
-  });
-});
+  },
+);

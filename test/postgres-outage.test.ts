@@ -5,10 +5,10 @@ import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js
 import { type CuttableProxy, hostPort, startProxy, viaPort } from './helpers/proxy.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 4: PostgreSQL hardening. Only meaningful on PostgreSQL (the sqlite project skips it).
+// docs/operations.md PostgreSQL hardening. Only meaningful on PostgreSQL (the sqlite project skips it).
 const pgUrl = process.env.TEST_DATABASE_URL;
 
-describe.skipIf(!pgUrl)('PostgreSQL: lost connection, statement timeout, pool size (issue 4)', () => {
+describe.skipIf(!pgUrl)('PostgreSQL: lost connection, statement timeout, pool size (docs/operations.md)', () => {
   let base: Awaited<ReturnType<typeof openTestStorage>>;
   let proxy: CuttableProxy;
   let t: TestApp;
@@ -26,7 +26,7 @@ describe.skipIf(!pgUrl)('PostgreSQL: lost connection, statement timeout, pool si
     await base.close();
   });
 
-  it('answers 503 with the D1 body while the database is gone, and recovers by itself', async () => {
+  it('answers 503 with the error body while the database is gone, and recovers by itself', async () => {
     const ws = await newWorkspace(t);
     const ok = await t.request({ method: 'GET', url: '/v1/resources', key: ws.live });
     expect(ok.statusCode).toBe(200);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
 import { createResource } from './helpers/auth-matrix.js';
 
-// Issue 9: each resource write reads its row under a row lock inside its transaction and records its
+// docs/api.md#resources: each resource write reads its row under a row lock inside its transaction and records its
 // event only when a row changed. Races of archive, delete and PUT through the real app (on
 // PostgreSQL these run on separate connections at the same time), then an event-log check.
 
@@ -40,7 +40,7 @@ function expectOrdered(events: StoredEvent[]) {
 const call = (ws: TestWorkspace, method: 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown) =>
   t.request({ method, url, key: ws.live, body });
 
-describe('concurrent writes of one resource (issue 9)', () => {
+describe('concurrent writes of one resource (docs/api.md#resources)', () => {
   it('10 parallel archives: every answer is the archived resource, one status_changed event', async () => {
     const ws = await newWorkspace(t);
     const id = await createResource(t, ws.live);
@@ -75,7 +75,7 @@ describe('concurrent writes of one resource (issue 9)', () => {
       const results = await Promise.all([...puts, del]);
       expect((results.at(-1) as (typeof results)[number]).statusCode).toBe(204);
       for (const r of results.slice(0, 5)) expect([200, 404]).toContain(r.statusCode);
-      // D15: the delete removes the resource's earlier events; nothing may come after it.
+      // docs/api.md#resources: the delete removes the resource's earlier events; nothing may come after it.
       expect((await eventsOf(ws, id)).map((e) => e.type)).toEqual(['resource.deleted']);
     }
   });

@@ -7,7 +7,7 @@ import { expectNoChange } from './helpers/snapshot.js';
 let t: TestApp;
 let now = Date.parse('2026-11-22T10:00:00.000Z');
 beforeAll(async () => {
-  // An injected clock: each read moves it 1 ms, so updated_at visibly changes (D3).
+  // An injected clock: each read moves it 1 ms, so updated_at visibly changes (docs/api.md#timestamps).
   t = await startTestApp({ clock: { now: () => now++ } });
 });
 afterAll(() => t.close());
@@ -18,7 +18,7 @@ async function get(ws: TestWorkspace, id: string, key = ws.live) {
   return t.request({ method: 'GET', url: `/v1/resources/${id}`, key });
 }
 
-describe('resources CRUD (spec, D2, D3, D13, D15)', () => {
+describe('resources CRUD (spec, docs/api.md#ids, docs/api.md#timestamps, docs/api.md#resources, docs/api.md#resources)', () => {
   it('creates, reads, updates, archives and deletes', async () => {
     const ws = await newWorkspace(t);
     const created = await t.request({
@@ -59,7 +59,7 @@ describe('resources CRUD (spec, D2, D3, D13, D15)', () => {
     expect(arch.statusCode).toBe(200);
     expect(json(arch).data.status).toBe('archived');
     expect(json(arch).data.updated_at > updated.updated_at).toBe(true);
-    // D13: repeating a transition answers 200 and changes nothing.
+    // docs/api.md#resources: repeating a transition answers 200 and changes nothing.
     const again = await expectNoChange(t, () =>
       t.request({ method: 'POST', url: `/v1/resources/${r.id}/archive`, key: ws.live }),
     );
@@ -77,7 +77,7 @@ describe('resources CRUD (spec, D2, D3, D13, D15)', () => {
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe('');
     expectError(await get(ws, r.id), 404, 'not_found');
-    // D15: a second DELETE is a 404.
+    // docs/api.md#resources: a second DELETE is a 404.
     expectError(await t.request({ method: 'DELETE', url: `/v1/resources/${r.id}`, key: ws.live }), 404, 'not_found');
     for (const action of ['archive', 'unarchive']) {
       expectError(
@@ -99,7 +99,7 @@ describe('resources CRUD (spec, D2, D3, D13, D15)', () => {
     expect(json(res).data).toEqual(before);
   });
 
-  it('stores strings exactly as sent (D6), metadata values may be empty (D7)', async () => {
+  it('stores strings exactly as sent (docs/api.md#validation), metadata values may be empty (docs/api.md#resources)', async () => {
     const ws = await newWorkspace(t);
     const name = "  Ünïcødé 😀 \t <b>x</b> ' or 1=1 -- ";
     const id = await createResource(t, ws.live, { name, type: 'custom', metadata: { 'a.b': '', ç: ' v ' } });
@@ -107,7 +107,7 @@ describe('resources CRUD (spec, D2, D3, D13, D15)', () => {
   });
 });
 
-describe('resource input rules (D1, D5, D6, D7): 400 with details and nothing written', () => {
+describe('resource input rules (docs/api.md#errors, #validation, #resources): 400 with details and nothing written', () => {
   let ws: TestWorkspace;
   let id: string;
   beforeAll(async () => {
@@ -123,7 +123,7 @@ describe('resource input rules (D1, D5, D6, D7): 400 with details and nothing wr
     ['name empty', { name: '', type: 'standard' }, { field: 'name', issue: 'too_short' }],
     ['name 256 chars', { name: 'x'.repeat(256), type: 'standard' }, { field: 'name', issue: 'too_long' }],
     [
-      'name 256 emoji (code points, D6)',
+      'name 256 emoji (code points, docs/api.md#validation)',
       { name: '😀'.repeat(256), type: 'standard' },
       { field: 'name', issue: 'too_long' },
     ],
@@ -132,11 +132,15 @@ describe('resource input rules (D1, D5, D6, D7): 400 with details and nothing wr
     ['type unknown', { name: 'a', type: 'gold' }, { field: 'type' }],
     ['type wrong case', { name: 'a', type: 'Standard' }, { field: 'type' }],
     [
-      'status is read-only (D5)',
+      'status is read-only',
       { name: 'a', type: 'standard', status: 'active' },
       { field: 'status', issue: 'unknown_field' },
     ],
-    ['id is read-only (D5)', { name: 'a', type: 'standard', id: 'res_x' }, { field: 'id', issue: 'unknown_field' }],
+    [
+      'id is read-only (docs/api.md#validation)',
+      { name: 'a', type: 'standard', id: 'res_x' },
+      { field: 'id', issue: 'unknown_field' },
+    ],
     [
       'workspace_id is read-only',
       { name: 'a', type: 'standard', workspace_id: 'ws_x' },
@@ -262,8 +266,8 @@ describe('resource input rules (D1, D5, D6, D7): 400 with details and nothing wr
   });
 
   const putCases: [string, unknown, { field: string; issue?: string }][] = [
-    ['type is immutable (D5)', { type: 'premium' }, { field: 'type', issue: 'unknown_field' }],
-    ['status is refused (D5)', { status: 'archived' }, { field: 'status', issue: 'unknown_field' }],
+    ['type is immutable (docs/api.md#validation)', { type: 'premium' }, { field: 'type', issue: 'unknown_field' }],
+    ['status is refused (docs/api.md#validation)', { status: 'archived' }, { field: 'status', issue: 'unknown_field' }],
     ['id is refused', { id: 'res_x' }, { field: 'id', issue: 'unknown_field' }],
     [
       'created_at is refused',

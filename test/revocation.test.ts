@@ -5,7 +5,7 @@ import { createServices } from '../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from './helpers/processes.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 9: revocation always wins. A real server takes 32 requests at a time with one key while
+// Revocation always wins (docs/api.md#keys-scopes-and-roles). A real server takes 32 requests at a time with one key while
 // another process's connection (the CLI's, here this test's services) revokes it: the revoke
 // commits at once, and no write that had not committed by then changes anything.
 
@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 /**
- * Issue 9 asks for 100 ms. Measured here (the revoke's own duration, once, no retry) it is 25-110 ms
+ * The target is 100 ms. Measured here (the revoke's own duration, once, no retry) it is 25-110 ms
  * on PostgreSQL on an idle 2-core machine and up to ~350 ms when the machine runs other test suites
  * (load 15): then BEGIN, UPDATE and COMMIT alone take that long, with or without the writes. The
  * bound below holds under such load and still fails the old design (FOR SHARE on the key row: the

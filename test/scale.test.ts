@@ -6,12 +6,12 @@ import { databaseUrlOf, startApi, startWsvc, stopProcess, type WsvcProcess } fro
 import { type Received, startReceiver } from './helpers/receiver.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 4, scale test: 2 real `wsvc serve --api-only` and 2 `wsvc worker` child processes on one
+// docs/operations.md, scale test: 2 real `wsvc serve --api-only` and 2 `wsvc worker` child processes on one
 // PostgreSQL schema and one Redis. Only with TEST_DATABASE_URL and TEST_REDIS_URL.
 const pgUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
 
-describe.skipIf(!pgUrl || !redisUrl)('scale: 2 API processes on one PostgreSQL and Redis (issue 4)', () => {
+describe.skipIf(!pgUrl || !redisUrl)('scale: 2 API processes on one PostgreSQL and Redis (docs/operations.md)', () => {
   let storage: Awaited<ReturnType<typeof openTestStorage>>;
   let t: TestApp;
   const apis: { child: ChildProcess; url: string }[] = [];
@@ -31,7 +31,7 @@ describe.skipIf(!pgUrl || !redisUrl)('scale: 2 API processes on one PostgreSQL a
       DATABASE_POOL_SIZE: '4',
       RATE_LIMIT_LIVE: String(limit),
       RATE_LIMIT_WINDOW_S: '3600',
-      // The fan-out below uses a test key: 1,500 requests per window by default (D11).
+      // The fan-out below uses a test key: 1,500 requests per window by default (docs/api.md#rate-limits).
       WEBHOOK_ALLOW_INSECURE_URLS: 'true',
       WEBHOOK_TIMEOUT_MS: '2000', // lease 5 s: a killed worker's claims return after it
       WEBHOOK_POLL_MS: '1000',
@@ -114,7 +114,7 @@ describe.skipIf(!pgUrl || !redisUrl)('scale: 2 API processes on one PostgreSQL a
     expect(killedAt).toBeGreaterThan(0);
     const events = await storage.db.selectFrom('events').select('id').where('workspace_id', '=', ws.id).execute();
     expect(new Set(events.map((e) => e.id))).toEqual(ids());
-    // While both workers lived, no event went out twice (SKIP LOCKED claims, D20)...
+    // While both workers lived, no event went out twice (SKIP LOCKED claims, docs/api.md#deployment)...
     const beforeKill = rx.received.slice(0, killedAt).map((r: Received) => JSON.parse(r.body).id as string);
     expect(new Set(beforeKill).size).toBe(beforeKill.length);
     // ...and duplicates can only come from attempts in flight when the worker died.

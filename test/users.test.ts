@@ -13,7 +13,7 @@ afterAll(() => t.close());
 const me = (key: string) => t.request({ method: 'GET', url: '/v1/users/me', key });
 const patch = (key: string, body: unknown) => t.request({ method: 'PATCH', url: '/v1/users/me', key, body });
 
-describe('GET /users/me (spec, D8)', () => {
+describe('GET /users/me (spec, docs/api.md#users)', () => {
   it('returns every field of the spec plus timezone and name, null until set', async () => {
     const ws = await newWorkspace(t);
     const res = await me(ws.live);
@@ -34,7 +34,7 @@ describe('GET /users/me (spec, D8)', () => {
   });
 });
 
-describe('PATCH /users/me (spec, D5, D6, D8)', () => {
+describe('PATCH /users/me (spec, docs/api.md#validation, docs/api.md#validation, docs/api.md#users)', () => {
   it('changes name and timezone; omitted fields stay; email, role, created_at never change', async () => {
     const ws = await newWorkspace(t);
     const before = json(await me(ws.live)).data;
@@ -51,7 +51,7 @@ describe('PATCH /users/me (spec, D5, D6, D8)', () => {
     expect(json(await me(ws.live)).data).toEqual(u2);
   });
 
-  it('PATCH {} is a no-op that returns the user unchanged (D8)', async () => {
+  it('PATCH {} is a no-op that returns the user unchanged (docs/api.md#users)', async () => {
     const ws = await newWorkspace(t);
     await patch(ws.live, { name: 'Grace' });
     const before = json(await me(ws.live)).data;
@@ -60,7 +60,7 @@ describe('PATCH /users/me (spec, D5, D6, D8)', () => {
     expect(json(res).data).toEqual(before);
   });
 
-  it('accepts IANA names the database knows (D8), stored exactly as sent', async () => {
+  it('accepts IANA names the database knows (docs/api.md#users), stored exactly as sent', async () => {
     const ws = await newWorkspace(t);
     for (const tz of ['Europe/Paris', 'UTC', 'America/Argentina/Buenos_Aires', 'Asia/Kolkata', 'Etc/GMT+5']) {
       const res = await patch(ws.live, { timezone: tz });
@@ -69,7 +69,7 @@ describe('PATCH /users/me (spec, D5, D6, D8)', () => {
     }
   });
 
-  it('name limits count code points (D6): 100 emoji ok, 101 refused', async () => {
+  it('name limits count code points (docs/api.md#validation): 100 emoji ok, 101 refused', async () => {
     const ws = await newWorkspace(t);
     const ok = await patch(ws.live, { name: '😀'.repeat(100) });
     expect(ok.statusCode).toBe(200);
@@ -81,8 +81,12 @@ describe('PATCH /users/me (spec, D5, D6, D8)', () => {
   });
 
   const bad: [string, unknown, { field: string; issue?: string }][] = [
-    ['email is read-only (D5)', { email: 'new@example.test' }, { field: 'email', issue: 'unknown_field' }],
-    ['role is read-only (D5)', { role: 'viewer' }, { field: 'role', issue: 'unknown_field' }],
+    [
+      'email is read-only (docs/api.md#validation)',
+      { email: 'new@example.test' },
+      { field: 'email', issue: 'unknown_field' },
+    ],
+    ['role is read-only (docs/api.md#validation)', { role: 'viewer' }, { field: 'role', issue: 'unknown_field' }],
     ['id is read-only', { id: 'usr_x' }, { field: 'id', issue: 'unknown_field' }],
     ['workspace_id is read-only', { workspace_id: 'ws_x' }, { field: 'workspace_id', issue: 'unknown_field' }],
     [
@@ -113,7 +117,7 @@ describe('PATCH /users/me (spec, D5, D6, D8)', () => {
   }
 });
 
-describe('test-mode profile overlay (D10)', () => {
+describe('test-mode profile overlay (docs/api.md#environments)', () => {
   it("a test key's PATCH writes an overlay that only test keys read; the live profile stays", async () => {
     const ws = await newWorkspace(t);
     await patch(ws.live, { name: 'Live Name', timezone: 'Europe/Paris' });
@@ -151,7 +155,7 @@ describe('test-mode profile overlay (D10)', () => {
   });
 });
 
-describe('GET /users (spec, D4)', () => {
+describe('GET /users (spec, docs/api.md#lists-and-paging)', () => {
   let ws: TestWorkspace;
   const ids: string[] = [];
   beforeAll(async () => {
@@ -180,7 +184,7 @@ describe('GET /users (spec, D4)', () => {
     expect(body.meta.total).toBe(1);
   });
 
-  it("a removed user's email can be added again; the old user's keys stay 401 expired_token (D9)", async () => {
+  it("a removed user's email can be added again; the old user's keys stay 401 expired_token (docs/api.md#keys-scopes-and-roles)", async () => {
     const w = await newWorkspace(t);
     const email = `back${Date.now()}@example.test`;
     const old = await t.services.users.create({ workspaceId: w.id, email, role: 'member' });
@@ -203,7 +207,7 @@ describe('GET /users (spec, D4)', () => {
     expect(dup).toMatchObject({ code: 'validation_error', details: [{ field: 'email', issue: 'taken' }] });
   });
 
-  it('demoting a user narrows their keys at once (D9)', async () => {
+  it('demoting a user narrows their keys at once (docs/api.md#keys-scopes-and-roles)', async () => {
     const w = await newWorkspace(t);
     const m = await w.member('member');
     const create = () =>

@@ -3,7 +3,7 @@ import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js
 import { expectError, expectValidation } from './helpers/expect.js';
 import { expectNoChange } from './helpers/snapshot.js';
 
-// Webhook endpoints (D16) and the D19 check at creation, with the guard ON (the default) and a
+// Webhook endpoints (docs/api.md#webhooks) and the webhook URL check at creation, with the guard ON (the default) and a
 // DNS stand-in: names ending in .public.test resolve to a public address, others fail.
 const resolveHost = async (host: string) => {
   if (host.endsWith('.public.test')) return ['93.184.216.34'];
@@ -19,7 +19,7 @@ afterAll(() => t.close());
 
 const create = (key: string, body: unknown) => t.request({ method: 'POST', url: '/v1/webhooks', key, body });
 
-describe('POST /v1/webhooks (D16)', () => {
+describe('POST /v1/webhooks (docs/api.md#webhooks)', () => {
   it('creates an enabled webhook and returns its secret once', async () => {
     const ws = await newWorkspace(t);
     const res = await create(ws.live, {
@@ -89,7 +89,7 @@ describe('POST /v1/webhooks (D16)', () => {
     });
   }
 
-  it('at most 16 per workspace and environment (D16); the other environment has its own 16', async () => {
+  it('at most 16 per workspace and environment (docs/api.md#webhooks); the other environment has its own 16', async () => {
     const ws = await newWorkspace(t);
     for (let i = 0; i < 16; i++) {
       expect((await create(ws.live, { url: `https://hooks.public.test/${i}`, events: ['*'] })).statusCode).toBe(201);
@@ -99,7 +99,7 @@ describe('POST /v1/webhooks (D16)', () => {
     expect((await create(ws.test, { url: 'https://hooks.public.test/t', events: ['*'] })).statusCode).toBe(201);
   });
 
-  it('live and test webhooks are separate worlds (D10)', async () => {
+  it('live and test webhooks are separate worlds (docs/api.md#environments)', async () => {
     const ws = await newWorkspace(t);
     const live = json(await create(ws.live, { url: 'https://hooks.public.test/l', events: ['*'] })).data;
     const test = json(await create(ws.test, { url: 'https://hooks.public.test/t', events: ['*'] })).data;
@@ -112,7 +112,7 @@ describe('POST /v1/webhooks (D16)', () => {
   });
 });
 
-describe('D19 at creation: https only, public addresses only', () => {
+describe('webhook URL rules at creation (docs/api.md#webhook-urls): https only, public addresses only', () => {
   const refusedUrls: [string, string][] = [
     ['http://hooks.public.test/x', 'insecure_scheme'],
     ['https://127.0.0.1/x', 'forbidden_address'],
@@ -191,7 +191,7 @@ describe('DELETE /v1/webhooks/{id}', () => {
   });
 });
 
-describe('OpenAPI (D21)', () => {
+describe('OpenAPI (docs/api.md#versioning)', () => {
   it('documents the webhook and event routes, the event catalogue and the delivery request', async () => {
     const doc = json(await t.request({ method: 'GET', url: '/v1/openapi.json' }));
     for (const path of [

@@ -72,7 +72,7 @@ export function registerAdminCommands(program: Command): void {
 
   users
     .command('set-role')
-    .description("change a member's role; their keys narrow or widen at once (D9)")
+    .description("change a member's role; their keys narrow or widen at once")
     .argument('<usr_id>', 'usr_… id')
     .addOption(new Option('--role <role>', 'new role').choices(ROLES).makeOptionMandatory())
     .action(async (userId: string, opts: { role: (typeof ROLES)[number] }, cmd: Command) => {
@@ -82,7 +82,7 @@ export function registerAdminCommands(program: Command): void {
 
   users
     .command('remove')
-    .description('remove a member from their workspace; their keys stop working at once (D9)')
+    .description('remove a member from their workspace; their keys stop working at once')
     .argument('<usr_id>', 'usr_… id')
     .action(async (userId: string, _opts: unknown, cmd: Command) => {
       const out = await withServices((s) => s.users.remove(userId));

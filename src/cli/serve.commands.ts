@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, settingWarnings } from '../config.js';
 import { openStorageFromConfig } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
@@ -43,12 +43,13 @@ export function registerServeCommands(program: Command): void {
 
   program
     .command('worker')
-    .description('run only the webhook delivery worker (any number side by side on PostgreSQL, D20)')
+    .description('run only the webhook delivery worker (any number side by side on PostgreSQL)')
     .action(async () => {
       const config = configOrExit();
       const log = pino({ level: config.LOG_LEVEL });
       const storage = openStorageFromConfig(config);
       await migrateToLatest(storage.db, storage.dialect);
+      for (const warning of settingWarnings(config)) log.warn(warning);
       const services = createServices({ storage, clock: systemClock, config, log });
       const running = await runDeliveryWorker({ services, storage, config, log });
       stopOnSignals(

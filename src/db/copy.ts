@@ -32,7 +32,7 @@ async function tablesInDependencyOrder(db: Kysely<unknown>): Promise<string[]> {
 }
 
 /**
- * Copies every table of a SQLite database into a PostgreSQL one (issue 4: moving from a SQLite
+ * Copies every table of a SQLite database into a PostgreSQL one (docs/operations.md#moving-from-sqlite-to-postgresql: moving from a SQLite
  * start to PostgreSQL). Both are migrated to the latest schema first; the target must be empty
  * (it refuses otherwise, so a second run never duplicates or mixes data). Rows go in batches,
  * parents before children, in one target transaction: a failed copy leaves the target empty.

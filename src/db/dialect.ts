@@ -47,11 +47,11 @@ export interface Dialect {
   currentSchema?(db: Db): Promise<string>;
   /**
    * Tells other processes, when `trx` commits, that deliveries are due (PostgreSQL NOTIFY on
-   * DELIVERY_CHANNEL; D20 workers LISTEN). Absent where there is no such channel (SQLite polls).
+   * DELIVERY_CHANNEL; PostgreSQL workers LISTEN). Absent where there is no such channel (SQLite polls).
    */
   notifyOnCommit?(trx: Db): Promise<void>;
   /**
-   * Issue 5: a number that changes whenever a write that may change API keys or users has committed,
+   * Performance (docs/performance.md, change 4): a number that changes whenever a write that may change API keys or users has committed,
    * or absent where no such number exists (PostgreSQL: other processes write without telling this
    * one). SQLite counts this connection's write transactions not marked `keepsKeys` (after COMMIT,
    * before any caller is answered) and commits by any other connection (`PRAGMA data_version`, e.g.
@@ -59,7 +59,7 @@ export interface Dialect {
    */
   readonly keysEpoch?: () => number;
   /**
-   * Issue 5: SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
+   * Performance (docs/performance.md, change 5): SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
    * and connection mutex whenever no transaction is open. Absent on PostgreSQL.
    */
   readonly directReader?: DirectReader;
@@ -73,7 +73,7 @@ export const DELIVERY_CHANNEL = 'wsvc_deliveries';
 export interface WriteOptions {
   /**
    * The change writes no API key and no user's role or removal, so verified keys cached by this process
-   * stay valid (issue 5, see Dialect.keysEpoch). Without it, a committed write invalidates them.
+   * stay valid (docs/performance.md, change 4, see Dialect.keysEpoch). Without it, a committed write invalidates them.
    */
   keepsKeys?: boolean;
 }

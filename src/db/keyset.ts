@@ -12,7 +12,7 @@ export interface PageOptions {
 }
 
 /**
- * One D4 page of `table` ordered by id (ids are time-sortable, so this is creation order):
+ * One page of `table` ordered by id (ids are time-sortable, so this is creation order):
  * offset or keyset (`afterId`), plus `total` and the page's offset.
  */
 export async function pageById<T extends PagedTable>(
@@ -25,7 +25,7 @@ export async function pageById<T extends PagedTable>(
   // Kysely cannot type a query over a table chosen at run time; the casts stay inside here.
   // biome-ignore lint/suspicious/noExplicitAny: see above
   const base = (db as any).selectFrom(table).where(where);
-  // A cursor carries the offset of its page (issue 5); only an old cursor without it is counted.
+  // A cursor carries the offset of its page (docs/performance.md, change 1); only an old cursor without it is counted.
   const countBefore = req.afterId !== null && (req.afterOffset ?? null) === null;
   let total: number;
   let before = 0;
@@ -48,7 +48,7 @@ export async function pageById<T extends PagedTable>(
     rowsQuery = rowsQuery.where('id', '>', req.afterId).limit(req.limit + 1);
   } else if (req.offset > 0) {
     // Skip through the (covering) index alone, then read only the page's rows: a deep offset no
-    // longer reads every skipped row (issue 5, 1,000,000-resource workspace).
+    // longer reads every skipped row (docs/performance.md, change 1: a 1,000,000-resource workspace).
     const ids = base
       .select('id')
       .orderBy('id')
@@ -78,7 +78,7 @@ export function toPage<R extends { id: string }>(rows: R[], req: PageRequest, to
 
 type ScopedTable = 'resources' | 'webhooks' | 'events';
 
-/** One row of `table` by id, only inside the caller's workspace and environment (D10); else undefined. */
+/** One row of `table` by id, only inside the caller's workspace and environment (docs/api.md#environments); else undefined. */
 export function findInScope<T extends ScopedTable>(
   db: Db,
   table: T,

@@ -13,7 +13,7 @@ export interface PostgresOptions {
   schema?: string;
 }
 
-/** Opens a PostgreSQL pool; timestamps come back as D3 strings, not Date objects. */
+/** Opens a PostgreSQL pool; timestamps come back as ISO 8601 strings, not Date objects. */
 export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect; pool: pg.Pool } {
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {

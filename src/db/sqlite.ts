@@ -5,22 +5,22 @@ import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { carrying, type Db, type Dialect } from './dialect.js';
 import type { Database } from './types.js';
 
-/** Opens a SQLite file (or `:memory:`) with the pragmas of D20; `raw` is the connection with its statement cache. */
+/** Opens a SQLite file (or `:memory:`) with the durability pragmas; its Dialect is this connection's, `raw` the connection with its statement cache. */
 export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: SqliteDatabase.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new SqliteDatabase(path);
   // exec, not raw.pragma(): that prepares a Statement of its own each time (see neverCollected).
-  // D20: an acknowledged write survives a crash of the process or of the machine (synchronous = FULL).
+  // docs/api.md#deployment: an acknowledged write survives a crash of the process or of the machine (synchronous = FULL).
   raw.exec(
     'pragma journal_mode = WAL; pragma synchronous = FULL; pragma busy_timeout = 5000; pragma foreign_keys = ON',
   );
   const cached = withStatementCache(raw);
-  // Issue 11: statements of the direct reader by SQL text (null: not a read), read as arrays (see rowReader);
+  // Performance (docs/performance.md): statements of the direct reader by SQL text (null: not a read), read as arrays (see rowReader);
   // one per SQL text and never collected, like the statement cache (see neverCollected).
   const readers = new Map<string, RowReader | null>();
   neverCollected.add(readers);
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
-  // Issue 5 (see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
+  // Performance (docs/performance.md, change 4; see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
   const dataVersion = cached.prepare('pragma data_version').pluck();
   const dialect: Dialect = {
     name: 'sqlite',
@@ -64,7 +64,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
 type RowReader = (parameters: readonly unknown[]) => unknown[];
 
 /**
- * Issue 11: better-sqlite3 builds a row object property by property; reading arrays and turning them
+ * Performance (docs/performance.md): better-sqlite3 builds a row object property by property; reading arrays and turning them
  * into objects with one literal per statement (a stable shape) costs a third less: a list of 20
  * resources 57 → 37 µs, a primary-key read 4.9 → 3.8 µs (tight loop). The literal is generated once
  * per statement from its column names (JSON-quoted; a repeated name keeps its last value, as in
@@ -98,7 +98,7 @@ function codeOf(err: unknown): string | undefined {
 const neverCollected = new Set<object>();
 
 /**
- * Issue 5: Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
+ * Performance (docs/performance.md, change 2): Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
  * GET /v1/resources/{id} (--cpu-prof). better-sqlite3 is synchronous, so one cached Statement per SQL
  * text is safe to reuse. The cache has no bound on purpose: a Statement must never be left to the
  * garbage collector (see neverCollected).
@@ -148,12 +148,12 @@ const RELEASE = q('release w');
 const ROLLBACK_TO = q('rollback to w');
 
 /**
- * Issue 5, group commit under D20: write transactions that arrive together (one turn of the event loop)
+ * Performance (docs/performance.md, change 3): group commit under docs/api.md#deployment: write transactions that arrive together (one turn of the event loop)
  * run one after another inside one SQLite transaction, each in its own savepoint, and the batch commits
  * once, with one fsync (synchronous=FULL). Each caller is answered only after that COMMIT returned, so an
  * acknowledged write is on disk, as before; a write that throws rolls back to its savepoint and leaves the
  * others alone. Order is arrival order, so a key revoked by an earlier write in the batch is seen by the
- * later ones (D12). BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and
+ * later ones (docs/api.md#keys-scopes-and-roles). BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and
  * then writes can fail with SQLITE_BUSY when another process (the CLI) wrote in between.
  */
 function groupCommit<T>(db: Db, state: WriteQueue, fn: (trx: Db) => Promise<T>, keepsKeys: boolean): Promise<T> {

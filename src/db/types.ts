@@ -1,10 +1,10 @@
 import type { Generated } from 'kysely';
 
-/** Environment of an API key and of the data it sees (D10). */
+/** Environment of an API key and of the data it sees (docs/api.md#environments). */
 export type Env = 'live' | 'test';
 export type Role = 'admin' | 'member' | 'viewer';
 
-// Timestamps are ISO 8601 strings (D3) on both dialects; JSON columns are written as JSON text
+// Timestamps are ISO 8601 strings (docs/api.md#timestamps) on both dialects; JSON columns are written as JSON text
 // and read back through `readJson` (SQLite returns text, PostgreSQL jsonb returns objects).
 
 export interface WorkspacesTable {
@@ -23,11 +23,11 @@ export interface UsersTable {
   timezone: string | null;
   created_at: string;
   updated_at: string;
-  /** Set when the user was removed from the workspace (D9: their keys stop working). */
+  /** Set when the user was removed from the workspace (docs/api.md#keys-scopes-and-roles: their keys stop working). */
   removed_at?: string | null;
 }
 
-/** D10: the sandbox overlay of a profile, written and read by test keys only. */
+/** docs/api.md#environments: the sandbox overlay of a profile, written and read by test keys only. */
 export interface UserTestProfilesTable {
   user_id: string;
   name: string | null;
@@ -41,11 +41,11 @@ export interface ApiKeysTable {
   user_id: string;
   env: Env;
   name: string;
-  /** Hex SHA-256 of the whole key (D12); the plaintext is never stored. */
+  /** Hex SHA-256 of the whole key (docs/api.md#keys-scopes-and-roles); the plaintext is never stored. */
   digest: string;
   /** First characters of the key, for people to recognise it in lists. */
   prefix: string;
-  /** JSON array of scopes, or null for every scope (D9). */
+  /** JSON array of scopes, or null for every scope (docs/api.md#keys-scopes-and-roles). */
   scopes: string | null;
   created_at: string;
   revoked_at: string | null;
@@ -64,7 +64,7 @@ export interface ResourcesTable {
   updated_at: string;
 }
 
-/** Issue 5: per-slot counts behind GET /resources meta.total (migration 004). */
+/** Performance (docs/performance.md, change 1): per-slot counts behind GET /resources meta.total (migration 004). */
 export interface ResourceCountsTable {
   workspace_id: string;
   env: Env;
@@ -100,7 +100,7 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
-/** D17 outbox row; `payload` is the exact JSON body receivers get (`{id, event, created_at, data}`). */
+/** Outbox row (docs/api.md#events); `payload` is the exact JSON body receivers get (`{id, event, created_at, data}`). */
 export interface EventsTable {
   id: string;
   workspace_id: string;
@@ -113,7 +113,7 @@ export interface EventsTable {
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
-/** One event to one webhook (D18); claimed by a worker with a lease (D20). */
+/** One event to one webhook (docs/api.md#webhook-deliveries); claimed by a worker with a lease (docs/api.md#deployment). */
 export interface DeliveriesTable {
   id: string;
   webhook_id: string;

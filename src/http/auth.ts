@@ -6,7 +6,7 @@ import { allows, type Scope } from '../modules/keys/scopes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The D9 scope a route needs; routes without one are public (health, docs). */
+    /** The scope a route needs; routes without one are public (health, docs). */
     scope?: Scope;
   }
   interface FastifyRequest {
@@ -17,13 +17,13 @@ declare module 'fastify' {
 
 /**
  * Authenticates every route that names a scope, before the body is read (onRequest: 401 with
- * the D1 codes). The scope check (403, D9: key scopes ∩ the owner's current role) runs in
+ * the error codes). The scope check (403, docs/api.md#keys-scopes-and-roles: key scopes ∩ the owner's current role) runs in
  * preParsing, i.e. after the per-key rate limit (a route-level onRequest hook), so a 403 carries
- * the X-RateLimit-* headers and counts against the key like any authenticated request (D11).
+ * the X-RateLimit-* headers and counts against the key like any authenticated request (docs/api.md#rate-limits).
  */
 export function installAuth(app: FastifyInstance, keys: KeysService): void {
   app.decorateRequest('principal', null as never);
-  // Callback style (issue 5): a key verified from the cache answers without a promise.
+  // Callback style (docs/performance.md, change 4): a key verified from the cache answers without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
     if (!scope) return done();

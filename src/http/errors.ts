@@ -4,7 +4,7 @@ import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '..
 import { replay } from './idempotency.js';
 import { invalidPart, toDetails } from './validation.js';
 
-/** Builds the D1 body. */
+/** Builds the error body. */
 export function errorBody(request: FastifyRequest, code: string, message: string, details?: ErrorDetail[]) {
   return { error: { code, message, request_id: String(request.id), ...(details ? { details } : {}) } };
 }
@@ -29,7 +29,7 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
   },
 };
 
-/** Maps any thrown error to its status and D1 body, once for the whole app (STYLE 5). */
+/** Maps any thrown error to its status and error body, once for the whole app. */
 export function installErrorHandler(app: FastifyInstance, dialect: Dialect): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof StoredResponse) return replay(reply, err);
@@ -67,7 +67,7 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect): voi
 
 /**
  * Errors the router raises before any hook runs (an id longer than the router takes, a path
- * with broken %-encoding): no such route or object, so a D1 404 with the request id.
+ * with broken %-encoding): no such route or object, so a 404 with the error body with the request id.
  */
 export function frameworkErrors(_err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', request.id);
@@ -75,6 +75,6 @@ export function frameworkErrors(_err: FastifyError, request: FastifyRequest, rep
 }
 
 function send(reply: FastifyReply, status: number, body: unknown) {
-  // The route's response schema may not list this status; send the D1 body as plain JSON.
+  // The route's response schema may not list this status; send the error body as plain JSON.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
 }

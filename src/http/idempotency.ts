@@ -27,7 +27,7 @@ declare module 'fastify' {
 }
 
 /**
- * The HTTP side of D14 (the rules are in modules/idempotency): preHandler reads the key and replays
+ * The HTTP side of idempotency (docs/api.md#idempotency; the rules are in modules/idempotency): preHandler reads the key and replays
  * or refuses a known one; a write route passes `req.idempotentWrite(reply, status)` to its service so
  * the answer commits with the write; onSend keeps answers given without a write (4xx). Runs after
  * validation: invalid requests are not stored.
@@ -74,7 +74,7 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
   const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const req = request.idempotency;
     // A 5xx is not an answer worth replaying, nor a 401 (the key was revoked while the request ran,
-    // D12): the key stays free for a retry, possibly with another key.
+    // docs/api.md#keys-scopes-and-roles): the key stays free for a retry, possibly with another key.
     if (!req) return payload;
     idempotency.done(req);
     if (req.settled || reply.statusCode >= 500 || reply.statusCode === 401) return payload;
@@ -82,7 +82,7 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
     return payload;
   };
 
-  // Issue 5: only POST routes carry these hooks, so GET, PUT and DELETE skip two async hooks.
+  // Performance (docs/performance.md, change 5): only POST routes carry these hooks, so GET, PUT and DELETE skip two async hooks.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
@@ -95,7 +95,7 @@ function hooks<T>(h: T | T[] | undefined): T[] {
   return h === undefined ? [] : Array.isArray(h) ? h : [h];
 }
 
-/** Sends a stored answer again (D14). */
+/** Sends a stored answer again (docs/api.md#idempotency). */
 export function replay(reply: FastifyReply, stored: StoredResponse) {
   reply.header('idempotent-replayed', 'true');
   reply.code(stored.status);

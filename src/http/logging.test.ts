@@ -39,7 +39,7 @@ function comparable(lines: Record<string, unknown>[]) {
   return lines.map(({ time: _t, responseTime: _r, pid: _p, hostname: _h, ...rest }) => rest);
 }
 
-describe('lazyChildLogger (issue 11)', () => {
+describe('lazyChildLogger', () => {
   for (const level of ['warn', 'info']) {
     it(`writes exactly the lines pino's own request child writes (level ${level})`, async () => {
       const out: ReturnType<typeof comparable>[] = [];

@@ -10,7 +10,7 @@ declare module 'fastify' {
   }
 }
 
-/** Records the methods of every route so that known paths answer 405 to the others (D1). */
+/** Records the methods of every route so that known paths answer 405 to the others (docs/api.md#errors). */
 export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
   const table = new Map<string, Set<string>>();
   app.decorate('v1Routes', table);

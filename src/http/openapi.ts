@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { completeOpenApi } from './openapi-complete.js';
 
 const SIGNATURE_HEADERS: Record<string, string> = {
   'X-Service-Signature': 'Hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret (UTF-8).',
@@ -14,7 +15,7 @@ const signatureHeaders = Object.entries(SIGNATURE_HEADERS).map(([name, descripti
   in: 'header' as const,
   required: true,
   description,
-  schema: { type: 'string' as const },
+  schema: { type: 'string' as const, maxLength: 1024 },
 }));
 
 /** The delivery request, as an OpenAPI 3.1 webhook: the body is the `Event` schema. */
@@ -34,7 +35,7 @@ const deliveryWebhook = {
   },
 };
 
-/** D21: OpenAPI 3.1 generated from the route schemas, served at /v1/openapi.json, rendered at /docs. */
+/** OpenAPI 3.1 generated from the route schemas, served at /v1/openapi.json, rendered at /docs (docs/api.md#openapi). */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -43,19 +44,32 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         title: 'Workspace Service API',
         version: '1.0.0',
         description:
-          'Versioned REST API of the Workspace Service. Errors use the D1 body; lists the D4 envelope. ' +
-          'Authenticate with `Authorization: Bearer svc_live_…` or `svc_test_…`.',
+          'Versioned REST API of the Workspace Service. Every error answers the `Error` body; every list ' +
+          'answers `{data, meta}`. Authenticate with `Authorization: Bearer svc_live_…` or `svc_test_…`. ' +
+          'The rules behind each answer are in the repository’s docs/api.md.',
+        contact: { name: 'The operators of this server' },
       },
-      servers: [{ url: '/' }],
+      servers: [
+        {
+          url: '/',
+          description: 'This server, in whichever environment it runs (local development, staging or production).',
+        },
+      ],
       components: {
         securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'svc_live_… or svc_test_… (D12)' },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: '`svc_live_…` or `svc_test_…` + 43 base62 characters, shown once when the key is created.',
+          },
         },
       },
       security: [{ apiKey: [] }],
-      // OpenAPI 3.1: what the service sends to a registered endpoint (D17, D18).
+      // OpenAPI 3.1: what the service sends to a registered endpoint (docs/api.md#webhook-deliveries).
       webhooks: { event: deliveryWebhook },
     },
+    transformObject: (documentObject) =>
+      completeOpenApi((documentObject as unknown as { openapiObject: Record<string, unknown> }).openapiObject),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });

@@ -8,14 +8,14 @@ export interface RateLimitOptions {
   live: number;
   test: number;
   windowS: number;
-  /** Shared counters for many processes (D11); without it, counters live in this process. */
+  /** Shared counters for many processes (docs/api.md#rate-limits); without it, counters live in this process. */
   redis?: Redis;
   /** Redis key prefix; tests give each app its own so runs never collide. */
   nameSpace?: string;
 }
 
 /**
- * D11: per-key fixed window, X-RateLimit-* on every authenticated response, 429 with
+ * docs/api.md#rate-limits: per-key fixed window, X-RateLimit-* on every authenticated response, 429 with
  * Retry-After. Runs as a route hook, so after the authentication hook has set the principal.
  */
 export async function installRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {

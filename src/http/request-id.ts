@@ -4,7 +4,7 @@ import { requestIdGenerator } from '../lib/ids.js';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Fastify's genReqId: echoes a sane incoming X-Request-Id, else makes a `req_…` id (D2, one generator per app). */
+/** Fastify's genReqId: echoes a sane incoming X-Request-Id, else makes a `req_…` id (docs/api.md#ids; one generator per app). */
 export function requestIds(): (req: IncomingMessage) => string {
   const next = requestIdGenerator();
   return (req) => {
@@ -16,7 +16,7 @@ export function requestIds(): (req: IncomingMessage) => string {
 
 /** Puts X-Request-Id on every response. */
 export function installRequestId(app: FastifyInstance): void {
-  // Callback style: no promise per request for a synchronous hook (issue 5).
+  // Callback style: no promise per request for a synchronous hook (docs/performance.md, change 5).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

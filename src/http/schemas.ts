@@ -1,10 +1,10 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 
-/** D1 error body. */
+/** The error body (docs/api.md#errors). */
 export const ErrorSchema = Type.Object(
   {
     error: Type.Object({
-      code: Type.String({ description: 'snake_case error code (D1)' }),
+      code: Type.String({ description: 'snake_case error code' }),
       message: Type.String(),
       request_id: Type.String({ description: 'req_… id, also in the X-Request-Id header' }),
       details: Type.Optional(
@@ -26,14 +26,14 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'missing_token, invalid_token or expired_token',
   403: 'insufficient_scope',
   404: 'not_found',
-  409: 'idempotency_key_reused or idempotency_key_in_use (D14)',
+  409: 'idempotency_key_reused or idempotency_key_in_use (see `Idempotency-Key`)',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   429: 'rate_limited (with Retry-After)',
   503: 'service_unavailable',
 };
 
-/** Error responses for a route's schema, all with the D1 body. */
+/** Error responses for a route's schema, all with the error body. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const s of statuses) out[s] = Type.Ref(ErrorSchema, { description: ERROR_DESCRIPTIONS[s] });
@@ -49,45 +49,86 @@ export function DataOf<T extends TSchema>(schema: T) {
 }
 
 export const PageMetaSchema = Type.Object({
-  total: Type.Integer({ description: 'Matching records across all pages.' }),
-  limit: Type.Integer({ description: 'Page size applied to this response.' }),
+  total: Type.Integer({
+    format: 'int64',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Matching records across all pages.',
+  }),
+  limit: Type.Integer({
+    format: 'int32',
+    minimum: 1,
+    maximum: 100,
+    description: 'Page size applied to this response.',
+  }),
   offset: Type.Integer({
+    format: 'int64',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
     description: "Records before this page (on a cursor page: the walk's position, carried in the cursor).",
   }),
-  next_cursor: Type.Union([Type.String(), Type.Null()], {
-    description: 'Opaque token for `cursor=` to fetch the next page; null on the last page (D4).',
+  next_cursor: Type.Union([Type.String({ maxLength: 512 }), Type.Null()], {
+    description: 'Opaque token for `cursor=` to fetch the next page; null on the last page.',
   }),
 });
 
-/** `{ data: T[], meta }` list envelope (D4). */
+/** `{ data: T[], meta }` list envelope (docs/api.md#lists-and-paging). */
 export function ListOf<T extends TSchema>(schema: T) {
-  return Type.Object({ data: Type.Array(schema), meta: PageMetaSchema });
+  return Type.Object({ data: Type.Array(schema, { maxItems: 100 }), meta: PageMetaSchema });
 }
 
-/** Largest accepted `offset` (2^31 - 1); larger values are a 400, never clamped (D4). */
+/** Largest accepted `offset` (2^31 - 1); larger values are a 400, never clamped (docs/api.md#lists-and-paging). */
 export const MAX_OFFSET = 2_147_483_647;
 
-/** D4 paging query parameters. */
+/** Paging query parameters (docs/api.md#lists-and-paging). */
 export const PageQueryProps = {
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1..100.' }),
+  limit: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: 'Page size, 1..100 (default 20).',
+    }),
+  ),
   offset: Type.Optional(
     Type.Integer({
+      format: 'int32',
       minimum: 0,
       maximum: MAX_OFFSET,
       description: 'Records to skip (default 0); not allowed with cursor.',
     }),
   ),
   cursor: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of the previous page.' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description: '`next_cursor` of the previous page (opaque).',
+    }),
   ),
 };
 
 export const Timestamp = Type.String({
   format: 'date-time',
-  description: 'ISO 8601 UTC with milliseconds (D3)',
+  description: 'ISO 8601 UTC with milliseconds',
   examples: ['2026-11-22T10:15:30.123Z'],
 });
 
+/**
+ * An id in a path: its prefix and 26 characters of Crockford base32. The pattern documents the
+ * form; a path id that does not match names nothing and is a 404 like any unknown id
+ * (docs/api.md#ids), so the params validator does not enforce it (http/validation.ts).
+ */
+export function IdString(prefix: string, example: string) {
+  return Type.String({
+    description: `${prefix}… id`,
+    examples: [example],
+    minLength: prefix.length + 26,
+    maxLength: prefix.length + 26,
+    pattern: `^${prefix}[0-9A-HJKMNP-TV-Z]{26}$`,
+  });
+}
+
 export function IdParam(prefix: string, example: string) {
-  return Type.Object({ id: Type.String({ description: `${prefix}… id`, examples: [example] }) });
+  return Type.Object({ id: IdString(prefix, example) });
 }

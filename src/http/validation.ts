@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { type ErrorDetail, ValidationError } from '../lib/errors.js';
+import { allowedValues, expected } from '../lib/expected.js';
 
 // ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module.
 const addFormats = ajvFormats.default;
@@ -10,9 +11,11 @@ function makeAjv(coerceTypes: boolean | 'array') {
   const ajv = new Ajv({
     coerceTypes,
     useDefaults: true,
-    // D5: unknown fields are refused, never silently dropped.
+    // docs/api.md#validation: unknown fields are refused, never silently dropped.
     removeAdditional: false,
     allErrors: true,
+    // Errors carry their schema, so messages can name the allowed values (lib/expected.ts).
+    verbose: true,
     strict: false,
   });
   addFormats(ajv);
@@ -20,7 +23,7 @@ function makeAjv(coerceTypes: boolean | 'array') {
 }
 
 /**
- * Bodies are validated without type coercion (D1: `"name": 123` is a 400, not "123"); query
+ * Bodies are validated without type coercion (docs/api.md#errors: `"name": 123` is a 400, not "123"); query
  * strings and path params, which are always text, are coerced to the schema's types.
  */
 export function installValidators(app: FastifyInstance): void {
@@ -28,6 +31,7 @@ export function installValidators(app: FastifyInstance): void {
   const textAjv = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body') return bodyAjv.compile(schema);
+    if (httpPart === 'params') return textAjv.compile(withoutStringForms(schema) as object);
     const validate = textAjv.compile(schema);
     if (httpPart !== 'querystring') return validate;
     return strictIntegers(schema as QuerySchema, validate);
@@ -35,15 +39,15 @@ export function installValidators(app: FastifyInstance): void {
 }
 
 /**
- * D5: nothing is silently ignored. An authenticated route that declares no body schema takes no
+ * docs/api.md#validation: nothing is silently ignored. An authenticated route that declares no body schema takes no
  * body (empty or `{}` only), and one that declares no query schema takes no query parameters;
  * anything else is a 400 naming each field, like a declared schema's `additionalProperties`.
  * One hook for every route, including routes added later. It runs after the declared schemas
  * (so the parts are still checked path, body, query) and must be installed before the
- * idempotency hook, so that a refused request claims no `Idempotency-Key` (D14).
+ * idempotency hook, so that a refused request claims no `Idempotency-Key` (docs/api.md#idempotency).
  */
 export function installNoUndeclaredInput(app: FastifyInstance): void {
-  // Callback style: no promise per request for a synchronous check (issue 11).
+  // Callback style: no promise per request for a synchronous check (docs/performance.md).
   app.addHook('preHandler', (request, _reply, done) => {
     if (!request.routeOptions.config?.scope) return done();
     const schema = request.routeOptions.schema ?? {};
@@ -59,7 +63,7 @@ export function installNoUndeclaredInput(app: FastifyInstance): void {
   });
 }
 
-/** The D1 error for one request part (`body`, `query`, `params`) with its details. */
+/** The error for one request part (`body`, `query`, `params`) with its details. */
 export function invalidPart(where: string, details: ErrorDetail[]): ValidationError {
   return new ValidationError(`The ${where} has ${details.length} invalid value(s).`, details);
 }
@@ -78,12 +82,29 @@ function undeclared(value: unknown, root: string): ErrorDetail[] {
   return toDetails(errors, root);
 }
 
+/**
+ * Path ids document their form (pattern, length) in the schema, but a path id that does not have
+ * it names nothing: the service answers 404 `not_found`, the same as for an unknown id
+ * (docs/api.md#ids), instead of a 400 that would tell ids of other kinds apart.
+ */
+function withoutStringForms(schema: unknown): unknown {
+  const s = schema as { properties?: Record<string, Record<string, unknown>> };
+  if (!s.properties) return schema;
+  const properties = Object.fromEntries(
+    Object.entries(s.properties).map(([name, { pattern: _p, minLength: _min, maxLength: _max, ...rest }]) => [
+      name,
+      rest,
+    ]),
+  );
+  return { ...s, properties };
+}
+
 type QuerySchema = { properties?: Record<string, { type?: unknown }> };
 type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
 /**
- * D4: integer query values must be written as plain decimal integers. Ajv's coercion alone
+ * docs/api.md#lists-and-paging: integer query values must be written as plain decimal integers. Ajv's coercion alone
  * would also take `0x10`, `1e1` or ` 5`; those are 400s here, like `1.5` and `abc`.
  */
 function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
@@ -103,7 +124,7 @@ function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
       params: { type: 'integer' },
       message: 'must be a decimal integer',
     }));
-    // D1: one detail per problem, so the schema's own checks run too; a value already refused
+    // docs/api.md#errors: one detail per problem, so the schema's own checks run too; a value already refused
     // above is not reported twice (Ajv may even have coerced it, e.g. `0x10` to 16).
     const ok = validate(data);
     const bad = new Set(badNames.map((name) => `/${name}`));
@@ -113,6 +134,9 @@ function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
   };
   return wrapped;
 }
+
+/** Keywords whose failure is best told by what the schema accepts (`must be one of: …`). */
+const NAMED_KEYWORDS = new Set(['enum', 'const', 'anyOf', 'format', 'pattern', 'type']);
 
 const ISSUES: Record<string, string> = {
   required: 'required',
@@ -137,7 +161,7 @@ const ISSUES: Record<string, string> = {
   propertyNames: 'invalid_key',
 };
 
-/** Maps Ajv errors to D1 `details`, one per problem, with dotted field paths (`root`: the whole part). */
+/** Maps Ajv errors to error `details`, one per problem, with dotted field paths (`root`: the whole part). */
 export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
   const out: ErrorDetail[] = [];
   const seen = new Set<string>();
@@ -145,9 +169,11 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
   // propertyNames error that follows reports it once, with that reason.
   const keyProblems = new Map<string, ErrorObject>();
   for (const e of errors) if (e.propertyName !== undefined) keyProblems.set(e.propertyName, e);
+  // A union (anyOf) fails with one error per branch and then its own: report the union once.
+  const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
   for (const e of errors) {
-    // anyOf/union branches produce one error per branch; report the union once.
     if (e.keyword === 'if') continue;
+    if (unions.some((u) => e.schemaPath.startsWith(u))) continue;
     if (e.propertyName !== undefined) continue;
     let path = e.instancePath
       .split('/')
@@ -176,7 +202,13 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
           problem === 'maxLength' ? `is a key longer than ${inner?.params.limit} characters` : 'is not an allowed key';
       }
     } else {
-      message = e.message ?? 'is invalid';
+      const schema = (e.parentSchema ?? {}) as Record<string, unknown>;
+      const words = NAMED_KEYWORDS.has(e.keyword) ? expected(schema) : undefined;
+      if (e.keyword === 'pattern' && typeof schema['x-expected'] !== 'string') message = 'is not in the expected form';
+      else message = words ? `must be ${words}` : (e.message ?? 'is invalid');
+      if (e.keyword === 'anyOf' && !allowedValues((e.parentSchema ?? {}) as Record<string, unknown>)) {
+        issue = 'invalid_type';
+      }
     }
     const field = path.join('.') || root;
     issue ??= ISSUES[e.keyword] ?? 'invalid_value';
@@ -191,7 +223,7 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * D6 stores strings exactly as sent, which a NUL character or a lone UTF-16 surrogate cannot be
+ * Strings are stored exactly as sent (docs/api.md#validation), which a NUL character or a lone UTF-16 surrogate cannot be
  * (a text column of one of the databases refuses NUL; both store UTF-8). One detail per offending string or key.
  */
 export function unstorableStrings(value: unknown, path: string[] = []): ErrorDetail[] {

@@ -5,7 +5,7 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** D3 timestamp: ISO 8601 UTC with milliseconds and Z. */
+/** A timestamp (docs/api.md#timestamps): ISO 8601 UTC with milliseconds and Z. */
 export function isoAt(ms: number): string {
   return new Date(ms).toISOString();
 }

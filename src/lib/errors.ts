@@ -1,11 +1,11 @@
-/** One problem in a validation error (D1 `details` entry). */
+/** One problem in a validation error (error `details` entry). */
 export interface ErrorDetail {
   field: string;
   issue: string;
   message: string;
 }
 
-/** Base of every error the service throws on purpose; the HTTP layer maps it to the D1 body. */
+/** Base of every error the service throws on purpose; the HTTP layer maps it to the error body. */
 export class AppError extends Error {
   constructor(
     readonly statusCode: number,
@@ -68,7 +68,7 @@ export class UnavailableError extends AppError {
 
 /**
  * Not a failure: this request (same Idempotency-Key, same request) was answered before; the error
- * handler sends that stored answer again with `Idempotent-Replayed: true` (D14).
+ * handler sends that stored answer again with `Idempotent-Replayed: true` (docs/api.md#idempotency).
  */
 export class StoredResponse extends Error {
   constructor(

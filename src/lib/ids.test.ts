@@ -2,7 +2,7 @@ import { decodeTime, ulid as reference } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { isId, newId, requestIdGenerator, ulid } from './ids.js';
 
-describe('ulid (issue 5: pooled randomness, same format as the ulid package)', () => {
+describe('ulid (pooled randomness, docs/performance.md change 2; same format as the ulid package)', () => {
   it('has the ulid format and encodes the time like the reference implementation', () => {
     const now = Date.UTC(2026, 10, 22, 10, 15, 30, 123);
     const id = ulid(now + 1_000_000);
@@ -18,13 +18,13 @@ describe('ulid (issue 5: pooled randomness, same format as the ulid package)', (
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('makes D2 ids that isId recognises', () => {
+  it('makes prefixed ids that isId recognises', () => {
     expect(isId('resource', newId('resource'))).toBe(true);
     expect(isId('request', newId('resource'))).toBe(false);
   });
 });
 
-describe('requestIdGenerator (issue 11: a prefix per generator and a counter)', () => {
+describe('requestIdGenerator (a prefix per generator and a counter)', () => {
   it('makes distinct req_ ids in the D2 shape, in order, and a new prefix per generator', () => {
     const next = requestIdGenerator();
     const ids = Array.from({ length: 2000 }, () => next());

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** Id prefixes of D2. */
+/** Id prefixes. */
 export const ID_PREFIX = {
   workspace: 'ws_',
   user: 'usr_',
@@ -15,7 +15,7 @@ export type IdKind = keyof typeof ID_PREFIX;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-// Issue 5: the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
+// Performance (docs/performance.md, change 2): the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
 // id under load, for its request id). Same format, from a pooled buffer of CSPRNG bytes instead.
 let pool = Buffer.alloc(0);
 let poolAt = 0;
@@ -69,7 +69,7 @@ export function ulid(now: number = Date.now()): string {
   return lastTimeText + lastRandom;
 }
 
-/** A new D2 id: prefix + ULID (time-sortable, monotonic within this process). */
+/** A new id: prefix + ULID (time-sortable, monotonic within this process). */
 export function newId(kind: IdKind, now: number = Date.now()): string {
   return ID_PREFIX[kind] + ulid(now);
 }
@@ -78,7 +78,8 @@ const COUNTER_CHARS = 8;
 const COUNTER_LIMIT = 32 ** COUNTER_CHARS;
 
 /**
- * Issue 11: request ids without a ULID per request. `req_` + 26 Crockford characters, like every D2 id:
+ * Performance (docs/performance.md): request ids without a ULID per request. `req_` + 26 Crockford
+ * characters, like every id (docs/api.md#ids):
  * an 18-character prefix made once (the time this generator started, then 40 bits from the CSPRNG) and
  * an 8-character counter. Two processes differ in their prefix (same start millisecond and the same 40
  * random bits: about one chance in 10^12); one generator counts 32^8 requests before taking a new prefix.

@@ -1,7 +1,7 @@
 import { fieldError } from './errors.js';
 import { type IdKind, isId } from './ids.js';
 
-/** What a list endpoint asks of the storage layer (D4). */
+/** What a list endpoint asks of the storage layer (docs/api.md#lists-and-paging). */
 export interface PageRequest {
   limit: number;
   offset: number;
@@ -9,7 +9,7 @@ export interface PageRequest {
   afterId: string | null;
   /**
    * With `afterId`: how many records came before the cursor's page when it was issued, carried in
-   * the cursor so a keyset page needs no COUNT over everything before it (issue 5). Absent or null:
+   * the cursor so a keyset page needs no COUNT over everything before it (docs/performance.md, change 1). Absent or null:
    * counted.
    */
   afterOffset?: number | null;
@@ -23,7 +23,7 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** Opaque D4 cursor: base64url of the last id of the page and the offset of the next page. */
+/** Opaque cursor (docs/api.md#lists-and-paging): base64url of the last id of the page and the offset of the next page. */
 export function encodeCursor(lastId: string, nextOffset?: number): string {
   const body = nextOffset === undefined ? { v: 1, after: lastId } : { v: 1, after: lastId, o: nextOffset };
   return Buffer.from(JSON.stringify(body)).toString('base64url');
@@ -59,7 +59,7 @@ export function decodeCursor(token: string, kind?: IdKind): DecodedCursor {
   throw fieldError('cursor', 'invalid_value', 'cursor is not a next_cursor issued by this list.');
 }
 
-/** Turns validated query values into a PageRequest (offset and cursor are exclusive, D4). */
+/** Turns validated query values into a PageRequest (offset and cursor are exclusive, docs/api.md#lists-and-paging). */
 export function toPageRequest(q: { limit?: number; offset?: number; cursor?: string }, kind?: IdKind): PageRequest {
   if (q.cursor !== undefined && q.offset !== undefined) {
     throw fieldError('offset', 'not_allowed', 'offset cannot be combined with cursor.');
@@ -73,7 +73,7 @@ export function toPageRequest(q: { limit?: number; offset?: number; cursor?: str
   };
 }
 
-/** The D4 `meta` object of a page. */
+/** The `meta` object of a page. */
 export function pageMeta(page: Page<unknown>) {
   return { total: page.total, limit: page.limit, offset: page.offset, next_cursor: page.nextCursor };
 }

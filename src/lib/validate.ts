@@ -1,6 +1,7 @@
 import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ErrorDetail, ValidationError } from './errors.js';
+import { expected } from './expected.js';
 
 // TypeBox ships no string formats; these are the ones our schemas use.
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
@@ -18,7 +19,10 @@ export function assertValid<T extends TSchema>(schema: T, value: unknown): asser
   if (checker.Check(value)) return;
   const details: ErrorDetail[] = [...checker.Errors(value)].map((e) => {
     const field = e.path.split('/').filter(Boolean).join('.') || '(root)';
-    return { field, issue: 'invalid_value', message: `${field}: ${e.message}` };
+    // In words, with the value given (the CLI user typed it): docs/api.md#validation.
+    const words = expected(e.schema as Record<string, unknown>);
+    const message = words ? `${field} must be ${words}; got ${JSON.stringify(e.value)}` : `${field}: ${e.message}`;
+    return { field, issue: 'invalid_value', message };
   });
   throw new ValidationError(details.map((d) => d.message).join('; '), details);
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -8,6 +8,7 @@ import type { Env, Role } from '../../src/db/types.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { openRedis, waitForRedis } from '../../src/redis.js';
 import { createServices, type Services } from '../../src/services.js';
+import { contractOf } from './contract.js';
 import { openTestStorage } from './storage.js';
 
 export interface TestApp {
@@ -39,9 +40,9 @@ export async function startTestApp(
     redisUrl?: string | null;
     /** Rate-limit key namespace; apps sharing one see the same counters (default: unique). */
     rateLimitNamespace?: string;
-    /** Lets a test wrap service calls, e.g. to revoke a key while its request runs (D12). */
+    /** Lets a test wrap service calls, e.g. to revoke a key while its request runs (docs/api.md#keys-scopes-and-roles). */
     wrapServices?: (services: Services) => void;
-    /** DNS for the D19 check at webhook creation (default: the system's). */
+    /** DNS for the webhook URL check at webhook creation (default: the system's). */
     resolveHost?: (host: string) => Promise<string[]>;
   } = {},
 ): Promise<TestApp> {
@@ -57,6 +58,19 @@ export async function startTestApp(
   const app = await buildApp({ config, storage, clock, services, redis, rateLimitNamespace });
   await app.ready();
   if (redis) await waitForRedis(redis, 5000);
+  // Every response a test receives is checked against the served OpenAPI document (contract.ts).
+  const inject = app.inject.bind(app);
+  const contract = await contractOf(app, inject);
+  const checked = async (opts: InjectOptions): Promise<LightMyRequestResponse> => {
+    const res = await inject(opts);
+    const problems = contract.check(String(opts.method ?? 'GET'), String(opts.url ?? '/'), res);
+    if (problems.length > 0) throw new Error(`Response differs from the OpenAPI document:\n${problems.join('\n')}`);
+    return res;
+  };
+  (app as { inject: unknown }).inject = (opts?: InjectOptions, cb?: unknown) =>
+    opts === undefined || cb !== undefined || typeof opts === 'string'
+      ? (inject as (...a: unknown[]) => unknown)(opts, cb)
+      : checked(opts);
   return {
     app,
     storage,
@@ -67,7 +81,7 @@ export async function startTestApp(
       const h: Record<string, string> = { ...headers };
       if (key !== undefined) h.authorization = `Bearer ${key}`;
       if (body !== undefined && typeof body !== 'string' && !h['content-type']) h['content-type'] = 'application/json';
-      return app.inject({
+      return checked({
         method,
         url,
         headers: h,

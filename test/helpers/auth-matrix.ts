@@ -6,8 +6,8 @@ import { json, newWorkspace, type TestApp, type TestWorkspace } from './app.js';
 import { expectError, expectRateLimitHeaders } from './expect.js';
 import { expectNoChange } from './snapshot.js';
 
-/** D9, written out again here (not imported from src) so that a wrong table in src fails a test. */
-export const D9: Record<string, readonly Role[]> = {
+/** The scope table of docs/api.md#keys-scopes-and-roles, written out again here (not imported from src) so that a wrong table in src fails a test. */
+export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   'users:read': ['admin', 'member', 'viewer'],
   'users:write': ['admin', 'member', 'viewer'],
   'resources:read': ['admin', 'member', 'viewer'],
@@ -16,7 +16,7 @@ export const D9: Record<string, readonly Role[]> = {
   'webhooks:read': ['admin'],
   'webhooks:write': ['admin'],
 };
-const ALL_SCOPES = Object.keys(D9);
+const ALL_SCOPES = Object.keys(ROLE_SCOPES);
 
 export interface MatrixContext {
   t: TestApp;
@@ -72,7 +72,7 @@ async function refused(
 
 /**
  * The auth matrix of the issue on every route: missing, malformed, unknown, revoked key,
- * removed user, wrong scope, each role of D9, another workspace's and another environment's id.
+ * removed user, wrong scope, each role of docs/api.md#keys-scopes-and-roles, another workspace's and another environment's id.
  */
 export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): void {
   for (const c of cases) {
@@ -120,7 +120,7 @@ export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): voi
         await refused(t, c, req, `Bearer ${k.key}`, 401, 'expired_token');
       });
 
-      it("a removed user's key: 401 expired_token (D9)", async () => {
+      it("a removed user's key: 401 expired_token (docs/api.md#keys-scopes-and-roles)", async () => {
         const { t, ws, req } = await setup();
         const m = await ws.member('admin');
         await t.services.users.remove(m.userId);
@@ -148,8 +148,8 @@ export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): voi
       });
 
       for (const role of ['admin', 'member', 'viewer'] as const) {
-        const allowed = D9[c.scope]?.includes(role) ?? false;
-        it(`${role}: ${allowed ? c.success : '403 insufficient_scope'} (D9)`, async () => {
+        const allowed = ROLE_SCOPES[c.scope]?.includes(role) ?? false;
+        it(`${role}: ${allowed ? c.success : '403 insufficient_scope'} (docs/api.md#keys-scopes-and-roles)`, async () => {
           const { t, ws, req } = await setup();
           const m = await ws.member(role);
           if (allowed) {
@@ -172,7 +172,7 @@ export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): voi
           expectRateLimitHeaders(res);
         });
 
-        it("another environment's id: 404 not_found (D10)", async () => {
+        it("another environment's id: 404 not_found (docs/api.md#environments)", async () => {
           const t = getT();
           const ws = await newWorkspace(t);
           const live = await c.prepare({ t, ws, env: 'live', key: ws.live });

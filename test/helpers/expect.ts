@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 
 /**
- * Asserts a D1 error: the status, `{"error": {code, message, request_id, details?}}` and
+ * Asserts a error: the status, `{"error": {code, message, request_id, details?}}` and
  * nothing else, request_id equal to the X-Request-Id header, JSON content type, no internals.
  * Returns the error object.
  */
@@ -39,7 +39,7 @@ export function expectValidation(res: LightMyRequestResponse, ...problems: { fie
   return err;
 }
 
-/** Asserts the D11 headers on an authenticated response. */
+/** Asserts the rate-limit headers (docs/api.md#rate-limits) on an authenticated response. */
 export function expectRateLimitHeaders(res: LightMyRequestResponse) {
   for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
     expect(res.headers[h], `${h} on ${res.statusCode}`).toMatch(/^\d+$/);

@@ -4,7 +4,7 @@ import type { TestApp } from './app.js';
 
 /**
  * Every row of every table of the test database, in a stable order: comparing two snapshots
- * proves that a refused request changed nothing (issue 2: "nothing changed").
+ * proves that a refused request changed nothing (docs/api.md#errors: a refused request changes nothing).
  */
 export async function snapshot(t: TestApp): Promise<Record<string, string[]>> {
   // Only this test's schema: introspecting every schema races with other files dropping theirs.

@@ -64,7 +64,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addColumn('created_at', ts, (c) => c.notNull())
     .addColumn('updated_at', ts, (c) => c.notNull())
     .execute();
-  // Every list filter of GET /resources is an equality prefix followed by id order (D4 keyset).
+  // Every list filter of GET /resources is an equality prefix followed by id order (keyset paging).
   await db.schema.createIndex('resources_scope_idx').on('resources').columns(['workspace_id', 'env', 'id']).execute();
   await db.schema
     .createIndex('resources_status_idx')

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * D9: a removed user's keys answer 401 expired_token. Deleting the row would cascade to its
+ * docs/api.md#keys-scopes-and-roles: a removed user's keys answer 401 expired_token. Deleting the row would cascade to its
  * keys (001), and an unknown key is invalid_token, so removal marks the user instead.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * Issue 3: the transactional outbox (D17) and the delivery log (D16, D18).
+ * The transactional outbox (docs/api.md#events) and the delivery log (docs/api.md#webhooks, #webhook-deliveries).
  * `events.payload` is the exact JSON body sent to receivers, stored as text (not jsonb) so every
  * attempt of a delivery sends, and signs, the same bytes.
  */
@@ -19,7 +19,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addColumn('payload', 'text', (c) => c.notNull())
     .addColumn('created_at', ts, (c) => c.notNull())
     .execute();
-  // GET /events filters (D4 keyset on id after an equality prefix), D15 purge by resource, 30-day purge.
+  // GET /events filters (keyset paging on id after an equality prefix), the purge of a deleted resource's events, 30-day purge.
   await db.schema.createIndex('events_scope_idx').on('events').columns(['workspace_id', 'env', 'id']).execute();
   await db.schema.createIndex('events_type_idx').on('events').columns(['workspace_id', 'env', 'type', 'id']).execute();
   await db.schema
@@ -53,7 +53,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .on('deliveries')
     .columns(['status', 'next_attempt_at', 'id'])
     .execute();
-  // The delivery log of one webhook (D4 keyset), with its status filter.
+  // The delivery log of one webhook (keyset paging), with its status filter.
   await db.schema.createIndex('deliveries_webhook_idx').on('deliveries').columns(['webhook_id', 'id']).execute();
   await db.schema
     .createIndex('deliveries_webhook_status_idx')

@@ -3,7 +3,7 @@ import type { Dialect } from '../dialect.js';
 
 /**
  * An email is unique among a workspace's *current* members, so a removed user's email can be
- * added again. The removed row stays (D9: their keys keep answering 401 expired_token), which
+ * added again. The removed row stays (docs/api.md#keys-scopes-and-roles: their keys keep answering 401 expired_token), which
  * is why 001's unique constraint on (workspace_id, email) becomes a partial unique index.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {

@@ -3,7 +3,7 @@ import { afterAttempt, retryDelayMs } from './backoff.js';
 
 const policy = { maxRetries: 5, baseMs: 30_000, factor: 4 };
 
-describe('retry back-off (D18)', () => {
+describe('retry back-off (docs/api.md#webhook-deliveries)', () => {
   it('is base × factor^(n-1): about 30 s, 2 min, 8 min, 32 min, 2 h', () => {
     const mid = () => 0.5;
     expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(n, policy, mid))).toEqual([

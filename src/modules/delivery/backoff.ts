@@ -1,7 +1,7 @@
 import type { DeliveryStatus } from '../../db/types.js';
 
 export interface RetryPolicy {
-  /** Retries after the first attempt (WEBHOOK_MAX_RETRIES, D18: 5). */
+  /** Retries after the first attempt (WEBHOOK_MAX_RETRIES, docs/api.md#webhook-deliveries: 5). */
   maxRetries: number;
   /** WEBHOOK_RETRY_BASE_MS (30 s). */
   baseMs: number;

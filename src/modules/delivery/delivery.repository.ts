@@ -43,7 +43,7 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
-// Issue 5: every resource write reads this (the outbox fan-out); built and compiled once.
+// Performance (docs/performance.md, change 2): every resource write reads this (the outbox fan-out); built and compiled once.
 const enabledQuery = prepared((db, $: Param<Tenant>) =>
   db
     .selectFrom('webhooks')
@@ -54,9 +54,9 @@ const enabledQuery = prepared((db, $: Param<Tenant>) =>
     .orderBy('id'),
 );
 
-/** SQL of the delivery log and of the workers' claims (D18, D20). */
+/** SQL of the delivery log and of the workers' claims (docs/api.md#webhook-deliveries, #deployment). */
 export const deliveryRepository = {
-  /** The enabled webhooks an event of this tenant fans out to (≤ 16, D16). */
+  /** The enabled webhooks an event of this tenant fans out to (≤ 16, docs/api.md#webhooks). */
   async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
     return (await enabledQuery.execute(db, tenant)).rows;
   },
@@ -67,7 +67,7 @@ export const deliveryRepository = {
 
   /**
    * Claims up to `limit` due deliveries for `workerId` until `leaseUntil`: pending, due, and not
-   * leased by a live worker. Concurrent workers skip each other's rows (withRowLockSkipping, D20).
+   * leased by a live worker. Concurrent workers skip each other's rows (withRowLockSkipping, docs/api.md#deployment).
    */
   async claim(
     db: Db,

@@ -37,7 +37,7 @@ export interface DeliveryWorkerDeps {
 const CLAIM_BATCH = 100;
 
 /**
- * The D18 delivery engine. Claims due deliveries with a lease (D20), attempts them concurrently up
+ * The delivery engine. Claims due deliveries with a lease (docs/api.md#deployment), attempts them concurrently up
  * to WEBHOOK_CONCURRENCY (one slow receiver holds one slot, never the others), and writes the
  * outcomes back in batches. A claim whose worker dies is retaken when its lease passes, so every
  * delivery is attempted at least once, always with the same event id and body.
@@ -101,7 +101,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
           { keepsKeys: true },
         );
       } catch (err) {
-        // Not written: those leases lapse and the attempts run again (at least once, D18).
+        // Not written: those leases lapse and the attempts run again (at least once, docs/api.md#webhook-deliveries).
         deps.log?.warn({ err, outcomes: batch.length }, 'delivery cycle failed; retrying on the next tick');
         return;
       }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { assertDialableHost, guardedLookup } from './url-guard.js';
 
-/** What one attempt produced; `ok` is a 2xx within the timeout (D18). */
+/** What one attempt produced; `ok` is a 2xx within the timeout (docs/api.md#webhook-deliveries). */
 export interface SendResult {
   ok: boolean;
   status: number | null;
@@ -18,7 +18,7 @@ const BODY_KEPT = 1024;
 
 /**
  * The HTTP client of the delivery worker: POST, no redirects followed, the whole exchange bounded
- * by `timeoutMs`, and unless `allowInsecure`, D19 on the address actually dialled (literal hosts
+ * by `timeoutMs`, and unless `allowInsecure`, the webhook URL check on the address actually dialled (literal hosts
  * checked before, names through a guarded DNS lookup, so rebinding cannot reach private space).
  */
 export function createSender(opts: { timeoutMs: number; allowInsecure: boolean; maxSockets?: number }): Send {
@@ -99,7 +99,7 @@ function statusError(status: number): string {
 
 function describe(err: unknown): string {
   const e = err as { code?: string; message?: string; address?: string };
-  if (e?.code === 'EBLOCKEDADDRESS') return `blocked: ${e.message ?? 'address is not public'} (D19)`;
+  if (e?.code === 'EBLOCKEDADDRESS') return `blocked: ${e.message ?? 'address is not public'}`;
   if (e?.code) return `connection error: ${e.code}${e.message ? ` (${e.message})` : ''}`;
   return `error: ${e?.message ?? String(err)}`;
 }

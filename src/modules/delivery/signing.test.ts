@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { newWebhookSecret } from '../webhooks/webhooks.service.js';
 import { deliveryHeaders, serviceSignature } from './signing.js';
 
-describe('delivery signatures (D18)', () => {
+describe('delivery signatures (docs/api.md#webhook-deliveries)', () => {
   const secret = newWebhookSecret();
   const body = JSON.stringify({
     id: 'evt_1',

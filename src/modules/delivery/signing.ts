@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
 
-/** D18 / spec: `X-Service-Signature`, hex HMAC-SHA256 of the exact body, keyed with the secret's UTF-8 bytes. */
+/** Delivery signature: `X-Service-Signature`, hex HMAC-SHA256 of the exact body, keyed with the secret's UTF-8 bytes. */
 export function serviceSignature(secret: string, body: string): string {
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body, 'utf8').digest('hex');
 }
 
 /**
- * D18: Standard Webhooks `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`,
+ * docs/api.md#webhook-deliveries: Standard Webhooks `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`,
  * keyed with the base64-decoded part of the `whsec_` secret.
  */
 export function standardSignature(secret: string, id: string, timestampS: number, body: string): string {
@@ -15,7 +15,7 @@ export function standardSignature(secret: string, id: string, timestampS: number
   return `v1,${mac}`;
 }
 
-/** Every header of one delivery attempt (D18); `nowMs` becomes `webhook-timestamp`. */
+/** Every header of one delivery attempt (docs/api.md#webhook-deliveries); `nowMs` becomes `webhook-timestamp`. */
 export function deliveryHeaders(secret: string, eventId: string, body: string, nowMs: number): Record<string, string> {
   const ts = Math.floor(nowMs / 1000);
   return {

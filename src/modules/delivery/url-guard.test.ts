@@ -4,6 +4,10 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertDialableHost, checkWebhookUrl, guardedLookup, isPublicAddress } from './url-guard.js';
 
+// A refused URL names the setting that allows it in local development (docs/api.md#webhook-urls).
+const HINT =
+  'For local development, the server setting WEBHOOK_ALLOW_INSECURE_URLS=true allows http:// and loopback or private addresses.';
+
 // A resolver that fails the test if called: IP literals must be checked without DNS.
 const noDns = (host: string): Promise<string[]> => Promise.reject(new Error(`unexpected DNS lookup of ${host}`));
 const resolvesTo =
@@ -61,7 +65,7 @@ describe('checkWebhookUrl: non-public IP literals, in every spelling', () => {
     expect(result).toEqual({
       ok: false,
       issue: 'forbidden_address',
-      message: `url points to ${normalised}, which is not a public address (D19)`,
+      message: `url points to ${normalised}, which is not a public address. ${HINT}`,
     });
   });
 });
@@ -85,7 +89,7 @@ describe('checkWebhookUrl: resolved host names', () => {
     expect(result).toEqual({
       ok: false,
       issue: 'forbidden_address',
-      message: `url resolves to ${bad}, which is not a public address (D19)`,
+      message: `url resolves to ${bad}, which is not a public address. ${HINT}`,
     });
   });
 
@@ -130,7 +134,7 @@ describe('checkWebhookUrl: scheme, length, credentials, shape', () => {
       expect(await checkWebhookUrl(url, strict)).toEqual({
         ok: false,
         issue: 'insecure_scheme',
-        message: 'url must use https:// (D19)',
+        message: `url must use https://. ${HINT}`,
       });
     }
   });
@@ -151,7 +155,7 @@ describe('checkWebhookUrl: scheme, length, credentials, shape', () => {
       expect(await checkWebhookUrl(`${atLimit}a`, { allowInsecure, resolve: noDns })).toEqual({
         ok: false,
         issue: 'too_long',
-        message: 'url must be at most 2048 characters (D16)',
+        message: 'url must be at most 2048 characters',
       });
     }
   });

@@ -20,7 +20,7 @@ export interface UrlGuardOptions {
 
 type GuardResult = { ok: true; url: URL } | { ok: false; issue: GuardIssue; message: string };
 
-const MAX_URL_LENGTH = 2048; // D16
+const MAX_URL_LENGTH = 2048; // docs/api.md#webhooks
 const BLOCKED_CODE = 'EBLOCKEDADDRESS';
 
 // The ranges ipaddr.js does not name. Its IPv6 default 'unicast' is "none of the listed ranges",
@@ -69,12 +69,16 @@ function v4FromParts(high: number, low: number): ipaddr.IPv4 {
   return new ipaddr.IPv4([(high >> 8) & 0xff, high & 0xff, (low >> 8) & 0xff, low & 0xff]);
 }
 
-/** Checks a webhook URL at creation (D16 length, D19 https and public addresses); never throws. */
+/** The fix for a refused URL while developing locally (docs/api.md#webhook-urls). */
+const INSECURE_HINT =
+  'For local development, the server setting WEBHOOK_ALLOW_INSECURE_URLS=true allows http:// and loopback or private addresses.';
+
+/** Checks a webhook URL at creation (length, https and public addresses: docs/api.md#webhook-urls); never throws. */
 export async function checkWebhookUrl(url: string, opts: UrlGuardOptions): Promise<GuardResult> {
   const parsed = parseWebhookUrl(url);
   if (!parsed.ok || opts.allowInsecure) return parsed;
   if (parsed.url.protocol !== 'https:') {
-    return refuse('insecure_scheme', 'url must use https:// (D19)');
+    return refuse('insecure_scheme', `url must use https://. ${INSECURE_HINT}`);
   }
   const host = bareHost(parsed.url);
   if (isIP(host) !== 0) {
@@ -86,7 +90,7 @@ export async function checkWebhookUrl(url: string, opts: UrlGuardOptions): Promi
 // The checks that hold even with WEBHOOK_ALLOW_INSECURE_URLS.
 function parseWebhookUrl(url: string): GuardResult {
   if (url.length > MAX_URL_LENGTH) {
-    return refuse('too_long', `url must be at most ${MAX_URL_LENGTH} characters (D16)`);
+    return refuse('too_long', `url must be at most ${MAX_URL_LENGTH} characters`);
   }
   let parsed: URL;
   try {
@@ -132,7 +136,7 @@ function refuse(issue: GuardIssue, message: string): GuardResult {
 }
 
 function notPublic(verb: string, address: string): string {
-  return `url ${verb} ${address}, which is not a public address (D19)`;
+  return `url ${verb} ${address}, which is not a public address. ${INSECURE_HINT}`;
 }
 
 // WHATWG keeps the brackets of an IPv6 literal in `hostname`; dialling and isIP want them off.
@@ -143,7 +147,8 @@ function bareHost(url: URL): string {
 
 function blockedAddressError(hostname: string, address: string): NodeJS.ErrnoException {
   const err: NodeJS.ErrnoException & { hostname?: string; address?: string } = new Error(
-    `refusing to connect to ${hostname === address ? address : `${address} (${hostname})`}: not a public address (D19)`,
+    `refusing to connect to ${hostname === address ? address : `${address} (${hostname})`}: not a public address ` +
+      '(the server setting WEBHOOK_ALLOW_INSECURE_URLS=true allows it, for local development only)',
   );
   err.code = BLOCKED_CODE;
   err.hostname = hostname;

@@ -6,12 +6,12 @@ import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
-/** Row → API object: the stored payload is the event object itself (D18). */
+/** Row → API object: the stored payload is the event object itself (docs/api.md#webhook-deliveries). */
 export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
   return JSON.parse(row.payload) as Event;
 }
 
-// Issue 5: every resource write runs this; built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md, change 2): every resource write runs this; built and compiled once (src/db/prepared.ts).
 const insertQuery = prepared((db, $: Param<EventsTable>) =>
   db.insertInto('events').values({
     id: $('id'),
@@ -24,7 +24,7 @@ const insertQuery = prepared((db, $: Param<EventsTable>) =>
   }),
 );
 
-/** SQL for the D17 outbox; reads are confined to one workspace and environment (D10). */
+/** SQL for the outbox; reads are confined to one workspace and environment (docs/api.md#environments). */
 export const eventsRepository = {
   async insert(db: Db, row: EventsTable): Promise<void> {
     await insertQuery.execute(db, row);
@@ -48,7 +48,7 @@ export const eventsRepository = {
     );
   },
 
-  /** D15: a deleted resource's events and their pending deliveries go with it. */
+  /** docs/api.md#resources: a deleted resource's events and their pending deliveries go with it. */
   async purgeResource(db: Db, tenant: Tenant, resourceId: string): Promise<void> {
     const ids = db
       .selectFrom('events')
@@ -71,7 +71,7 @@ export const eventsRepository = {
       .execute();
   },
 
-  /** Deletes events, and deliveries with their attempts, created before `cutoff` (30-day retention, D17). */
+  /** Deletes events, and deliveries with their attempts, created before `cutoff` (30-day retention, docs/api.md#events). */
   async purgeBefore(db: Db, cutoff: string): Promise<number> {
     const old = db.selectFrom('deliveries').select('id').where('created_at', '<', cutoff);
     await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', old).execute();

@@ -7,7 +7,7 @@ import type { EventsService } from './events.service.js';
 
 const tags = ['Events'];
 
-/** HTTP for /v1/events (D17): what happened in the caller's workspace and environment, 30 days back. */
+/** HTTP for /v1/events (docs/api.md#events): what happened in the caller's workspace and environment, 30 days back. */
 export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> = async (app, { events }) => {
   app.get(
     '/events',
@@ -16,7 +16,8 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
       schema: {
         tags,
         summary: 'List events',
-        description: 'Oldest first; filter by `event` type and `resource_id`; D4 paging. Kept 30 days.',
+        operationId: 'listEvents',
+        description: 'Oldest first; filter by `event` type and `resource_id`; paging. Kept 30 days.',
         querystring: ListEventsQuery,
         response: { 200: ListOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
@@ -35,7 +36,8 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
       schema: {
         tags,
         summary: 'Get an event',
-        description: 'The same object a webhook receives as its body (D18).',
+        operationId: 'getEvent',
+        description: 'The same object a webhook receives as its body.',
         params: IdParam('evt_', 'evt_01JD3K9A1B2C3D4E5F6G7H8J9K'),
         response: { 200: DataOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },

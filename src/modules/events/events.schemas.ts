@@ -7,7 +7,7 @@ import { PageQueryProps, Timestamp } from '../../http/schemas.js';
  */
 const ResourceRef = Type.Unsafe<Record<string, unknown>>(Type.Ref('Resource'));
 
-/** D17: the event catalogue. `*` in a webhook's `events` subscribes to all, current and future. */
+/** docs/api.md#events: the event catalogue. `*` in a webhook's `events` subscribes to all, current and future. */
 export const EVENT_TYPES = [
   'resource.created',
   'resource.updated',
@@ -17,7 +17,7 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 const ResourceId = Type.String({ examples: ['res_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] });
-/** Receivers must tolerate `paused` (D13); the service never emits it in v1. */
+/** Receivers must tolerate `paused` (docs/api.md#resources); the service never emits it in v1. */
 const EventStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('paused')]);
 
 const CreatedData = Type.Object({ resource_id: ResourceId, resource: ResourceRef }, { title: 'resource.created data' });
@@ -41,21 +41,21 @@ const StatusChangedData = Type.Object(
 );
 const DeletedData = Type.Object(
   { resource_id: ResourceId },
-  { title: 'resource.deleted data', description: 'Only the id: a deleted resource leaves no data behind (D15).' },
+  { title: 'resource.deleted data', description: 'Only the id: a deleted resource leaves no data behind.' },
 );
 
-/** The event object: what `GET /events` answers and exactly the JSON body a webhook receives (D18). */
+/** The event object: what `GET /events` answers and exactly the JSON body a webhook receives (docs/api.md#webhook-deliveries). */
 export const EventSchema = Type.Object(
   {
     id: Type.String({ examples: ['evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
     event: Type.Union(
       EVENT_TYPES.map((t) => Type.Literal(t)),
-      { description: 'Event type (D17).' },
+      { description: 'Event type.' },
     ),
     created_at: Timestamp,
     // Most specific first: the serializer picks the first shape that matches.
     data: Type.Union([UpdatedData, CreatedData, StatusChangedData, DeletedData], {
-      description: 'Depends on `event`: see the four shapes (D17).',
+      description: 'Depends on `event`: see the four shapes.',
     }),
   },
   {

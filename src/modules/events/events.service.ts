@@ -7,10 +7,10 @@ import { type Principal, tenantOf } from '../../lib/principal.js';
 import { eventsRepository as repo, toEvent } from './events.repository.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
-/** Events are readable, and purged after, this long (D17). */
+/** Events are readable, and purged after, this long (docs/api.md#events). */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** The events API (D17) and the events' retention; events are written by the outbox module. */
+/** The events API (docs/api.md#events) and the events' retention; events are written by the outbox module. */
 export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, dialect, clock } = deps;
 

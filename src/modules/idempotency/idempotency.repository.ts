@@ -12,7 +12,7 @@ const where = (db: Db, t: Tenant, key: string) =>
     .where('env', '=', t.env)
     .where('key', '=', key);
 
-/** SQL for the stored responses of D14, one row per (workspace, environment, key). */
+/** SQL for the stored responses of docs/api.md#idempotency, one row per (workspace, environment, key). */
 export const idempotencyRepository = {
   find(db: Db, t: Tenant, key: string): Promise<IdempotencyRecord | undefined> {
     return where(db, t, key).executeTakeFirst();

@@ -34,7 +34,7 @@ const reused = () =>
   );
 
 /**
- * Idempotency-Key (D14). A write stores its answer in its own transaction (`hooks`): the record is
+ * Idempotency-Key (docs/api.md#idempotency). A write stores its answer in its own transaction (`hooks`): the record is
  * claimed first thing in the transaction and finished with the response just before the commit, so a
  * crash leaves either the write with its answer or neither, never the write without its answer. No
  * claim is ever committed on its own, so there is no claim of a dead process to wait for. A request
@@ -142,7 +142,7 @@ export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock
 export type IdempotencyService = ReturnType<typeof createIdempotencyService>;
 
 /**
- * What makes two requests "the same" for D14: method, path and the parsed body (keys sorted,
+ * What makes two requests "the same" for docs/api.md#idempotency: method, path and the parsed body (keys sorted,
  * so whitespace and key order do not matter; values and types do).
  */
 export function hashRequest(method: string, path: string, body: unknown): string {

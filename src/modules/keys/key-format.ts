@@ -2,11 +2,11 @@ import crypto, { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Env } from '../../db/types.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** Length of the random part: 43 base62 characters ≈ 256 bits (D12 asks for ≥ 32). */
+/** Length of the random part: 43 base62 characters ≈ 256 bits (at least 32 are required). */
 export const KEY_RANDOM_LENGTH = 43;
 const KEY_RE = /^svc_(live|test)_([0-9A-Za-z]{32,128})$/;
 
-/** D12: a new plaintext key, `svc_<env>_` + 43 base62 characters from the CSPRNG (unbiased). */
+/** docs/api.md#keys-scopes-and-roles: a new plaintext key, `svc_<env>_` + 43 base62 characters from the CSPRNG (unbiased). */
 export function generateKey(env: Env): string {
   let out = '';
   while (out.length < KEY_RANDOM_LENGTH) {
@@ -18,7 +18,7 @@ export function generateKey(env: Env): string {
   return `svc_${env}_${out}`;
 }
 
-// Issue 11: the one-shot crypto.hash (Node ≥ 20.12) costs about half of createHash().update().digest().
+// Performance (docs/performance.md): the one-shot crypto.hash (Node ≥ 20.12) costs about half of createHash().update().digest().
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 
 /** The stored form of a key: hex SHA-256 of the whole key (the env prefix is part of it). */

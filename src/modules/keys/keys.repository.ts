@@ -13,7 +13,7 @@ export interface KeyWithOwner {
   role: Role | null;
 }
 
-// Issue 5: verification runs on every request, so its queries are built and compiled once.
+// Performance (docs/performance.md, change 2): verification runs on every request, so its queries are built and compiled once.
 const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')
@@ -49,7 +49,7 @@ export const keysRepository = {
     return db.insertInto('api_keys').values(row).execute();
   },
 
-  /** The key with this digest and its owner's current role (null role: the user was removed, D9). */
+  /** The key with this digest and its owner's current role (null role: the user was removed, docs/api.md#keys-scopes-and-roles). */
   async findByDigest(db: Db, digest: string): Promise<KeyWithOwner | undefined> {
     return (await findByDigestQuery.execute(db, { digest })).rows[0] as KeyWithOwner | undefined;
   },
@@ -89,7 +89,7 @@ export const keysRepository = {
     return Number(r.numUpdatedRows) === 1;
   },
 
-  /** Whether the key is still usable now, read inside the caller's write transaction (D12). */
+  /** Whether the key is still usable now, read inside the caller's write transaction (docs/api.md#keys-scopes-and-roles). */
   async isActive(db: Db, id: string): Promise<boolean> {
     return (await isActiveQuery.execute(db, { id })).rows.length > 0;
   },

@@ -25,12 +25,12 @@ export interface CreatedKey {
   created_at: string;
 }
 
-/** API keys: generation (D12), verification on every request, listing and revocation. */
+/** API keys: generation (docs/api.md#keys-scopes-and-roles), verification on every request, listing and revocation. */
 export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, clock } = deps;
-  // Issue 5: verified keys, reused only while no write that may change keys or users has committed
+  // Performance (docs/performance.md, change 4): verified keys, reused only while no write that may change keys or users has committed
   // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
-  // request re-reads the key (D9, D12). Only where the database has such an epoch (one file, one
+  // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
   // writer at a time); elsewhere other processes write unannounced and every request reads the key.
   const epoch = deps.dialect.keysEpoch;
   const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal }>();
@@ -86,7 +86,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /**
    * verify, answering synchronously when no query is needed (malformed header, or a key verified
-   * since the last committed write); a Promise otherwise. For the per-request hook (issue 5).
+   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, change 5).
    */
   function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
@@ -109,7 +109,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     if (!row || !digestsEqual(row.digest, digest) || row.env !== env) {
       return { ok: false, code: 'invalid_token' };
     }
-    // D9: a key whose owner was removed stops working like a revoked one.
+    // docs/api.md#keys-scopes-and-roles: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
     const principal: ApiKeyPrincipal = Object.freeze({
       kind: 'api_key',
@@ -139,13 +139,13 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
   }
 
   /**
-   * Revokes a key at once (D12); throws NotFoundError for an unknown id. The exclusive revocation lock
+   * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive revocation lock
    * waits only for writes with the key already running; any write that commits later sees the revocation.
    */
   async function revoke(keyId: string) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
-    // One short transaction (issue 9: a revocation commits at once, whatever the load).
+    // One short transaction (docs/api.md#keys-scopes-and-roles: a revocation commits at once, whatever the load).
     const revokedAt = await deps.dialect.writeTransaction(db, async (trx) => {
       if (await keysRepository.revoke(trx, keyId, at)) {
         // After the update: a write that changed the same row first must not wait for us while we wait for it.

@@ -1,6 +1,6 @@
 import type { Role } from '../../db/types.js';
 
-/** Every scope of D9. */
+/** Every scope. */
 export const SCOPES = [
   'users:read',
   'users:write',
@@ -12,7 +12,7 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** D9: what each role may do; a key's scopes are intersected with its owner's current role. */
+/** docs/api.md#keys-scopes-and-roles: what each role may do; a key's scopes are intersected with its owner's current role. */
 const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
   admin: new Set(SCOPES),
   member: new Set(['users:read', 'users:write', 'resources:read', 'resources:write', 'events:read']),

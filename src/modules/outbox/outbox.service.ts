@@ -9,7 +9,7 @@ import { eventsRepository } from '../events/events.repository.js';
 import type { Event, EventType } from '../events/events.schemas.js';
 
 /**
- * The D17 transactional outbox: `record` runs inside the caller's transaction, so the event row and
+ * The transactional outbox (docs/api.md#events): `record` runs inside the caller's transaction, so the event row and
  * one delivery per subscribed webhook commit with the change, or not at all.
  */
 export function createOutbox(deps: { dialect: Dialect; deliveriesDue: Signal }) {

@@ -25,7 +25,7 @@ const COUNT_SLOTS = 16;
 
 /**
  * Adds `delta` to the resource_counts row of (tenant, status, type) in a random slot: callers pass
- * their transaction, so the count commits with the change (issue 5: meta.total without COUNT(*)).
+ * their transaction, so the count commits with the change (docs/performance.md, change 1 meta.total without COUNT(*)).
  */
 async function bump(
   db: Db,
@@ -51,7 +51,7 @@ interface ListParams {
 }
 type Keyed = Pick<ListParams, 'ws' | 'env'> & { id: string };
 
-// Issue 5: the hot queries are built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md, change 2): the hot queries are built and compiled once (src/db/prepared.ts).
 const bumpQuery = prepared(
   (
     db,
@@ -103,7 +103,7 @@ const byId = (db: Db, $: Param<Keyed>) =>
     .where('workspace_id', '=', $('ws'))
     .where('env', '=', $('env'));
 const findQuery = prepared((db, $: Param<Keyed>) => byId(db, $));
-// The row a write changes, read under a row lock held until the write's transaction ends (issue 9):
+// The row a write changes, read under a row lock held until the write's transaction ends (docs/api.md#resources):
 // concurrent writes of one resource run one after another, each seeing what the previous committed.
 const findForWriteQuery = prepared((db, $: Param<Keyed>) => withRowLock(db, byId(db, $)));
 
@@ -178,7 +178,7 @@ const LIST = Object.fromEntries(
   }
 >;
 
-/** SQL for resources; every query is confined to one workspace and environment (D10). */
+/** SQL for resources; every query is confined to one workspace and environment (docs/api.md#environments). */
 export const resourcesRepository = {
   /** Inserts a resource and counts it; call inside the change's transaction. */
   async insert(db: Db, row: ResourcesTable) {
@@ -216,7 +216,7 @@ export const resourcesRepository = {
       // committed first makes `status <>` false here (re-checked after the row lock), so nothing moves.
       const flipped = await q.where('status', '<>', set.status).returning('type').executeTakeFirst();
       if (flipped) {
-        // Two statuses (D13): the previous one is the other.
+        // Two statuses (docs/api.md#resources): the previous one is the other.
         const previous = set.status === 'active' ? 'archived' : 'active';
         await bump(db, tenant, previous, flipped.type, -1);
         await bump(db, tenant, set.status, flipped.type, 1);
@@ -246,7 +246,7 @@ export const resourcesRepository = {
     return Number((await LIST[shapeOf(filter)].count.execute(db, values)).rows[0]?.n ?? 0);
   },
 
-  /** One D4 page: by offset, or after a cursor's id (its offset counted when an older cursor lacks it). */
+  /** One page: by offset, or after a cursor's id (its offset counted when an older cursor lacks it). */
   async list(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: PageRequest): Promise<Page<ResourcesTable>> {
     const queries = LIST[shapeOf(filter)];
     const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, ...filter, limit: page.limit + 1 };

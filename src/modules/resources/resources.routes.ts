@@ -21,7 +21,8 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Create a resource',
-        description: 'Creates an `active` resource. Accepts `Idempotency-Key` (D14).',
+        operationId: 'createResource',
+        description: 'Creates an `active` resource. Accepts `Idempotency-Key`.',
         body: CreateResourceBody,
         response: { 201: One, ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
@@ -37,7 +38,8 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'List resources',
-        description: 'Oldest first. Page with `offset` or with `cursor` (D4); filter by `status` and `type`.',
+        operationId: 'listResources',
+        description: 'Oldest first. Page with `offset` or with `cursor`; filter by `status` and `type`.',
         querystring: ListResourcesQuery,
         response: { 200: ListOf(Type.Ref(ResourceSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
@@ -56,6 +58,9 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Get a resource',
+        operationId: 'getResource',
+        description:
+          "One resource of the caller's workspace and environment; 404 for an id of another workspace or environment.",
         params: Params,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -70,7 +75,8 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Update a resource',
-        description: 'Changes `name` and/or replaces `metadata` whole; `type` and `status` are refused (D5).',
+        operationId: 'updateResource',
+        description: 'Changes `name` and/or replaces `metadata` whole; `type` and `status` are refused.',
         params: Params,
         body: UpdateResourceBody,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
@@ -86,7 +92,8 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       schema: {
         tags,
         summary: 'Delete a resource',
-        description: 'Irreversible; removes its events too (D15). A second delete is 404.',
+        operationId: 'deleteResource',
+        description: 'Irreversible; removes its events too. A second delete is 404.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -105,10 +112,11 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         schema: {
           tags,
           summary: action === 'archive' ? 'Archive a resource' : 'Unarchive a resource',
+          operationId: action === 'archive' ? 'archiveResource' : 'unarchiveResource',
           description:
             action === 'archive'
-              ? '`active → archived` (D13). Archiving an archived resource answers 200 and changes nothing.'
-              : '`archived → active` (D13). Unarchiving an active resource answers 200 and changes nothing.',
+              ? '`active → archived`. Archiving an archived resource answers 200 and changes nothing.'
+              : '`archived → active`. Unarchiving an active resource answers 200 and changes nothing.',
           params: Params,
           response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 409) },
         },

@@ -4,11 +4,11 @@ import { PageQueryProps, Timestamp } from '../../http/schemas.js';
 export const RESOURCE_TYPES = ['standard', 'premium', 'custom'] as const;
 export const RESOURCE_STATUSES = ['active', 'archived'] as const;
 
-/** D7: string→string, ≤ 50 keys, key 1..40 and value 0..500 code points. */
+/** docs/api.md#resources: string→string, ≤ 50 keys, key 1..40 and value 0..500 code points. */
 export const MetadataSchema = Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
   maxProperties: 50,
   propertyNames: { minLength: 1, maxLength: 40 },
-  description: 'String keys (1..40 chars) to string values (0..500 chars), at most 50 keys (D7).',
+  description: 'String keys (1..40 chars) to string values (0..500 chars), at most 50 keys.',
   examples: [{ color: 'blue' }],
 });
 
@@ -27,7 +27,7 @@ export const ResourceSchema = Type.Object(
 );
 export type Resource = Static<typeof ResourceSchema>;
 
-const Name = Type.String({ minLength: 1, maxLength: 255, description: '1..255 characters (D6).' });
+const Name = Type.String({ minLength: 1, maxLength: 255, description: '1..255 characters.' });
 
 export const CreateResourceBody = Type.Object(
   {
@@ -49,7 +49,7 @@ export const UpdateResourceBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Only name and metadata; metadata replaces the whole object. type and status are refused (D5).',
+    description: 'Only name and metadata; metadata replaces the whole object. type and status are refused.',
   },
 );
 export type UpdateResourceInput = Static<typeof UpdateResourceBody>;

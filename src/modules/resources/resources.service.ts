@@ -15,8 +15,8 @@ import type { CreateResourceInput, ListResourcesFilter, Resource, UpdateResource
 type Emit = (type: EventType, resourceId: string, data: Event['data'], now: number) => Promise<void>;
 
 /**
- * The rules of resources: create, read, list, replace name/metadata, archive (D13), delete (D15).
- * Every change records its D17 event in the same transaction (outbox).
+ * The rules of resources: create, read, list, replace name/metadata, archive (docs/api.md#resources), delete (docs/api.md#resources).
+ * Every change records its event in the same transaction (outbox).
  */
 export function createResourcesService(deps: {
   db: Db;
@@ -47,7 +47,7 @@ export function createResourcesService(deps: {
   }
 
   /**
-   * The row a change is about, locked until its transaction ends (issue 9): writes of one resource
+   * The row a change is about, locked until its transaction ends (docs/api.md#resources): writes of one resource
    * run one after another, so each decides on what the previous one committed (a repeated archive
    * finds it archived, a PUT after a DELETE finds nothing), and each takes its time after the lock, so
    * one resource's events are ordered by commit.
@@ -139,7 +139,7 @@ export function createResourcesService(deps: {
     );
   }
 
-  /** D13: sets status; repeating a transition answers the resource unchanged. */
+  /** docs/api.md#resources: sets status; repeating a transition answers the resource unchanged. */
   async function setStatus(
     principal: Principal,
     id: string,
@@ -165,7 +165,7 @@ export function createResourcesService(deps: {
     );
   }
 
-  /** D15: deletes the resource; a second delete is NotFoundError. */
+  /** docs/api.md#resources: deletes the resource; a second delete is NotFoundError. */
   async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
     await change(
       principal,
@@ -173,7 +173,7 @@ export function createResourcesService(deps: {
         const before = await lockOrThrow(trx, principal, id);
         if (!(await repo.delete(trx, tenantOf(principal), id))) throw new NotFoundError('resource');
         await events.purgeResource(trx, tenantOf(principal), id);
-        // Written after the purge, so the deletion itself stays on record (id only, D15).
+        // Written after the purge, so the deletion itself stays on record (id only, docs/api.md#resources).
         await emit('resource.deleted', id, { resource_id: id }, changeTime(before));
       },
       hooks,
@@ -194,7 +194,7 @@ export function createResourcesService(deps: {
 }
 export type ResourcesService = ReturnType<typeof createResourcesService>;
 
-/** D17 `previous_attributes`: the fields whose value changed, as they were before. */
+/** `previous_attributes`: the fields whose value changed, as they were before. */
 function changed(before: Resource, after: Resource): { name?: string; metadata?: Record<string, string> } {
   const out: { name?: string; metadata?: Record<string, string> } = {};
   if (before.name !== after.name) out.name = before.name;

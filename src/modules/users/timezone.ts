@@ -1,7 +1,7 @@
 const IANA_SHAPE = /^(?:[A-Za-z][A-Za-z0-9_+-]*)(?:\/[A-Za-z0-9_+-]+)*$/;
 const cache = new Map<string, boolean>();
 
-/** D8: whether `name` is a time zone the IANA database knows (by the runtime's ICU copy). */
+/** docs/api.md#users: whether `name` is a time zone the IANA database knows (by the runtime's ICU copy). */
 export function isIanaTimezone(name: string): boolean {
   const hit = cache.get(name);
   if (hit !== undefined) return hit;

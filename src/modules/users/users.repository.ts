@@ -4,7 +4,7 @@ import type { UsersTable, UserTestProfilesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { User } from './users.schemas.js';
 
-/** Row (with the D10 test overlay when given) → API object. */
+/** Row (with the test-key profile overlay when given) → API object. */
 export function toUser(row: UsersTable, overlay?: UserTestProfilesTable): User {
   return {
     id: row.id,
@@ -29,7 +29,7 @@ export const usersRepository = {
     return (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
   },
 
-  /** Whether the user exists and was not removed (D9). */
+  /** Whether the user exists and was not removed (docs/api.md#keys-scopes-and-roles). */
   async isMember(db: Db, id: string): Promise<boolean> {
     const row = await db
       .selectFrom('users')

@@ -17,7 +17,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'Get my profile',
-        description: 'The key owner. Test keys read the sandbox overlay of the profile (D10).',
+        operationId: 'getMyProfile',
+        description: 'The key owner. Test keys read the sandbox overlay of the profile.',
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS) },
       },
     },
@@ -31,8 +32,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'Update my profile',
+        operationId: 'updateMyProfile',
         description:
-          'Changes `name` and/or `timezone`; omitted fields stay. With a test key, writes a sandbox overlay that only test keys read (D10).',
+          'Changes `name` and/or `timezone`; omitted fields stay. With a test key, writes a sandbox overlay that only test keys read.',
         body: PatchMeBody,
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 413, 415) },
       },
@@ -47,7 +49,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
       schema: {
         tags,
         summary: 'List workspace members',
-        description: 'Oldest first; page with `offset` or `cursor` (D4).',
+        operationId: 'listUsers',
+        description: 'Oldest first; page with `offset` or `cursor`.',
         querystring: ListUsersQuery,
         response: { 200: ListOf(Type.Ref(UserSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },

@@ -4,14 +4,14 @@ import { PageQueryProps, Timestamp } from '../../http/schemas.js';
 export const ROLES = ['admin', 'member', 'viewer'] as const;
 export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
 
-/** D8: every field of the spec's table, plus timezone (null until set) and name (null until set). */
+/** docs/api.md#users: every field of a user, plus timezone (null until set) and name (null until set). */
 export const UserSchema = Type.Object(
   {
     id: Type.String({ examples: ['usr_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
     email: Type.String({ description: 'Immutable.' }),
     name: Type.Union([Type.String(), Type.Null()]),
     role: RoleSchema,
-    timezone: Type.Union([Type.String(), Type.Null()], { description: 'IANA name, or null when never set (D8).' }),
+    timezone: Type.Union([Type.String(), Type.Null()], { description: 'IANA name, or null when never set.' }),
     workspace_id: Type.String(),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -20,18 +20,18 @@ export const UserSchema = Type.Object(
 );
 export type User = Static<typeof UserSchema>;
 
-export const UserName = Type.String({ minLength: 1, maxLength: 100, description: '1..100 characters (D6).' });
+export const UserName = Type.String({ minLength: 1, maxLength: 100, description: '1..100 characters.' });
 
 export const PatchMeBody = Type.Object(
   {
     name: Type.Optional(UserName),
     timezone: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'IANA timezone name, e.g. Europe/Paris (D8).' }),
+      Type.String({ minLength: 1, maxLength: 64, description: 'IANA timezone name, e.g. Europe/Paris.' }),
     ),
   },
   {
     additionalProperties: false,
-    description: 'Only name and timezone; email, role and the rest are refused (D5). {} is a no-op.',
+    description: 'Only name and timezone; email, role and the rest are refused. {} is a no-op.',
   },
 );
 export type PatchMeInput = Static<typeof PatchMeBody>;

@@ -11,7 +11,7 @@ import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
 
-/** Profiles (D8), the member list, and the D10 test-mode overlay. */
+/** Profiles (docs/api.md#users), the member list, and the test-key profile overlay. */
 export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Clock; writeAs: WriteRunner }) {
   const { db, dialect, clock, writeAs } = deps;
 
@@ -22,12 +22,12 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     return toUser(row, overlay);
   }
 
-  /** PATCH /users/me: live keys write the profile, test keys the sandbox overlay (D10). */
+  /** PATCH /users/me: live keys write the profile, test keys the sandbox overlay (docs/api.md#environments). */
   async function patchMe(principal: Principal, input: PatchMeInput): Promise<User> {
     if (input.timezone !== undefined && !isIanaTimezone(input.timezone)) {
       throw fieldError('timezone', 'invalid_value', `timezone "${input.timezone}" is not an IANA time zone name.`);
     }
-    if (input.name === undefined && input.timezone === undefined) return me(principal); // D8: {} is a no-op
+    if (input.name === undefined && input.timezone === undefined) return me(principal); // docs/api.md#users: {} is a no-op
     return writeAs(principal, async (trx) => {
       const row = principal.userId === null ? undefined : await repo.find(trx, principal.userId);
       if (!row) throw new UnauthorizedError('expired_token');
@@ -95,7 +95,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     return trx ? run(trx) : dialect.writeTransaction(db, run);
   }
 
-  /** D9: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
+  /** docs/api.md#keys-scopes-and-roles: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
   async function setRole(userId: string, role: Role): Promise<User> {
     assertValid(RoleSchema, role);
     return dialect.writeTransaction(db, async (trx) => {
@@ -109,7 +109,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     });
   }
 
-  /** D9: removes a member; every key they hold answers 401 expired_token from now on. */
+  /** docs/api.md#keys-scopes-and-roles: removes a member; every key they hold answers 401 expired_token from now on. */
   async function remove(userId: string): Promise<{ id: string; removed_at: string }> {
     return dialect.writeTransaction(db, async (trx) => {
       const now = isoAt(clock.now());

@@ -19,7 +19,7 @@ export function toWebhook(row: WebhooksTable): Webhook {
   };
 }
 
-/** SQL for webhooks, confined to one workspace and environment (D10). */
+/** SQL for webhooks, confined to one workspace and environment (docs/api.md#environments). */
 export const webhooksRepository = {
   insert(db: Db, row: WebhooksTable) {
     return db.insertInto('webhooks').values(row).execute();
@@ -48,7 +48,7 @@ export const webhooksRepository = {
     );
   },
 
-  /** Deletes the webhook and every delivery still pending for it (D18: cancelled before the 204). */
+  /** Deletes the webhook and every delivery still pending for it (docs/api.md#webhook-deliveries: cancelled before the 204). */
   async delete(db: Db, tenant: Tenant, id: string): Promise<boolean> {
     const r = await db
       .deleteFrom('webhooks')

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, IdString, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import {
   CreatedWebhookSchema,
@@ -16,11 +16,11 @@ import type { WebhooksService } from './webhooks.service.js';
 const tags = ['Webhooks'];
 const Params = IdParam('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
 const DeliveryParams = Type.Object({
-  id: Type.String({ description: 'wh_… id' }),
-  delivery_id: Type.String({ description: 'dlv_… id', examples: ['dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
+  id: IdString('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
+  delivery_id: IdString('dlv_', 'dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
 });
 
-/** HTTP for /v1/webhooks: endpoints (D16) and their delivery logs (D18). */
+/** HTTP for /v1/webhooks: endpoints (docs/api.md#webhooks) and their delivery logs (docs/api.md#webhook-deliveries). */
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
   app.post(
     '/webhooks',
@@ -29,9 +29,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Register a webhook endpoint',
+        operationId: 'createWebhook',
         description:
           'The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses ' +
-          '(D19). At most 16 per workspace and environment. Accepts `Idempotency-Key` (D14).',
+          '(`WEBHOOK_ALLOW_INSECURE_URLS` lifts this for local development). At most 16 per workspace and environment. Accepts `Idempotency-Key`.',
         body: CreateWebhookBody,
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
@@ -47,7 +48,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'List webhook endpoints',
-        description: 'Oldest first, D4 paging; never includes `secret`.',
+        operationId: 'listWebhooks',
+        description: 'Oldest first, paging; never includes `secret`.',
         querystring: ListWebhooksQuery,
         response: { 200: ListOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
@@ -65,6 +67,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Get a webhook endpoint',
+        operationId: 'getWebhook',
+        description: 'One endpoint, without its secret (the secret is shown only when the endpoint is created).',
         params: Params,
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -79,7 +83,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Delete a webhook endpoint',
-        description: 'Cancels every pending delivery (and drops its log) before answering 204 (D18).',
+        operationId: 'deleteWebhook',
+        description: 'Cancels every pending delivery (and drops its log) before answering 204.',
         params: Params,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -97,7 +102,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: "List a webhook's deliveries",
-        description: 'The delivery log: oldest first, D4 paging, filter by `status`.',
+        operationId: 'listWebhookDeliveries',
+        description: 'The delivery log: oldest first, paging, filter by `status`.',
         params: Params,
         querystring: ListDeliveriesQuery,
         response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
@@ -122,6 +128,9 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Get a delivery with every attempt',
+        operationId: 'getWebhookDelivery',
+        description:
+          'One delivery of this endpoint with each attempt: time, duration, response status and the first 1 KiB of the response body, or the error.',
         params: DeliveryParams,
         response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
@@ -136,6 +145,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Resend a delivery now',
+        operationId: 'retryWebhookDelivery',
         description:
           'Queues one more attempt at once, whatever the state; 409 `delivery_in_progress` while an attempt runs.',
         params: DeliveryParams,

@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { PageQueryProps, Timestamp } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../events/events.schemas.js';
 
-/** D16: at most this many webhooks per workspace and environment. */
+/** docs/api.md#webhooks: at most this many webhooks per workspace and environment. */
 export const MAX_WEBHOOKS = 16;
 
 export const WebhookSchema = Type.Object(
@@ -16,7 +16,7 @@ export const WebhookSchema = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { $id: 'Webhook', title: 'Webhook', description: 'A webhook endpoint (D16). The secret is never returned here.' },
+  { $id: 'Webhook', title: 'Webhook', description: 'A webhook endpoint. The secret is never returned here.' },
 );
 export type Webhook = Static<typeof WebhookSchema>;
 
@@ -32,7 +32,7 @@ export const CreatedWebhookSchema = Type.Object(
     updated_at: Timestamp,
     secret: Type.String({
       description:
-        'Signing secret, `whsec_` + base64 of 32 random bytes. Returned only in this response: store it now (D16).',
+        'Signing secret, `whsec_` + base64 of 32 random bytes. Returned only in this response: store it now.',
       examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+M5jXWJw0Ls='],
     }),
   },
@@ -46,13 +46,13 @@ export const CreateWebhookBody = Type.Object(
       minLength: 1,
       maxLength: 2048,
       description:
-        'https:// URL resolving only to public addresses (D19); `WEBHOOK_ALLOW_INSECURE_URLS=true` lifts this for local development.',
+        'https:// URL resolving only to public addresses; `WEBHOOK_ALLOW_INSECURE_URLS=true` lifts this for local development.',
     }),
     events: Type.Array(Type.Union([...EVENT_TYPES.map((t) => Type.Literal(t)), Type.Literal('*')]), {
       minItems: 1,
       maxItems: 50,
       uniqueItems: true,
-      description: 'Event types to receive (D17), or `["*"]` for all, current and future.',
+      description: 'Event types to receive, or `["*"]` for all, current and future.',
     }),
     label: Type.Optional(Type.String({ maxLength: 255, description: 'Shown in the dashboard; 0..255 characters.' })),
   },

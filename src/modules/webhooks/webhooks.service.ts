@@ -21,12 +21,12 @@ import {
   type Webhook,
 } from './webhooks.schemas.js';
 
-/** D16: `whsec_` + base64 of 32 random bytes (Standard Webhooks keys with the decoded part). */
+/** docs/api.md#webhooks: `whsec_` + base64 of 32 random bytes (Standard Webhooks keys with the decoded part). */
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** Webhook endpoints (D16, D19) and their delivery logs (D18). */
+/** Webhook endpoints (docs/api.md#webhooks, #webhook-urls) and their delivery logs (docs/api.md#webhook-deliveries). */
 export function createWebhooksService(deps: {
   db: Db;
   dialect: Dialect;
@@ -43,7 +43,7 @@ export function createWebhooksService(deps: {
     return row;
   }
 
-  /** Registers an endpoint; the URL is checked against D19 first. Throws ValidationError. */
+  /** Registers an endpoint; the URL is checked against the webhook URL rules first. Throws ValidationError. */
   async function create(
     principal: Principal,
     input: CreateWebhookInput,
@@ -57,7 +57,7 @@ export function createWebhooksService(deps: {
         // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
         await workspacesRepository.lock(trx, principal.workspaceId);
         if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
-          const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment (D16); delete one first.`;
+          const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment; delete one first.`;
           throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
         }
         const now = isoAt(clock.now());
@@ -89,7 +89,7 @@ export function createWebhooksService(deps: {
     return { ...p, items: p.items.map(toWebhook) };
   }
 
-  /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (D18). */
+  /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (docs/api.md#webhook-deliveries). */
   async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
     await writeAs(
       principal,
