@@ -1,20 +1,21 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import secureJson from 'secure-json-parse';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
-import { errorBody, frameworkErrors, installErrorHandler } from './http/errors.js';
+import { installJsonBody } from './http/body.js';
+import { frameworkErrors, installErrorHandler } from './http/errors.js';
+import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
 import { lazyChildLogger } from './http/logging.js';
-import { collectRoutes, installMethodNotAllowed } from './http/method-not-allowed.js';
+import { collectRoutes } from './http/method-not-allowed.js';
 import { installOpenApi } from './http/openapi.js';
+import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
-import { installNoUndeclaredInput, installValidators, unstorableStrings } from './http/validation.js';
+import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { AppError, ValidationError } from './lib/errors.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
@@ -23,7 +24,7 @@ import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
-import { redisState } from './redis.js';
+import { createRedisGuard, type RedisLog } from './redis.js';
 import { createServices, type Services } from './services.js';
 
 export interface AppDeps {
@@ -33,9 +34,14 @@ export interface AppDeps {
   redis?: Redis;
   /** Redis key prefix for rate-limit counters (default `wsvc:rl:`). */
   rateLimitNamespace?: string;
+  /** Where the Redis breaker reports outages (default: the app's logger). */
+  redisLog?: RedisLog;
   /** Services built elsewhere (tests share them with the worker); built here when absent. */
   services?: Services;
 }
+
+/** Idle time a keep-alive connection is held between requests (above common balancers' 60 s). */
+const KEEP_ALIVE_MS = 65_000;
 
 /** Builds the HTTP app from plugins and modules; never listens (see server.ts). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -50,29 +56,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIds(),
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
-    return503OnClosing: true,
+    // While closing, new requests get the D1 503 from installEarlyAnswers (Fastify's own has another body).
+    return503OnClosing: false,
+    // Timeouts that hold as set: Node checks them every second instead of every 30 s, so a
+    // slowloris client is cut at HTTP_HEADERS_TIMEOUT_MS. No Host: answered by installEarlyAnswers.
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS),
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+      requireHostHeader: false,
+    },
+    clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
   });
 
+  // Redis behind a circuit breaker: a hung Redis costs one timeout, then requests skip it.
+  const redis = deps.redis
+    ? { client: deps.redis, guard: createRedisGuard(deps.redis, deps.redisLog ?? app.log) }
+    : undefined;
+  if (redis) app.addHook('onClose', async () => redis.guard.close());
+  app.server.on('connect', refuseConnect);
   installValidators(app);
   installErrorHandler(app, storage.dialect);
   installRequestId(app);
-  // JSON only (docs/api.md#errors: anything else is 415). An empty body is "no body", not a parse error.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    if (body === '') return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = secureJson.parse(body as string, { protoAction: 'error', constructorAction: 'error' });
-    } catch {
-      return done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
-    }
-    const unstorable = unstorableStrings(parsed);
-    if (unstorable.length > 0)
-      return done(new ValidationError('The body has strings that cannot be stored.', unstorable));
-    done(null, parsed);
-  });
+  const routeTable = collectRoutes(app);
+  installEarlyAnswers(app, routeTable);
+  installJsonBody(app);
   for (const schema of [ErrorSchema, ResourceSchema, UserSchema, EventSchema, WebhookSchema, DeliverySchema]) {
     app.addSchema(schema);
   }
@@ -84,25 +96,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     live: config.RATE_LIMIT_LIVE,
     test: config.RATE_LIMIT_TEST,
     windowS: config.RATE_LIMIT_WINDOW_S,
-    redis: deps.redis,
+    redis,
     nameSpace: deps.rateLimitNamespace,
   });
   installIdempotency(app, services.idempotency);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {
-    // Redis down does not make the process unready: the API fails open (docs/operations.md).
-    const redis = deps.redis ? { redis: redisState(deps.redis) } : {};
-    try {
-      await storage.ping();
-      return { status: 'ready', database: 'ok', ...redis };
-    } catch {
-      const body = errorBody(req, 'service_unavailable', 'The database is not reachable.');
-      return reply.code(503).send({ ...body, database: 'unavailable', ...redis });
-    }
-  });
+  installHealth(app, { storage, redis: redis?.guard });
 
-  const routeTable = collectRoutes(app);
   await app.register(
     async (v1) => {
       await v1.register(usersRoutes, { users: services.users });
@@ -112,6 +112,5 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
-  installMethodNotAllowed(app, routeTable);
   return app;
 }

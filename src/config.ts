@@ -6,6 +6,8 @@ import { expected } from './lib/expected.js';
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', 'x-expected': 'a host name or IP address to listen on' }),
+  HTTP_HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  HTTP_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
     'x-expected': 'sqlite:<file path> (such as sqlite:./data/workspace.db) or postgres://user@host:5432/database',
@@ -13,9 +15,12 @@ const ConfigSchema = Type.Object({
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 5000 }),
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 6000 }),
+  DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000 }),
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://.+', 'x-expected': 'redis://host:6379[/db] or rediss://… (TLS)' }),
   ),
+  REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
   REDIS_KEY_PREFIX: Type.String({
     pattern: '^[A-Za-z0-9:_.-]*$',
     default: 'wsvc:',
@@ -34,6 +39,7 @@ const ConfigSchema = Type.Object({
   WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, default: 4 }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 8 }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
 });
 

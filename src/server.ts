@@ -23,23 +23,17 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
   const storage = openStorageFromConfig(config);
   await migrateToLatest(storage.db, storage.dialect);
   // REDIS_URL: rate-limit counters shared by every API process (docs/api.md#rate-limits); without it, per process.
-  const logger = config.LOG_LEVEL === 'silent' ? { warn() {}, info() {} } : undefined;
-  let app: FastifyInstance;
   const redis = config.REDIS_URL
-    ? openRedis(
-        config.REDIS_URL,
-        logger ?? { warn: (o, m) => app?.log.warn(o, m), info: (o, m) => app?.log.info(o, m) },
-      )
+    ? openRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS })
     : undefined;
+  const logger = config.LOG_LEVEL === 'silent' ? { warn() {}, info() {} } : undefined;
+  let app: FastifyInstance | undefined;
   const workerLog = logger ?? {
     warn: (o: object, m: string) => app?.log.warn(o, m),
     info: (o: object, m: string) => app?.log.info(o, m),
   };
   const services = createServices({ storage, clock: systemClock, config, log: workerLog });
   app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
-  app.server.keepAliveTimeout = 65_000;
-  app.server.headersTimeout = 66_000;
-  app.server.requestTimeout = 30_000;
   // Start with shared counters when Redis is there; if it is not, serve anyway (fail-open).
   if (redis) await waitForRedis(redis);
   for (const warning of settingWarnings(config)) app.log.warn(warning);

@@ -37,7 +37,14 @@ export async function runDeliveryWorker(opts: {
     return timer;
   });
   worker.start();
-  log.info({ workerId: worker.workerId, concurrency: config.WEBHOOK_CONCURRENCY }, 'delivery worker started');
+  log.info(
+    {
+      workerId: worker.workerId,
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    },
+    'delivery worker started',
+  );
   return {
     worker,
     async stop(graceMs = 10_000) {

@@ -1,12 +1,13 @@
+import type { Config } from '../config.js';
 import type { Db, Dialect } from './dialect.js';
-import { listenPostgres, openPostgres } from './postgres.js';
+import { listenPostgres, openPostgres, withTimeout } from './postgres.js';
 import { openSqlite } from './sqlite.js';
 
 export interface Storage {
   db: Db;
   dialect: Dialect;
-  /** Cheap round trip for /readyz. */
-  ping(): Promise<void>;
+  /** Cheap round trip for /readyz; rejects (code `ETIMEDOUT`) when there is no answer within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
   /**
    * Calls `onNotify` for every notification on `channel` from any process (PostgreSQL LISTEN,
    * reconnecting by itself); absent on SQLite. Resolves to a function that stops listening.
@@ -19,18 +20,29 @@ export interface StorageOptions {
   url: string;
   poolSize?: number;
   statementTimeoutMs?: number;
+  queryTimeoutMs?: number;
+  connectTimeoutMs?: number;
   schema?: string;
 }
 
-/** Opens the configured database (DATABASE_URL, pool size, statement timeout); `poolSize` overrides. */
+/** Opens the configured database (DATABASE_URL, pool size, statement, query and connect timeouts); `poolSize` overrides. */
 export function openStorageFromConfig(
-  config: { DATABASE_URL: string; DATABASE_POOL_SIZE: number; DATABASE_STATEMENT_TIMEOUT_MS: number },
+  config: Pick<
+    Config,
+    | 'DATABASE_URL'
+    | 'DATABASE_POOL_SIZE'
+    | 'DATABASE_STATEMENT_TIMEOUT_MS'
+    | 'DATABASE_QUERY_TIMEOUT_MS'
+    | 'DATABASE_CONNECT_TIMEOUT_MS'
+  >,
   opts: { poolSize?: number } = {},
 ): Storage {
   return openStorage({
     url: config.DATABASE_URL,
     poolSize: opts.poolSize ?? config.DATABASE_POOL_SIZE,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
   });
 }
 
@@ -56,13 +68,16 @@ export function openStorage(opts: StorageOptions): Storage {
       url,
       poolSize: opts.poolSize ?? 10,
       statementTimeoutMs: opts.statementTimeoutMs ?? 5000,
+      // No client-side bound unless asked for (migrations and `db copy` may run long).
+      queryTimeoutMs: opts.queryTimeoutMs ?? 0,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 5000,
       schema: opts.schema,
     });
     return {
       db,
       dialect,
-      async ping() {
-        await pool.query('select 1');
+      async ping(timeoutMs = 1000) {
+        await withTimeout(pool.query('select 1'), timeoutMs);
       },
       listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
       async close() {

@@ -9,6 +9,13 @@ export interface PostgresOptions {
   url: string;
   poolSize: number;
   statementTimeoutMs: number;
+  /**
+   * Client-side bound on each query (0 = none): unlike `statement_timeout`, which runs on the
+   * server, it also fires when the network is partitioned and no answer can arrive.
+   */
+  queryTimeoutMs: number;
+  /** Bound on opening a connection, and on waiting for a free one in the pool. */
+  connectTimeoutMs: number;
   /** Schema to use (tests run each suite in its own). */
   schema?: string;
 }
@@ -25,20 +32,62 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
     connectionString: opts.url,
     max: opts.poolSize,
     statement_timeout: opts.statementTimeoutMs || undefined,
-    connectionTimeoutMillis: 5000,
+    query_timeout: opts.queryTimeoutMs || undefined,
+    connectionTimeoutMillis: opts.connectTimeoutMs,
+    // A peer that vanished (host down, NAT entry dropped) is found by the kernel's probes instead
+    // of a socket that waits forever; the query timeout covers a partition in the middle of a query.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     types: types as pg.CustomTypesConfig,
     options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener the
   // process would crash. The next query gets a fresh connection (or a 503 while the DB is down).
   pool.on('error', () => {});
-  // A client checked out of the pool has no pool listener: its socket dying between queries would
-  // emit an unhandled 'error' and kill the process (seen in test/postgres-outage.test.ts). Its
-  // pending queries are still rejected, and the pool drops the broken client on release.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    // A client checked out of the pool has no pool listener: its socket dying between queries would
+    // emit an unhandled 'error' and kill the process (seen in test/postgres-outage.test.ts). Its
+    // pending queries are still rejected, and the pool drops the broken client on release.
+    client.on('error', () => {});
+    dropOnReadTimeout(client);
+  });
   const dialect: Dialect = { ...postgresDialect, preparedQueries: new Map() };
   const db = new Kysely<Database>({ dialect: carrying(new PostgresDialect({ pool }), dialect) });
   return { db, dialect, pool };
+}
+
+/** Idle time before the first TCP keep-alive probe on a PostgreSQL connection. */
+const KEEPALIVE_DELAY_MS = 10_000;
+const READ_TIMEOUT = 'Query read timeout';
+
+/**
+ * pg rejects a query that outlives `query_timeout` but keeps its connection, whose next query
+ * would queue behind the lost one. Such a connection is closed at once, so the pool drops it on
+ * release and opens a fresh one when the network is back.
+ */
+function dropOnReadTimeout(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise) {
+      result.catch((err: Error) => {
+        if (err?.message !== READ_TIMEOUT) return;
+        client.end().catch(() => {});
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      });
+    }
+    return result;
+  };
+}
+
+/** Resolves as `promise` does, or rejects with a connection timeout after `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' })), ms);
+  });
+  promise.catch(() => {});
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 const CONNECTION_CODES = new Set([
@@ -93,7 +142,9 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
     const e = err as { code?: string; message?: string } | null;
     if (!e) return false;
     if (e.code && CONNECTION_CODES.has(e.code)) return true;
-    return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(e.message ?? '');
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable/i.test(
+      e.message ?? '',
+    );
   },
 };
 
@@ -106,7 +157,12 @@ export async function listenPostgres(url: string, channel: string, onNotify: () 
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: url });
+    // Keep-alive: a LISTEN connection is idle by nature, so a vanished peer is found by the probes.
+    const c = new pg.Client({
+      connectionString: url,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    });
     c.on('notification', () => onNotify());
     c.on('error', () => reconnect(c));
     c.on('end', () => reconnect(c));

@@ -75,6 +75,20 @@ export function frameworkErrors(_err: FastifyError, request: FastifyRequest, rep
 }
 
 function send(reply: FastifyReply, status: number, body: unknown) {
+  closeIfBodyUnread(reply.request, reply);
   // The route's response schema may not list this status; send the error body as plain JSON.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+}
+
+/**
+ * An answer sent before the request's body was read (401, 404, 405, 413, …) closes the
+ * connection and says so: Node would otherwise read and discard whatever the client keeps sending.
+ */
+export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (raw.complete) return;
+  const length = raw.headers['content-length'];
+  if ((length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined) {
+    reply.header('connection', 'close');
+  }
 }

@@ -1,7 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../lib/errors.js';
-
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,7 +12,7 @@ export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
   const table = new Map<string, Set<string>>();
   app.decorate('v1Routes', table);
   app.addHook('onRoute', (route) => {
-    // Hidden routes (the document itself, and the 405 routes added below) are not API paths.
+    // Hidden routes (the document itself) are not API paths.
     if (!route.url.startsWith('/v1/') || (route.schema as { hide?: boolean } | undefined)?.hide) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const set = table.get(route.url) ?? new Set<string>();
@@ -27,27 +24,18 @@ export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
   return table;
 }
 
-/** Adds a 405 route (with `Allow`) for each method a known path does not have. */
-export function installMethodNotAllowed(app: FastifyInstance, table: Map<string, Set<string>>): void {
-  for (const [url, methods] of [...table]) {
-    const allow = [...methods].sort().join(', ');
-    const missing = METHODS.filter((m) => !methods.has(m));
-    if (missing.length === 0) continue;
-    app.route({
-      method: missing,
-      url,
-      schema: { hide: true },
-      handler: async () => {
-        throw new AppError(
-          405,
-          'method_not_allowed',
-          `This path does not support this method; use ${allow}.`,
-          undefined,
-          {
-            allow,
-          },
-        );
-      },
-    });
-  }
+/**
+ * The `Allow` value of a known path (`/v1/resources/res_…` matches `/v1/resources/:id`), or
+ * undefined for a path the API does not have. Asked only for requests no route matched: a
+ * method the path lacks, TRACE, or one Fastify does not route at all (PROPFIND, …).
+ */
+export function allowedMethods(table: ReadonlyMap<string, ReadonlySet<string>>) {
+  let patterns: { re: RegExp; allow: string }[] | undefined;
+  return (path: string): string | undefined => {
+    patterns ??= [...table].map(([url, methods]) => ({
+      re: new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}/?$`),
+      allow: [...methods].sort().join(', '),
+    }));
+    return patterns.find((p) => p.re.test(path))?.allow;
+  };
 }

@@ -223,26 +223,42 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * Strings are stored exactly as sent (docs/api.md#validation), which a NUL character or a lone UTF-16 surrogate cannot be
- * (a text column of one of the databases refuses NUL; both store UTF-8). One detail per offending string or key.
+ * Strings are stored exactly as sent (docs/api.md#validation), which a NUL character or a lone
+ * UTF-16 surrogate cannot be (a text column of one of the databases refuses NUL; both store UTF-8).
+ * One detail per offending string or key, in document order. An explicit stack, not recursion: the
+ * depth of a body never reaches the call stack.
  */
-export function unstorableStrings(value: unknown, path: string[] = []): ErrorDetail[] {
+export function unstorableStrings(value: unknown): ErrorDetail[] {
   const bad = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
-  const field = (p: string[]) => p.join('.') || 'body';
-  if (typeof value === 'string') {
-    if (!bad(value)) return [];
-    const message = `${field(path)} contains a NUL character or a lone surrogate.`;
-    return [{ field: field(path), issue: 'invalid_character', message }];
-  }
-  if (Array.isArray(value)) return value.flatMap((v, i) => unstorableStrings(v, [...path, String(i)]));
-  if (value === null || typeof value !== 'object') return [];
+  const field = (p: readonly string[]) => p.join('.') || 'body';
   const out: ErrorDetail[] = [];
-  for (const [k, v] of Object.entries(value)) {
-    if (bad(k)) {
-      const message = `${field(path)} has a key with a NUL character or a lone surrogate.`;
-      out.push({ field: field(path), issue: 'invalid_character', message });
+  // Each item is a value to look at, or a key's detail to report when reached (document order).
+  type Item = { value: unknown; path: readonly string[] } | { detail: ErrorDetail };
+  const stack: Item[] = [{ value, path: [] }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    if ('detail' in item) {
+      out.push(item.detail);
+      continue;
     }
-    out.push(...unstorableStrings(v, [...path, k]));
+    const { value: v, path } = item;
+    if (typeof v === 'string') {
+      if (bad(v)) {
+        const message = `${field(path)} contains a NUL character or a lone surrogate.`;
+        out.push({ field: field(path), issue: 'invalid_character', message });
+      }
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    const isArray = Array.isArray(v);
+    const entries: [string, unknown][] = isArray ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, child] = entries[i] as [string, unknown];
+      stack.push({ value: child, path: [...path, k] });
+      if (!isArray && bad(k)) {
+        const message = `${field(path)} has a key with a NUL character or a lone surrogate.`;
+        stack.push({ detail: { field: field(path), issue: 'invalid_character', message } });
+      }
+    }
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
 import type { Env, Role } from '../../src/db/types.js';
 import type { Clock } from '../../src/lib/clock.js';
-import { openRedis, waitForRedis } from '../../src/redis.js';
+import { openRedis, type RedisLog, waitForRedis } from '../../src/redis.js';
 import { createServices, type Services } from '../../src/services.js';
 import { contractOf } from './contract.js';
 import { openTestStorage } from './storage.js';
@@ -40,6 +40,8 @@ export async function startTestApp(
     redisUrl?: string | null;
     /** Rate-limit key namespace; apps sharing one see the same counters (default: unique). */
     rateLimitNamespace?: string;
+    /** Where the Redis breaker logs (default: nowhere). */
+    redisLog?: RedisLog;
     /** Lets a test wrap service calls, e.g. to revoke a key while its request runs (docs/api.md#keys-scopes-and-roles). */
     wrapServices?: (services: Services) => void;
     /** DNS for the webhook URL check at webhook creation (default: the system's). */
@@ -53,9 +55,9 @@ export async function startTestApp(
   opts.wrapServices?.(services);
   // With TEST_REDIS_URL the same tests run with Redis-backed rate limits, in their own key namespace.
   const redisUrl = opts.redisUrl === undefined ? process.env.TEST_REDIS_URL || undefined : (opts.redisUrl ?? undefined);
-  const redis = redisUrl ? openRedis(redisUrl, { warn() {}, info() {} }) : undefined;
+  const redis = redisUrl ? openRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : undefined;
   const rateLimitNamespace = opts.rateLimitNamespace ?? `wsvc-test:${randomBytes(6).toString('hex')}:`;
-  const app = await buildApp({ config, storage, clock, services, redis, rateLimitNamespace });
+  const app = await buildApp({ config, storage, clock, services, redis, rateLimitNamespace, redisLog: opts.redisLog });
   await app.ready();
   if (redis) await waitForRedis(redis, 5000);
   // Every response a test receives is checked against the served OpenAPI document (contract.ts).

@@ -1,15 +1,23 @@
 import net from 'node:net';
 
-/** A TCP proxy on 127.0.0.1 that a test can cut (drop every connection, refuse new ones) and restore. */
+/**
+ * A TCP proxy on 127.0.0.1 that a test can cut (drop every connection, refuse new ones) and
+ * restore, or pause: a partition, where connections stay open and new ones are accepted but no
+ * byte passes either way until `resume` (then what was sent meanwhile arrives, as after TCP
+ * retransmission).
+ */
 export interface CuttableProxy {
   port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  pause(): void;
+  resume(): void;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: { host: string; port: number }): Promise<CuttableProxy> {
   const sockets = new Set<net.Socket>();
+  let paused = false;
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
     for (const s of [client, upstream]) {
@@ -18,6 +26,10 @@ export async function startProxy(target: { host: string; port: number }): Promis
       s.on('error', () => {});
     }
     client.pipe(upstream).pipe(client);
+    if (paused) {
+      client.pause();
+      upstream.pause();
+    }
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -36,6 +48,14 @@ export async function startProxy(target: { host: string; port: number }): Promis
   return {
     port,
     cut: stop,
+    pause() {
+      paused = true;
+      for (const s of sockets) s.pause();
+    },
+    resume() {
+      paused = false;
+      for (const s of sockets) s.resume();
+    },
     restore: async () => {
       await listen(port);
     },

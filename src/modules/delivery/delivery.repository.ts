@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
@@ -28,6 +29,7 @@ export function toDelivery(row: DeliveriesTable): Delivery {
 export interface ClaimedDelivery {
   id: string;
   attempt_count: number;
+  webhook_id: string;
   url: string;
   secret: string;
   event_id: string;
@@ -67,45 +69,56 @@ export const deliveryRepository = {
 
   /**
    * Claims up to `limit` due deliveries for `workerId` until `leaseUntil`: pending, due, and not
-   * leased by a live worker. Concurrent workers skip each other's rows (withRowLockSkipping, docs/api.md#deployment).
+   * leased by a live worker, fairly: at most `perEndpoint` attempts per webhook counting the
+   * `busy` ones this worker already has in flight, taken round-robin over workspaces and, within
+   * one, over its endpoints, so a hanging receiver's backlog never takes the slots a healthy one
+   * needs. Endpoints already at their cap are not even scanned. Concurrent workers skip each
+   * other's rows (withRowLockSkipping, docs/api.md#deployment).
    */
   async claim(
     db: Db,
-    opts: { now: string; leaseUntil: string; workerId: string; limit: number },
+    opts: {
+      now: string;
+      leaseUntil: string;
+      workerId: string;
+      limit: number;
+      perEndpoint: number;
+      /** Attempts in flight in this worker, per webhook id. */
+      busy: ReadonlyMap<string, number>;
+    },
   ): Promise<ClaimedDelivery[]> {
-    const due = withRowLockSkipping(
+    const ids = await fairCandidates(db, opts);
+    if (ids.length === 0) return [];
+    const locked = withRowLockSkipping(
       db,
       db
         .selectFrom('deliveries')
         .select('id')
+        .where('id', 'in', ids)
         .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', opts.now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(opts.limit),
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)])),
     );
     const claimed = await db
       .updateTable('deliveries')
       .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })
-      .where('id', 'in', due)
-      .returning(['id', 'attempt_count', 'webhook_id', 'event_id'])
+      .where('id', 'in', locked)
+      .returning(['id'])
       .execute();
     if (claimed.length === 0) return [];
     const details = await db
       .selectFrom('deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .innerJoin('events as e', 'e.id', 'd.event_id')
-      .select(['d.id', 'd.attempt_count', 'w.url', 'w.secret', 'e.id as event_id', 'e.payload'])
+      .select(['d.id', 'd.attempt_count', 'd.webhook_id', 'w.url', 'w.secret', 'e.id as event_id', 'e.payload'])
       .where(
         'd.id',
         'in',
         claimed.map((c) => c.id),
       )
-      .orderBy('d.next_attempt_at')
-      .orderBy('d.id')
       .execute();
-    return details;
+    // Attempts start in the fair order chosen above.
+    const order = new Map(ids.map((id, i) => [id, i]));
+    return details.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   },
 
   /**
@@ -182,3 +195,55 @@ export const deliveryRepository = {
       .execute();
   },
 };
+
+/** How many due rows one claim looks at, per free slot (endpoints at their cap are not among them). */
+const SCAN_PER_SLOT = 8;
+
+/**
+ * The ids to claim, in the order to attempt them. Among the oldest due, unleased deliveries of
+ * endpoints below their cap: rank each endpoint's rows (oldest first) and keep those that fit in
+ * its remaining room, then rank within each workspace by that, and take the first `limit` by
+ * workspace rank: every workspace's first delivery, then every workspace's second, and so on.
+ * Standard window functions, the same SQL on SQLite and PostgreSQL.
+ */
+async function fairCandidates(
+  db: Db,
+  opts: { now: string; limit: number; perEndpoint: number; busy: ReadonlyMap<string, number> },
+): Promise<string[]> {
+  const busy = [...opts.busy].filter(([, n]) => n > 0);
+  const full = busy.filter(([, n]) => n >= opts.perEndpoint).map(([id]) => id);
+  const partly = busy.filter(([, n]) => n < opts.perEndpoint);
+  const inFlight =
+    partly.length === 0
+      ? sql<number>`0`
+      : sql<number>`case webhook_id ${sql.join(
+          partly.map(([id, n]) => sql`when ${id} then ${n}`),
+          sql` `,
+        )} else 0 end`;
+  const notFull = full.length === 0 ? sql`` : sql`and webhook_id not in (${sql.join(full)})`;
+  const scan = Math.max(100, opts.limit * SCAN_PER_SLOT);
+  const { rows } = await sql<{ id: string }>`
+    with due as (
+      select id, webhook_id, workspace_id, next_attempt_at from deliveries
+      where status = 'pending' and next_attempt_at <= ${opts.now}
+        and (lease_until is null or lease_until < ${opts.now}) ${notFull}
+      order by next_attempt_at, id
+      limit ${scan}
+    ),
+    per_endpoint as (
+      select id, workspace_id, next_attempt_at,
+        row_number() over (partition by webhook_id order by next_attempt_at, id) + ${inFlight} as endpoint_rank
+      from due
+    ),
+    per_workspace as (
+      select id, next_attempt_at, endpoint_rank,
+        row_number() over (partition by workspace_id order by endpoint_rank, next_attempt_at, id) as workspace_rank
+      from per_endpoint
+      where endpoint_rank <= ${opts.perEndpoint}
+    )
+    select id from per_workspace
+    order by workspace_rank, endpoint_rank, next_attempt_at, id
+    limit ${opts.limit}
+  `.execute(db);
+  return rows.map((r) => r.id);
+}

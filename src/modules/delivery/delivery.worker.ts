@@ -24,6 +24,7 @@ export interface DeliveryWorkerDeps {
     | 'WEBHOOK_RETRY_FACTOR'
     | 'WEBHOOK_TIMEOUT_MS'
     | 'WEBHOOK_CONCURRENCY'
+    | 'WEBHOOK_ENDPOINT_CONCURRENCY'
     | 'WEBHOOK_ALLOW_INSECURE_URLS'
     | 'WEBHOOK_POLL_MS'
   >;
@@ -37,9 +38,10 @@ export interface DeliveryWorkerDeps {
 const CLAIM_BATCH = 100;
 
 /**
- * The delivery engine. Claims due deliveries with a lease (docs/api.md#deployment), attempts them concurrently up
- * to WEBHOOK_CONCURRENCY (one slow receiver holds one slot, never the others), and writes the
- * outcomes back in batches. A claim whose worker dies is retaken when its lease passes, so every
+ * The delivery engine. Claims due deliveries with a lease (docs/api.md#deployment), attempts them
+ * concurrently up to WEBHOOK_CONCURRENCY, at most WEBHOOK_ENDPOINT_CONCURRENCY per endpoint and
+ * round-robin over workspaces and endpoints (a hanging receiver holds its own few slots, never the
+ * others'), and writes the outcomes back in batches. A claim whose worker dies is retaken when its lease passes, so every
  * delivery is attempted at least once, always with the same event id and body.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
@@ -56,6 +58,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   // Long enough for one attempt and the write of its outcome; a dead worker's claims return after it.
   const leaseMs = 2 * config.WEBHOOK_TIMEOUT_MS + 1000;
   const inflight = new Map<string, Promise<void>>();
+  /** Attempts in flight per webhook id: the per-endpoint cap of the next claim. */
+  const busy = new Map<string, number>();
   let results: AttemptResult[] = [];
   let running = false;
   let stopping = false;
@@ -95,6 +99,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
               leaseUntil: isoAt(now + leaseMs),
               workerId,
               limit,
+              perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+              busy,
             });
             // Deliveries only, never keys or users: this process's cached keys stay valid (keysEpoch).
           },
@@ -107,6 +113,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       }
       stats.claimed += claimed.length;
       for (const d of claimed) start(d);
+      // A full batch may leave more to claim; a short one means nothing more is due and under its cap.
       if (claimed.length === limit && limit > 0) again = true;
     } while (again || results.length > 0);
   }
@@ -142,8 +149,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   }
 
   function start(d: ClaimedDelivery): void {
+    busy.set(d.webhook_id, (busy.get(d.webhook_id) ?? 0) + 1);
     const p = attempt(d).finally(() => {
       inflight.delete(d.id);
+      const left = (busy.get(d.webhook_id) ?? 1) - 1;
+      if (left > 0) busy.set(d.webhook_id, left);
+      else busy.delete(d.webhook_id);
       schedule();
     });
     inflight.set(d.id, p);
