@@ -18,10 +18,13 @@ import { installNoUndeclaredInput, installValidators } from './http/validation.j
 import { type Clock, systemClock } from './lib/clock.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
+import { keysRoutes } from './modules/keys/keys.routes.js';
+import { ApiKeySchema } from './modules/keys/keys.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
+import { deliveriesRoutes } from './modules/webhooks/deliveries.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
 import { createRedisGuard, type RedisLog } from './redis.js';
@@ -85,7 +88,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const routeTable = collectRoutes(app);
   installEarlyAnswers(app, routeTable);
   installJsonBody(app);
-  for (const schema of [ErrorSchema, ResourceSchema, UserSchema, EventSchema, WebhookSchema, DeliverySchema]) {
+  for (const schema of [
+    ErrorSchema,
+    ResourceSchema,
+    UserSchema,
+    EventSchema,
+    WebhookSchema,
+    DeliverySchema,
+    ApiKeySchema,
+  ]) {
     app.addSchema(schema);
   }
 
@@ -108,7 +119,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(usersRoutes, { users: services.users });
       await v1.register(resourcesRoutes, { resources: services.resources });
       await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+      await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
       await v1.register(eventsRoutes, { events: services.events });
+      await v1.register(keysRoutes, { keys: services.keyManagement });
     },
     { prefix: '/v1' },
   );

@@ -7,11 +7,13 @@ import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/deli
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { apiKeyCheck } from './modules/keys/key-check.js';
+import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
 import { createOutbox } from './modules/outbox/outbox.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
+import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
 
@@ -43,9 +45,10 @@ export function createServices(deps: {
   // Rung after a commit that queued deliveries; this process's delivery worker listens.
   const deliveriesDue = createSignal();
   // The write-time re-check per kind of principal; the console registers `session` beside these.
-  const checks: PrincipalChecks = { api_key: apiKeyCheck(dialect), system: systemCheck(dialect) };
+  const checks: PrincipalChecks = { api_key: apiKeyCheck(dialect, clock), system: systemCheck(dialect) };
   const writeAs = createWriteRunner({ db, dialect, checks });
   const keys = createKeysService({ db, dialect, clock });
+  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
   const users = createUsersService({ db, dialect, clock, writeAs });
   const events = createEventsService({ db, dialect, clock });
   const outbox = createOutbox({ dialect, deliveriesDue });
@@ -57,7 +60,9 @@ export function createServices(deps: {
     writeAs,
     deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
+    outbox,
   });
+  const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
   const idempotency = createIdempotencyService({ db, dialect, clock });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys });
   const delivery = createDeliveryWorker({
@@ -74,10 +79,12 @@ export function createServices(deps: {
   ];
   return {
     keys,
+    keyManagement,
     users,
     resources,
     events,
     webhooks,
+    deliveries,
     workspaces,
     idempotency,
     delivery,

@@ -38,6 +38,18 @@ const eventUrl = async (ctx: { t: TestApp; key: string }) => {
   return `/v1/events/${json(res).data[0].id}`;
 };
 
+/** A key made through the API with `ctx.key` (so owned by that key's user), in `ctx.env`. */
+const keyUrl = async (ctx: { t: TestApp; key: string; env: string }, suffix = '') => {
+  const res = await ctx.t.request({
+    method: 'POST',
+    url: '/v1/keys',
+    key: ctx.key,
+    body: { name: 'Matrix target', env: ctx.env, scopes: ['keys:write'] },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return `/v1/keys/${json(res).data.id}${suffix}`;
+};
+
 const resourceUrl = async (ctx: { t: TestApp; key: string }, suffix = '') =>
   `/v1/resources/${await createResource(ctx.t, ctx.key)}${suffix}`;
 
@@ -170,6 +182,112 @@ const ROUTES: RouteCase[] = [
     success: 200,
     byId: true,
     prepare: async (ctx) => ({ url: await deliveryUrl(ctx, '/retry') }),
+  },
+  {
+    method: 'PATCH',
+    path: '/v1/webhooks/:id',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx), body: { label: 'Patched', events: ['resource.deleted'] } }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/disable',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx, '/disable') }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/enable',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => {
+      const url = await webhookUrl(ctx);
+      expect((await ctx.t.request({ method: 'POST', url: `${url}/disable`, key: ctx.key })).statusCode).toBe(200);
+      return { url: `${url}/enable` };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/rotate-secret',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx, '/rotate-secret'), body: { expire_old_in_s: 60 } }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/test',
+    scope: 'webhooks:write',
+    success: 202,
+    byId: true,
+    prepare: async (ctx) => ({ url: await webhookUrl(ctx, '/test') }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/deliveries/retry',
+    scope: 'webhooks:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({
+      url: await webhookUrl(ctx, '/deliveries/retry'),
+      body: { status: 'failed', since: '2026-01-01T00:00:00.000Z' },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/deliveries',
+    scope: 'webhooks:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/deliveries?status=pending&limit=5' }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/keys',
+    scope: 'keys:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/keys' }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/keys',
+    scope: 'keys:write',
+    success: 201,
+    prepare: async () => ({ url: '/v1/keys', body: { name: 'Matrix', env: 'live' } }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/keys/:id',
+    scope: 'keys:read',
+    success: 200,
+    byId: true,
+    envCheck: 'test-only',
+    prepare: async (ctx) => ({ url: await keyUrl(ctx) }),
+    prepareOwn: async (ctx) => ({ url: await keyUrl({ ...ctx, key: ctx.ownKey }) }),
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/keys/:id',
+    scope: 'keys:write',
+    success: 204,
+    byId: true,
+    envCheck: 'test-only',
+    prepare: async (ctx) => ({ url: await keyUrl(ctx) }),
+    prepareOwn: async (ctx) => ({ url: await keyUrl({ ...ctx, key: ctx.ownKey }) }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/keys/:id/roll',
+    scope: 'keys:write',
+    success: 201,
+    byId: true,
+    envCheck: 'test-only',
+    prepare: async (ctx) => ({ url: await keyUrl(ctx, '/roll'), body: { expire_old_in_s: 60 } }),
+    prepareOwn: async (ctx) => ({ url: await keyUrl({ ...ctx, key: ctx.ownKey }, '/roll'), body: {} }),
   },
   {
     method: 'GET',

@@ -83,6 +83,32 @@ describe.skipIf(!pgUrl)('copying a SQLite database into PostgreSQL (docs/operati
       );
       expect(cli.code).toBe(1);
       expect(cli.stderr).toMatch(/target is not empty/);
+
+      // Into an empty database through the command: a summary line, and no progress line when
+      // stderr is not a terminal (here a pipe).
+      const fresh = await openTestStorage({ migrate: false });
+      try {
+        const ok = await run(
+          process.execPath,
+          [
+            'bin/wsvc.js',
+            'db',
+            'copy',
+            '--from',
+            `sqlite:${path}`,
+            '--to',
+            `${pgUrl}?options=${encodeURIComponent(`-c search_path=${fresh.schema}`)}`,
+          ],
+          { env: { ...process.env, LOG_LEVEL: 'silent' } },
+        );
+        expect(ok.stderr).toBe('');
+        expect(ok.stdout).toContain('resources: 7 rows');
+        expect(ok.stdout).toMatch(/\ncopied \d+ rows in \d+ tables in \d+s \(\d+ rows\/s\)\n$/);
+        const copied = await sql<{ n: string }>`select count(*) as n from resources`.execute(fresh.db);
+        expect(Number(copied.rows[0]?.n)).toBe(7);
+      } finally {
+        await fresh.close();
+      }
       const n = await sql<{ n: string }>`select count(*) as n from resources`.execute(target.db);
       expect(Number(n.rows[0]?.n)).toBe(7);
     } finally {

@@ -20,13 +20,15 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const EVENTS = 'resource.created, resource.updated, resource.status_changed, resource.deleted';
+// Event filters also accept the test event (POST /webhooks/{id}/test); subscriptions do not.
+const EVENT_FILTERS = `${EVENTS}, webhook.test`;
 
 describe('validation messages list the allowed values', () => {
   const cases: [string, string, unknown, string, string][] = [
     ['POST', '/v1/resources', { name: 'a', type: 'big' }, 'type', 'type must be one of: standard, premium, custom.'],
     ['GET', '/v1/resources?status=gone', undefined, 'status', 'status must be one of: active, archived.'],
     ['GET', '/v1/resources?type=x', undefined, 'type', 'type must be one of: standard, premium, custom.'],
-    ['GET', '/v1/events?event=resource.moved', undefined, 'event', `event must be one of: ${EVENTS}.`],
+    ['GET', '/v1/events?event=resource.moved', undefined, 'event', `event must be one of: ${EVENT_FILTERS}.`],
     [
       'POST',
       '/v1/webhooks',
@@ -61,7 +63,7 @@ describe('validation messages list the allowed values', () => {
     ).data;
     const res = await t.request({ method: 'GET', url: `/v1/webhooks/${hook.id}/deliveries?status=done`, key: ws.live });
     const err = expectValidation(res, { field: 'status', issue: 'invalid_value' });
-    expect(err.details?.[0]?.message).toBe('status must be one of: pending, succeeded, failed.');
+    expect(err.details?.[0]?.message).toBe('status must be one of: pending, succeeded, failed, cancelled.');
   });
 });
 

@@ -30,13 +30,27 @@ describe('POST /v1/webhooks (docs/api.md#webhooks)', () => {
     expect(res.statusCode, res.body).toBe(201);
     const hook = json(res).data;
     expect(Object.keys(hook).sort()).toEqual(
-      ['created_at', 'events', 'id', 'label', 'secret', 'status', 'updated_at', 'url', 'workspace_id'].sort(),
+      [
+        'created_at',
+        'disabled_reason',
+        'events',
+        'id',
+        'label',
+        'previous_secret_expires_at',
+        'secret',
+        'status',
+        'updated_at',
+        'url',
+        'workspace_id',
+      ].sort(),
     );
     expect(hook).toMatchObject({
       url: 'https://hooks.public.test/in',
       events: ['resource.created'],
       label: 'CRM',
       status: 'enabled',
+      disabled_reason: null,
+      previous_secret_expires_at: null,
       workspace_id: ws.id,
     });
     expect(hook.id).toMatch(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/);
@@ -209,6 +223,7 @@ describe('OpenAPI (docs/api.md#versioning)', () => {
       'resource.updated',
       'resource.status_changed',
       'resource.deleted',
+      'webhook.test',
     ]);
     expect(event.examples.map((e: { event: string }) => e.event)).toContain('resource.status_changed');
     const delivery = doc.webhooks.event.post;

@@ -7,6 +7,15 @@ import { print } from './output.js';
 
 const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
 
+/** Rows as aligned text columns under a header; '' when there are no rows. */
+function table(header: string[], rows: string[][]): string {
+  if (rows.length === 0) return '';
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - [...c].length))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
 function parseScopes(value: string): string[] {
   const scopes = value
     .split(',')
@@ -53,7 +62,38 @@ export function registerAdminCommands(program: Command): void {
       );
     });
 
+  workspaces
+    .command('list')
+    .description('list every workspace with its number of members')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const list = await withServices((s) => s.workspaces.list());
+      print(
+        isJson(cmd),
+        { workspaces: list },
+        table(
+          ['ID', 'NAME', 'MEMBERS', 'CREATED'],
+          list.map((w) => [w.id, w.name, String(w.members), w.created_at]),
+        ) || '(no workspaces)',
+      );
+    });
+
   const users = program.command('users').description('manage workspace members');
+  users
+    .command('list')
+    .description('list the current members of a workspace')
+    .requiredOption('--workspace <ws_id>', 'workspace id')
+    .action(async (opts: { workspace: string }, cmd: Command) => {
+      const list = await withServices((s) => s.users.listAll(opts.workspace));
+      print(
+        isJson(cmd),
+        { users: list },
+        table(
+          ['ID', 'EMAIL', 'ROLE', 'NAME', 'CREATED'],
+          list.map((u) => [u.id, u.email, u.role, u.name ?? '-', u.created_at]),
+        ) || '(no members)',
+      );
+    });
+
   users
     .command('create')
     .description('add a user to a workspace')
@@ -110,14 +150,20 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--workspace <ws_id>', 'workspace id')
     .action(async (opts: { workspace: string }, cmd: Command) => {
       const list = await withServices((s) => s.keys.list(opts.workspace));
+      const now = new Date().toISOString();
+      const state = (k: (typeof list)[number]) =>
+        k.revoked_at
+          ? `revoked ${k.revoked_at}`
+          : k.expires_at && k.expires_at <= now
+            ? `expired ${k.expires_at}`
+            : 'active';
       print(
         isJson(cmd),
         { keys: list },
-        list
-          .map(
-            (k) => `${k.id}  ${k.env}  ${k.prefix}…  ${k.name}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`,
-          )
-          .join('\n') || '(no keys)',
+        table(
+          ['ID', 'ENV', 'PREFIX', 'NAME', 'OWNER', 'SCOPES', 'STATUS'],
+          list.map((k) => [k.id, k.env, `${k.prefix}…`, k.name, k.owner_email, k.scopes.join(','), state(k)]),
+        ) || '(no keys)',
       );
     });
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { copySqliteToPostgres } from '../db/copy.js';
 import { openStorage } from '../db/database.js';
 import { print } from './output.js';
+import { createProgress, formatDuration } from './progress.js';
 
 /** `wsvc db copy`: move a SQLite start into PostgreSQL (docs/operations.md). */
 export function registerDbCommands(program: Command): void {
@@ -18,14 +19,23 @@ export function registerDbCommands(program: Command): void {
       }
       const from = openStorage({ url: opts.from });
       const to = openStorage({ url: opts.to, poolSize: 2, statementTimeoutMs: 0 });
+      // On a terminal: a live line with rows, rate and time left, on stderr (stdout stays the result).
+      const progress = createProgress(json ? { isTTY: false, write: () => true } : process.stderr);
       try {
         const result = await copySqliteToPostgres(from, to, {
           batchRows: opts.batch > 0 ? opts.batch : 500,
-          log: json ? undefined : (m) => process.stdout.write(`${m}\n`),
+          progress: progress.update,
         });
+        progress.finish();
         const total = result.tables.reduce((n, t) => n + t.rows, 0);
-        print(json, { tables: result.tables }, `copied ${total} rows in ${result.tables.length} tables`);
+        const ms = progress.elapsedMs();
+        const summary =
+          result.tables.map((t) => `${t.table}: ${t.rows} rows`).join('\n') +
+          `\ncopied ${total} rows in ${result.tables.length} tables in ${formatDuration(ms)}` +
+          ` (${Math.round(ms > 0 ? (total / ms) * 1000 : total)} rows/s)`;
+        print(json, { tables: result.tables, rows: total, duration_ms: ms }, summary);
       } finally {
+        progress.finish();
         await from.close();
         await to.close();
       }

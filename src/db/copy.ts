@@ -40,7 +40,12 @@ async function tablesInDependencyOrder(db: Kysely<unknown>): Promise<string[]> {
 export async function copySqliteToPostgres(
   from: Storage,
   to: Storage,
-  opts: { batchRows?: number; log?: (msg: string) => void } = {},
+  opts: {
+    batchRows?: number;
+    log?: (msg: string) => void;
+    /** Called after every batch with the rows copied so far and the rows to copy in all. */
+    progress?: (copied: number, total: number) => void;
+  } = {},
 ): Promise<CopyResult> {
   if (from.dialect.name !== 'sqlite' || to.dialect.name !== 'postgres') {
     throw new Error('db copy goes from a sqlite: database to a postgres:// one');
@@ -56,6 +61,13 @@ export async function copySqliteToPostgres(
       throw new Error(`target is not empty (table ${table} has ${rows[0]?.n} rows); copy only into a new database`);
     }
   }
+  let total = 0;
+  for (const table of tables) {
+    const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.table(table)}`.execute(src);
+    total += Number(rows[0]?.n ?? 0);
+  }
+  let copiedAll = 0;
+  opts.progress?.(0, total);
   const result: CopyResult = { tables: [] };
   await dst.transaction().execute(async (trx) => {
     for (const table of tables) {
@@ -74,6 +86,8 @@ export async function copySqliteToPostgres(
           .values(values as never)
           .execute();
         copied += batch.length;
+        copiedAll += batch.length;
+        opts.progress?.(copiedAll, Math.max(total, copiedAll));
       }
       result.tables.push({ table, rows: copied });
       opts.log?.(`${table}: ${copied} rows`);

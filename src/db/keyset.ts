@@ -3,7 +3,7 @@ import { encodeCursor, type Page, type PageRequest } from '../lib/paging.js';
 import type { Db } from './dialect.js';
 import type { Database } from './types.js';
 
-type PagedTable = 'users' | 'resources' | 'webhooks' | 'events' | 'deliveries';
+type PagedTable = 'users' | 'resources' | 'webhooks' | 'events' | 'deliveries' | 'api_keys';
 type Where<T extends PagedTable> = (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>;
 
 export interface PageOptions {

@@ -5,6 +5,7 @@ import * as userRemoval from './migrations/002-user-removal.js';
 import * as eventsDeliveries from './migrations/003-events-deliveries.js';
 import * as userEmailReuse from './migrations/004-user-email-reuse.js';
 import * as resourceCounts from './migrations/005-resource-counts.js';
+import * as endpointKeyManagement from './migrations/007-endpoint-key-management.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '003-events-deliveries': eventsDeliveries,
   '004-user-email-reuse': userEmailReuse,
   '005-resource-counts': resourceCounts,
+  '007-endpoint-key-management': endpointKeyManagement,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -50,6 +50,10 @@ export interface ApiKeysTable {
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** When the key stops working (a rolled key's overlap end); null: never (migration 007). */
+  expires_at?: string | null;
+  /** The user who created the key; null when the CLI did (migration 007). */
+  created_by?: string | null;
 }
 
 export interface ResourcesTable {
@@ -83,6 +87,11 @@ export interface WebhooksTable {
   label: string | null;
   status: 'enabled' | 'disabled';
   secret: string;
+  /** After rotate-secret: the old secret, which also signs deliveries until it expires (migration 007). */
+  previous_secret?: string | null;
+  previous_secret_expires_at?: string | null;
+  /** Why the endpoint is disabled (`manual`); null while enabled (migration 007). */
+  disabled_reason?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -111,7 +120,8 @@ export interface EventsTable {
   created_at: string;
 }
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+/** `cancelled`: still pending when its endpoint was disabled. */
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
 
 /** One event to one webhook (docs/api.md#webhook-deliveries); claimed by a worker with a lease (docs/api.md#deployment). */
 export interface DeliveriesTable {

@@ -47,7 +47,7 @@ export class UnauthorizedError extends AppError {
     const messages = {
       missing_token: 'No API key given: send the header Authorization: Bearer <API_KEY>.',
       invalid_token: 'The API key is invalid or malformed.',
-      expired_token: 'The API key has been revoked.',
+      expired_token: 'The API key has been revoked or has expired; use an active key.',
     } as const;
     super(401, code, messages[code]);
   }

@@ -15,6 +15,9 @@ export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   'events:read': ['admin', 'member', 'viewer'],
   'webhooks:read': ['admin'],
   'webhooks:write': ['admin'],
+  // D24: every role manages keys; a non-admin only their own (see prepareOwn).
+  'keys:read': ['admin', 'member', 'viewer'],
+  'keys:write': ['admin', 'member', 'viewer'],
 };
 const ALL_SCOPES = Object.keys(ROLE_SCOPES);
 
@@ -38,6 +41,16 @@ export interface RouteCase {
   success: number;
   /** The route addresses one object by id: another workspace's or environment's id is a 404. */
   byId?: boolean;
+  /**
+   * For objects that belong to a user (API keys): sets up the request on an object of `userId`, for the
+   * role checks. Without it, the role checks use the admin's object from `prepare`.
+   */
+  prepareOwn?(ctx: MatrixContext & { userId: string; ownKey: string }): Promise<{ url: string; body?: unknown }>;
+  /**
+   * Workspace-level objects whose environments are nested (API keys: a live key sees test keys, a test
+   * key only test keys): the other-environment check runs from the test side only.
+   */
+  envCheck?: 'test-only';
 }
 
 function randomBase62(n: number): string {
@@ -152,12 +165,15 @@ export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): voi
         it(`${role}: ${allowed ? c.success : '403 insufficient_scope'} (docs/api.md#keys-scopes-and-roles)`, async () => {
           const { t, ws, req } = await setup();
           const m = await ws.member(role);
+          const own = c.prepareOwn
+            ? await c.prepareOwn({ t, ws, env: 'live', key: ws.live, userId: m.userId, ownKey: m.live })
+            : req;
           if (allowed) {
-            const res = await send(t, c, req, `Bearer ${m.live}`);
+            const res = await send(t, c, own, `Bearer ${m.live}`);
             expect(res.statusCode, res.body).toBe(c.success);
             expectRateLimitHeaders(res);
           } else {
-            await refused(t, c, req, `Bearer ${m.live}`, 403, 'insufficient_scope');
+            await refused(t, c, own, `Bearer ${m.live}`, 403, 'insufficient_scope');
           }
         });
       }
@@ -177,6 +193,7 @@ export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): voi
           const ws = await newWorkspace(t);
           const live = await c.prepare({ t, ws, env: 'live', key: ws.live });
           await refused(t, c, live, `Bearer ${ws.test}`, 404, 'not_found');
+          if (c.envCheck === 'test-only') return;
           const test = await c.prepare({ t, ws, env: 'test', key: ws.test });
           await refused(t, c, test, `Bearer ${ws.live}`, 404, 'not_found');
         });

@@ -71,6 +71,9 @@ function buildContract(doc: Json): Contract {
       methods,
     }),
   );
+  // OpenAPI: a concrete path matches before a templated one (`/deliveries/retry` before `/deliveries/{delivery_id}`).
+  const templates = (p: string) => (p.match(/\{/g) ?? []).length;
+  routes.sort((a, b) => templates(a.path) - templates(b.path));
 
   const match = (method: string, url: string) => {
     // As the server sees it: `.` and `..` segments resolved.

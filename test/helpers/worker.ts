@@ -1,5 +1,9 @@
 import type { Clock } from '../../src/lib/clock.js';
-import { createDeliveryWorker, type DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import {
+  createDeliveryWorker,
+  type DeliveryWorker,
+  type WorkerLogger,
+} from '../../src/modules/delivery/delivery.worker.js';
 import type { TestApp } from './app.js';
 
 /**
@@ -8,7 +12,7 @@ import type { TestApp } from './app.js';
  */
 export function testWorker(
   t: TestApp,
-  opts: { clock?: Clock; random?: () => number; listen?: boolean } = {},
+  opts: { clock?: Clock; random?: () => number; listen?: boolean; log?: WorkerLogger } = {},
 ): DeliveryWorker {
   return createDeliveryWorker({
     db: t.storage.db,
@@ -17,5 +21,6 @@ export function testWorker(
     config: t.config,
     deliveriesDue: opts.listen === false ? undefined : t.services.deliveriesDue,
     random: opts.random,
+    log: opts.log,
   });
 }

@@ -6,7 +6,7 @@ import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
-import type { Delivery, DeliveryDetail } from './delivery.schemas.js';
+import type { Delivery, DeliveryDetail, DeliveryFilter } from './delivery.schemas.js';
 
 /** Row → API object. */
 export function toDelivery(row: DeliveriesTable): Delivery {
@@ -30,16 +30,23 @@ export interface ClaimedDelivery {
   id: string;
   attempt_count: number;
   webhook_id: string;
+  /** `disabled` when the endpoint was disabled after this delivery was queued: it is cancelled, not sent. */
+  webhook_status: 'enabled' | 'disabled';
   url: string;
   secret: string;
+  /** The secret before the last rotation, which also signs until `previous_secret_expires_at`. */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
   event_id: string;
+  event_type: string;
   payload: string;
 }
 
 /** The outcome of one attempt, written back by the worker that holds the lease. */
 export interface AttemptResult {
   deliveryId: string;
-  attempt: Omit<DeliveryAttemptsTable, 'delivery_id'>;
+  /** null: no attempt was made (the delivery was cancelled). */
+  attempt: Omit<DeliveryAttemptsTable, 'delivery_id'> | null;
   /** The delivery's state after this attempt. */
   status: DeliveryStatus;
   nextAttemptAt: string | null;
@@ -109,7 +116,19 @@ export const deliveryRepository = {
       .selectFrom('deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .innerJoin('events as e', 'e.id', 'd.event_id')
-      .select(['d.id', 'd.attempt_count', 'd.webhook_id', 'w.url', 'w.secret', 'e.id as event_id', 'e.payload'])
+      .select([
+        'd.id',
+        'd.attempt_count',
+        'd.webhook_id',
+        'd.event_type',
+        'w.status as webhook_status',
+        'w.url',
+        'w.secret',
+        'w.previous_secret',
+        'w.previous_secret_expires_at',
+        'e.id as event_id',
+        'e.payload',
+      ])
       .where(
         'd.id',
         'in',
@@ -118,7 +137,13 @@ export const deliveryRepository = {
       .execute();
     // Attempts start in the fair order chosen above.
     const order = new Map(ids.map((id, i) => [id, i]));
-    return details.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+    return details
+      .map((d) => ({
+        ...d,
+        previous_secret: d.previous_secret ?? null,
+        previous_secret_expires_at: d.previous_secret_expires_at ?? null,
+      }))
+      .sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   },
 
   /**
@@ -130,21 +155,26 @@ export const deliveryRepository = {
     for (const r of results) {
       const u = await db
         .updateTable('deliveries')
-        .set((eb) => ({
-          status: r.status,
-          attempt_count: eb('attempt_count', '+', 1),
-          next_attempt_at: r.nextAttemptAt,
-          lease_until: null,
-          leased_by: null,
-          last_response_status: r.attempt.response_status,
-          last_error: r.attempt.error,
-          updated_at: now,
-        }))
+        .set((eb) =>
+          r.attempt === null
+            ? { status: r.status, next_attempt_at: null, lease_until: null, leased_by: null, updated_at: now }
+            : {
+                status: r.status,
+                attempt_count: eb('attempt_count', '+', 1),
+                next_attempt_at: r.nextAttemptAt,
+                lease_until: null,
+                leased_by: null,
+                last_response_status: r.attempt.response_status,
+                last_error: r.attempt.error,
+                updated_at: now,
+              },
+        )
         .where('id', '=', r.deliveryId)
         .where('leased_by', '=', workerId)
         .where('status', '=', 'pending')
         .executeTakeFirst();
       if (Number(u.numUpdatedRows) !== 1) continue;
+      if (r.attempt === null) continue;
       await db
         .insertInto('delivery_attempts')
         .values({ delivery_id: r.deliveryId, ...r.attempt })
@@ -152,6 +182,10 @@ export const deliveryRepository = {
       written++;
     }
     return written;
+  },
+
+  findByEvent(db: Db, eventId: string): Promise<DeliveriesTable | undefined> {
+    return db.selectFrom('deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirst();
   },
 
   find(db: Db, webhookId: string, id: string): Promise<DeliveriesTable | undefined> {
@@ -173,6 +207,24 @@ export const deliveryRepository = {
     return { ...toDelivery(row), attempts };
   },
 
+  /** The delivery log of a workspace+environment across its endpoints, filtered. */
+  listInScope(db: Db, tenant: Tenant, filter: DeliveryFilter, page: PageRequest) {
+    return pageById(
+      db,
+      'deliveries',
+      (eb) => {
+        const conds = [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
+        if (filter.status) conds.push(eb('status', '=', filter.status));
+        if (filter.webhook_id) conds.push(eb('webhook_id', '=', filter.webhook_id));
+        if (filter.event) conds.push(eb('event_type', '=', filter.event));
+        if (filter.created_after) conds.push(eb('created_at', '>', filter.created_after));
+        if (filter.created_before) conds.push(eb('created_at', '<', filter.created_before));
+        return eb.and(conds);
+      },
+      page,
+    );
+  },
+
   list(db: Db, webhookId: string, status: DeliveryStatus | undefined, page: PageRequest) {
     return pageById(
       db,
@@ -184,6 +236,36 @@ export const deliveryRepository = {
       },
       page,
     );
+  },
+
+  /**
+   * Bulk resend: every delivery of the webhook in `status` created at or after `since`, and not
+   * being attempted right now, is due now again, in one statement. Returns how many.
+   */
+  async requeueMatching(
+    db: Db,
+    webhookId: string,
+    opts: { status: DeliveryStatus; since: string; now: string },
+  ): Promise<number> {
+    const r = await db
+      .updateTable('deliveries')
+      .set({ status: 'pending', next_attempt_at: opts.now, updated_at: opts.now, lease_until: null, leased_by: null })
+      .where('webhook_id', '=', webhookId)
+      .where('status', '=', opts.status)
+      .where('created_at', '>=', opts.since)
+      .execute();
+    return r.reduce((n, x) => n + Number(x.numUpdatedRows), 0);
+  },
+
+  /** Cancels every pending delivery of the webhook (it was disabled); returns how many. */
+  async cancelPending(db: Db, webhookId: string, now: string): Promise<number> {
+    const r = await db
+      .updateTable('deliveries')
+      .set({ status: 'cancelled', next_attempt_at: null, lease_until: null, leased_by: null, updated_at: now })
+      .where('webhook_id', '=', webhookId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   },
 
   /** Manual resend: the delivery is due now again (one more attempt, whatever its state). */

@@ -1,5 +1,18 @@
 import { type Static, Type } from '@sinclair/typebox';
+import type { DeliveryStatus } from '../../db/types.js';
 import { Timestamp } from '../../http/schemas.js';
+
+/** Every state of a delivery. */
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+
+/** Filters of the environment-wide delivery log (`GET /deliveries`); times are ISO 8601 UTC. */
+export type DeliveryFilter = {
+  webhook_id?: string;
+  status?: DeliveryStatus;
+  event?: string;
+  created_after?: string;
+  created_before?: string;
+};
 
 const AttemptSchema = Type.Object(
   {
@@ -20,9 +33,13 @@ const deliveryProps = {
   webhook_id: Type.String(),
   event_id: Type.String(),
   event: Type.String({ description: 'Event type.' }),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')], {
-    description: '`pending` until a 2xx (`succeeded`) or the last retry fails (`failed`).',
-  }),
+  status: Type.Union(
+    DELIVERY_STATUSES.map((s) => Type.Literal(s)),
+    {
+      description:
+        '`pending` until a 2xx (`succeeded`) or the last retry fails (`failed`); `cancelled` when the endpoint was disabled while it was pending.',
+    },
+  ),
   attempt_count: Type.Integer(),
   next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When a pending delivery is due.' }),
   last_response_status: Type.Union([Type.Integer(), Type.Null()]),

@@ -161,12 +161,35 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   }
 
   async function attempt(d: ClaimedDelivery): Promise<void> {
+    // Disabled after this delivery was queued (e.g. by a transaction that raced the disable): not sent.
+    if (d.webhook_status === 'disabled') {
+      results.push({ deliveryId: d.id, status: 'cancelled', nextAttemptAt: null, attempt: null });
+      return;
+    }
     const attemptedAt = clock.now();
-    const r = await send(d.url, deliveryHeaders(d.secret, d.event_id, d.payload, attemptedAt), d.payload);
+    const r = await send(
+      d.url,
+      deliveryHeaders(liveSecrets(d, attemptedAt), d.event_id, d.payload, attemptedAt),
+      d.payload,
+    );
     const now = clock.now();
     const next = afterAttempt(d.attempt_count + 1, r.ok, policy, now, deps.random);
     if (r.ok) stats.succeeded++;
-    else stats.failed++;
+    else {
+      stats.failed++;
+      deps.log?.info(
+        {
+          webhookId: d.webhook_id,
+          deliveryId: d.id,
+          eventId: d.event_id,
+          event: d.event_type,
+          attempt: d.attempt_count + 1,
+          outcome: r.status !== null ? `HTTP ${r.status}` : (r.error ?? 'no response'),
+          nextAttemptAt: next.nextAttemptAtMs === null ? null : isoAt(next.nextAttemptAtMs),
+        },
+        next.nextAttemptAtMs === null ? 'webhook delivery failed; no retries left' : 'webhook delivery attempt failed',
+      );
+    }
     results.push({
       deliveryId: d.id,
       status: next.status,
@@ -181,6 +204,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       },
     });
     if (next.nextAttemptAtMs !== null) wakeAt(next.nextAttemptAtMs);
+  }
+
+  /** The secrets that sign an attempt at `nowMs`: the current one, and the previous one until it expires. */
+  function liveSecrets(d: ClaimedDelivery, nowMs: number): [string, ...string[]] {
+    const old = d.previous_secret;
+    return old !== null && d.previous_secret_expires_at !== null && d.previous_secret_expires_at > isoAt(nowMs)
+      ? [d.secret, old]
+      : [d.secret];
   }
 
   /** Wakes the worker when this process's own retry falls due (others' retries: the poll). */

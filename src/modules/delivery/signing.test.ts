@@ -21,11 +21,23 @@ describe('delivery signatures (docs/api.md#webhook-deliveries)', () => {
 
   it('the Standard Webhooks headers verify with the standardwebhooks package', () => {
     const now = Date.now();
-    const headers = deliveryHeaders(secret, 'evt_1', body, now);
+    const headers = deliveryHeaders([secret], 'evt_1', body, now);
     expect(headers['webhook-timestamp']).toBe(String(Math.floor(now / 1000)));
     const verified = new Webhook(secret).verify(body, headers);
     expect(verified).toEqual(JSON.parse(body));
     expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
+  });
+
+  it('during a rotation: one signature per live secret, each verifies; X-Service-Signature uses the newest', () => {
+    const older = newWebhookSecret();
+    const headers = deliveryHeaders([secret, older], 'evt_2', body, Date.now());
+    const parts = headers['webhook-signature']?.split(' ') ?? [];
+    expect(parts).toHaveLength(2);
+    expect(parts.every((p) => p.startsWith('v1,'))).toBe(true);
+    expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(new Webhook(older).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
+    expect(headers['x-service-signature']).toBe(serviceSignature(secret, body));
   });
 });

@@ -15,15 +15,24 @@ export function standardSignature(secret: string, id: string, timestampS: number
   return `v1,${mac}`;
 }
 
-/** Every header of one delivery attempt (docs/api.md#webhook-deliveries); `nowMs` becomes `webhook-timestamp`. */
-export function deliveryHeaders(secret: string, eventId: string, body: string, nowMs: number): Record<string, string> {
+/**
+ * Every header of one delivery attempt (docs/api.md#webhook-deliveries); `nowMs` becomes `webhook-timestamp`. `secrets` are
+ * the live ones, newest first: each gives one Standard Webhooks signature (space-separated, as the
+ * standard allows during a rotation), and `X-Service-Signature` uses the newest.
+ */
+export function deliveryHeaders(
+  secrets: readonly [string, ...string[]],
+  eventId: string,
+  body: string,
+  nowMs: number,
+): Record<string, string> {
   const ts = Math.floor(nowMs / 1000);
   return {
     'content-type': 'application/json',
     'user-agent': 'workspace-service-webhooks/1',
-    'x-service-signature': serviceSignature(secret, body),
+    'x-service-signature': serviceSignature(secrets[0], body),
     'webhook-id': eventId,
     'webhook-timestamp': String(ts),
-    'webhook-signature': standardSignature(secret, eventId, ts, body),
+    'webhook-signature': secrets.map((s) => standardSignature(s, eventId, ts, body)).join(' '),
   };
 }

@@ -16,6 +16,12 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** Sent by `POST /webhooks/{id}/test` to that endpoint only; `*` does not subscribe to it. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+/** Every type an event can have: the catalogue and the test event. */
+export const ALL_EVENT_TYPES = [...EVENT_TYPES, TEST_EVENT_TYPE] as const;
+export type AnyEventType = (typeof ALL_EVENT_TYPES)[number];
+
 const ResourceId = Type.String({ examples: ['res_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] });
 /** Receivers must tolerate `paused` (docs/api.md#resources); the service never emits it in v1. */
 const EventStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('paused')]);
@@ -44,18 +50,26 @@ const DeletedData = Type.Object(
   { title: 'resource.deleted data', description: 'Only the id: a deleted resource leaves no data behind.' },
 );
 
+const TestData = Type.Object(
+  {
+    webhook_id: Type.String({ examples: ['wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
+    message: Type.String({ examples: ['This is a test event sent from the API.'] }),
+  },
+  { title: 'webhook.test data', description: 'Sent only to the endpoint it was asked for.' },
+);
+
 /** The event object: what `GET /events` answers and exactly the JSON body a webhook receives (docs/api.md#webhook-deliveries). */
 export const EventSchema = Type.Object(
   {
     id: Type.String({ examples: ['evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
     event: Type.Union(
-      EVENT_TYPES.map((t) => Type.Literal(t)),
-      { description: 'Event type.' },
+      ALL_EVENT_TYPES.map((t) => Type.Literal(t)),
+      { description: 'Event type; `webhook.test` only from `POST /webhooks/{id}/test`.' },
     ),
     created_at: Timestamp,
     // Most specific first: the serializer picks the first shape that matches.
-    data: Type.Union([UpdatedData, CreatedData, StatusChangedData, DeletedData], {
-      description: 'Depends on `event`: see the four shapes.',
+    data: Type.Union([UpdatedData, CreatedData, StatusChangedData, DeletedData, TestData], {
+      description: 'Depends on `event`: see the shapes.',
     }),
   },
   {
@@ -101,9 +115,9 @@ export type Event = Static<typeof EventSchema>;
 export const ListEventsQuery = Type.Object(
   {
     ...PageQueryProps,
-    event: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)))),
+    event: Type.Optional(Type.Union(ALL_EVENT_TYPES.map((t) => Type.Literal(t)))),
     resource_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
   { additionalProperties: false },
 );
-export type ListEventsFilter = { event?: EventType; resource_id?: string };
+export type ListEventsFilter = { event?: AnyEventType; resource_id?: string };

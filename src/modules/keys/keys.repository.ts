@@ -1,6 +1,9 @@
+import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
+import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
-import type { ApiKeysTable, Env, Role } from '../../db/types.js';
+import type { ApiKeysTable, Database, Env, Role } from '../../db/types.js';
+import type { PageRequest } from '../../lib/paging.js';
 
 export interface KeyWithOwner {
   id: string;
@@ -10,6 +13,7 @@ export interface KeyWithOwner {
   user_id: string;
   scopes: string | null;
   revoked_at: string | null;
+  expires_at: string | null;
   role: Role | null;
 }
 
@@ -26,6 +30,7 @@ const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
       'api_keys.user_id',
       'api_keys.scopes',
       'api_keys.revoked_at',
+      'api_keys.expires_at',
       'users.role',
     ])
     .where('api_keys.digest', '=', $('digest')),
@@ -33,15 +38,29 @@ const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
 
 // No row lock: the caller holds the key's revocation lock shared instead (see Dialect.holdShared), so
 // a revocation never waits behind a stream of writes with the key (it waited for FOR SHARE before).
-const isActiveQuery = prepared((db, $: Param<{ id: string }>) =>
+const isActiveQuery = prepared((db, $: Param<{ id: string; now: string }>) =>
   db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .select('api_keys.id')
     .where('api_keys.id', '=', $('id'))
     .where('api_keys.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', $('now'))]))
     .where('users.removed_at', 'is', null),
 );
+
+/** Which keys a caller may see: a workspace, optionally one user's, in some environments (D24). */
+export interface KeyVisibility {
+  workspaceId: string;
+  userId: string | null;
+  envs: Env[];
+}
+
+function visibleTo(eb: ExpressionBuilder<Database, 'api_keys'>, v: KeyVisibility) {
+  const conds = [eb('workspace_id', '=', v.workspaceId), eb('env', 'in', v.envs)];
+  if (v.userId !== null) conds.push(eb('user_id', '=', v.userId));
+  return eb.and(conds);
+}
 
 /** SQL for API keys. */
 export const keysRepository = {
@@ -54,24 +73,49 @@ export const keysRepository = {
     return (await findByDigestQuery.execute(db, { digest })).rows[0] as KeyWithOwner | undefined;
   },
 
+  /** Every key of a workspace with its owner's email, never a secret (CLI `keys list`). */
   listByWorkspace(db: Db, workspaceId: string) {
     return db
-      .selectFrom('api_keys')
+      .selectFrom('api_keys as k')
+      .innerJoin('users as u', 'u.id', 'k.user_id')
       .select([
-        'id',
-        'name',
-        'env',
-        'prefix',
-        'scopes',
-        'user_id',
-        'workspace_id',
-        'created_at',
-        'revoked_at',
-        'last_used_at',
+        'k.id',
+        'k.name',
+        'k.env',
+        'k.prefix',
+        'k.scopes',
+        'k.user_id',
+        'u.email as owner_email',
+        'k.workspace_id',
+        'k.created_by',
+        'k.created_at',
+        'k.expires_at',
+        'k.revoked_at',
+        'k.last_used_at',
       ])
-      .where('workspace_id', '=', workspaceId)
-      .orderBy('id')
+      .where('k.workspace_id', '=', workspaceId)
+      .orderBy('k.id')
       .execute();
+  },
+
+  /** One key of the workspace that `v` may see (its own user's when `userId` is set, in `envs`). */
+  findVisible(db: Db, v: KeyVisibility, id: string): Promise<ApiKeysTable | undefined> {
+    return db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .where((eb) => visibleTo(eb, v))
+      .executeTakeFirst();
+  },
+
+  /** A D4 page of the keys `v` may see, oldest first. */
+  listVisible(db: Db, v: KeyVisibility, page: PageRequest) {
+    return pageById(db, 'api_keys', (eb) => visibleTo(eb, v), page);
+  },
+
+  /** Sets when the key stops working (a rolled key). */
+  async setExpiry(db: Db, id: string, at: string): Promise<void> {
+    await db.updateTable('api_keys').set({ expires_at: at }).where('id', '=', id).execute();
   },
 
   findById(db: Db, id: string) {
@@ -89,8 +133,8 @@ export const keysRepository = {
     return Number(r.numUpdatedRows) === 1;
   },
 
-  /** Whether the key is still usable now, read inside the caller's write transaction (docs/api.md#keys-scopes-and-roles). */
-  async isActive(db: Db, id: string): Promise<boolean> {
-    return (await isActiveQuery.execute(db, { id })).rows.length > 0;
+  /** Whether the key is still usable at `now` (not revoked, not expired, owner a member), read inside the caller's write transaction (docs/api.md#keys-scopes-and-roles). */
+  async isActive(db: Db, id: string, now: string): Promise<boolean> {
+    return (await isActiveQuery.execute(db, { id, now })).rows.length > 0;
   },
 };

@@ -33,12 +33,22 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
   // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
   // writer at a time); elsewhere other processes write unannounced and every request reads the key.
   const epoch = deps.dialect.keysEpoch;
-  const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal }>();
+  // expiresMs: a cached key stops at its expires_at without any write (a rolled key, D24).
+  const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal; expiresMs: number }>();
   const MAX_CACHED = 10_000;
 
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
   async function create(
-    input: { userId: string; env: Env; name: string; scopes?: string[] | null },
+    input: {
+      userId: string;
+      env: Env;
+      name: string;
+      scopes?: string[] | null;
+      /** When the key stops working (D24); null or absent: never. */
+      expiresAt?: string | null;
+      /** The user who created it; null or absent for the CLI. */
+      createdBy?: string | null;
+    },
     trx: Db = db,
   ): Promise<CreatedKey> {
     if (input.name.length === 0 || [...input.name].length > 100) {
@@ -65,6 +75,8 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
       created_at: isoAt(now),
       revoked_at: null,
       last_used_at: null,
+      expires_at: input.expiresAt ?? null,
+      created_by: input.createdBy ?? null,
     };
     await keysRepository.insert(trx, row);
     return {
@@ -99,7 +111,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     const at = epoch?.();
     if (at !== undefined) {
       const hit = verified.get(digest);
-      if (hit && hit.epoch === at) return { ok: true, principal: hit.principal };
+      if (hit && hit.epoch === at && hit.expiresMs > clock.now()) return { ok: true, principal: hit.principal };
     }
     return lookup(digest, parsed.env, at);
   }
@@ -111,6 +123,8 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     }
     // docs/api.md#keys-scopes-and-roles: a key whose owner was removed stops working like a revoked one.
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
+    const expiresMs = row.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(row.expires_at);
+    if (expiresMs <= clock.now()) return { ok: false, code: 'expired_token' };
     const principal: ApiKeyPrincipal = Object.freeze({
       kind: 'api_key',
       keyId: row.id,
@@ -123,7 +137,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     // Filed under the epoch read before the query: a write that committed meanwhile makes it stale at once.
     if (at !== undefined) {
       if (verified.size >= MAX_CACHED) verified.clear();
-      verified.set(digest, { epoch: at, principal });
+      verified.set(digest, { epoch: at, principal, expiresMs });
     }
     return { ok: true, principal };
   }

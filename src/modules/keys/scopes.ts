@@ -9,14 +9,25 @@ export const SCOPES = [
   'events:read',
   'webhooks:read',
   'webhooks:write',
+  'keys:read',
+  'keys:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** docs/api.md#keys-scopes-and-roles: what each role may do; a key's scopes are intersected with its owner's current role. */
 const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
   admin: new Set(SCOPES),
-  member: new Set(['users:read', 'users:write', 'resources:read', 'resources:write', 'events:read']),
-  viewer: new Set(['users:read', 'users:write', 'resources:read', 'events:read']),
+  // keys:*: everyone manages their own keys; which keys (own or all) is decided by the keys service.
+  member: new Set([
+    'users:read',
+    'users:write',
+    'resources:read',
+    'resources:write',
+    'events:read',
+    'keys:read',
+    'keys:write',
+  ]),
+  viewer: new Set(['users:read', 'users:write', 'resources:read', 'events:read', 'keys:read', 'keys:write']),
 };
 
 export function isScope(value: string): value is Scope {

@@ -68,6 +68,17 @@ export const usersRepository = {
       .execute();
   },
 
+  /** Every current member of a workspace, oldest first (CLI). */
+  listAll(db: Db, workspaceId: string) {
+    return db
+      .selectFrom('users')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('removed_at', 'is', null)
+      .orderBy('id')
+      .execute();
+  },
+
   /** Current members (removed users are not listed). */
   list(db: Db, workspaceId: string, page: PageRequest) {
     return pageById(

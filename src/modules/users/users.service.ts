@@ -121,6 +121,12 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     });
   }
 
-  return { me, patchMe, list, create, setRole, remove };
+  /** Every current member of a workspace (CLI `users list`); NotFoundError for an unknown workspace. */
+  async function listAll(workspaceId: string): Promise<User[]> {
+    if (!(await repo.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
+    return (await repo.listAll(db, workspaceId)).map((u) => toUser(u));
+  }
+
+  return { me, patchMe, list, listAll, create, setRole, remove };
 }
 export type UsersService = ReturnType<typeof createUsersService>;

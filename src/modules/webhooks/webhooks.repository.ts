@@ -1,18 +1,22 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
+import { withRowLock } from '../../db/row-locks.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
 import type { Webhook } from './webhooks.schemas.js';
 
-/** Row → API object (never the secret). */
-export function toWebhook(row: WebhooksTable): Webhook {
+/** Row → API object (never a secret); a previous secret that expired by `now` is not shown. */
+export function toWebhook(row: WebhooksTable, now: string): Webhook {
+  const overlapEnd = row.previous_secret_expires_at ?? null;
   return {
     id: row.id,
     url: row.url,
     events: readJson<string[]>(row.events),
     label: row.label,
-    status: 'enabled',
+    status: row.status,
+    disabled_reason: row.status === 'disabled' ? 'manual' : null, // the only reason so far
+    previous_secret_expires_at: overlapEnd !== null && overlapEnd > now ? overlapEnd : null,
     workspace_id: row.workspace_id,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -25,8 +29,16 @@ export const webhooksRepository = {
     return db.insertInto('webhooks').values(row).execute();
   },
 
-  find(db: Db, tenant: Tenant, id: string): Promise<WebhooksTable | undefined> {
-    return findInScope(db, 'webhooks', tenant, id);
+  /** One webhook of the tenant; `lock` reads it under a row lock (PostgreSQL) so concurrent changes queue. */
+  find(db: Db, tenant: Tenant, id: string, lock = false): Promise<WebhooksTable | undefined> {
+    if (!lock) return findInScope(db, 'webhooks', tenant, id);
+    const q = db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env);
+    return withRowLock(db, q).executeTakeFirst();
   },
 
   async count(db: Db, tenant: Tenant): Promise<number> {
@@ -46,6 +58,18 @@ export const webhooksRepository = {
       (eb) => eb.and([eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)]),
       page,
     );
+  },
+
+  /** Writes changed fields of one webhook of the scope; returns whether it exists. */
+  async update(db: Db, tenant: Tenant, id: string, patch: Partial<WebhooksTable>): Promise<boolean> {
+    const r = await db
+      .updateTable('webhooks')
+      .set(patch)
+      .where('id', '=', id)
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   },
 
   /** Deletes the webhook and every delivery still pending for it (docs/api.md#webhook-deliveries: cancelled before the 204). */

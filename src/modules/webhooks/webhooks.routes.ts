@@ -1,26 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, IdString, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import {
   CreatedWebhookSchema,
   CreateWebhookBody,
-  DeliveryDetailSchema,
   DeliverySchema,
-  ListDeliveriesQuery,
   ListWebhooksQuery,
+  RotateSecretBody,
+  UpdateWebhookBody,
   WebhookSchema,
 } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
 const tags = ['Webhooks'];
 const Params = IdParam('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
-const DeliveryParams = Type.Object({
-  id: IdString('wh_', 'wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
-  delivery_id: IdString('dlv_', 'dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
-});
 
-/** HTTP for /v1/webhooks: endpoints (docs/api.md#webhooks) and their delivery logs (docs/api.md#webhook-deliveries). */
+/** HTTP for /v1/webhooks: endpoints and their management (docs/api.md#webhooks). */
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
   app.post(
     '/webhooks',
@@ -76,6 +72,116 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     async (req) => ({ data: await webhooks.get(req.principal, req.params.id) }),
   );
 
+  app.patch(
+    '/webhooks/:id',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        operationId: 'updateWebhook',
+        summary: 'Change a webhook endpoint',
+        description:
+          'Changes `url`, `events` and `label` with the same rules as at creation; fields left out stay. ' +
+          'The secret and the delivery log are kept. `{}` changes nothing.',
+        params: Params,
+        body: UpdateWebhookBody,
+        response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
+      },
+    },
+    async (req) => ({ data: await webhooks.update(req.principal, req.params.id, req.body) }),
+  );
+
+  for (const [action, status, operationId, summary, description] of [
+    [
+      'disable',
+      'disabled',
+      'disableWebhook',
+      'Disable a webhook endpoint',
+      'No new deliveries are queued for it, and its pending deliveries and retries are cancelled ' +
+        '(status `cancelled`). Disabling a disabled endpoint changes nothing.',
+    ],
+    [
+      'enable',
+      'enabled',
+      'enableWebhook',
+      'Enable a webhook endpoint',
+      'Deliveries resume with the next event; cancelled ones stay cancelled ' +
+        '(`POST /webhooks/{id}/deliveries/retry` with `status: "cancelled"` sends them). Enabling an enabled endpoint changes nothing.',
+    ],
+  ] as const) {
+    app.post(
+      `/webhooks/:id/${action}`,
+      {
+        config: { scope: 'webhooks:write' },
+        schema: {
+          tags,
+          operationId,
+          summary,
+          description,
+          params: Params,
+          response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
+        },
+      },
+      async (req, reply) => ({
+        data: await webhooks.setStatus(req.principal, req.params.id, status, req.idempotentWrite(reply, 200)),
+      }),
+    );
+  }
+
+  app.post(
+    '/webhooks/:id/rotate-secret',
+    {
+      config: { scope: 'webhooks:write' },
+      // No body at all means the defaults, like `{}`.
+      preValidation: async (req) => {
+        if (req.body === undefined) (req as { body: unknown }).body = {};
+      },
+      schema: {
+        tags,
+        operationId: 'rotateWebhookSecret',
+        summary: "Rotate a webhook endpoint's secret",
+        description:
+          'Answers the new `secret`, shown only here. For `expire_old_in_s` seconds (default 86400, at most 604800, ' +
+          '0 to stop at once) every delivery carries two Standard Webhooks signatures, `webhook-signature: v1,<new> v1,<old>`, ' +
+          'so receivers can switch without missing a delivery; `X-Service-Signature` uses the new secret at once. ' +
+          'The body may be left out.',
+        params: Params,
+        body: RotateSecretBody,
+        response: { 200: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409, 413, 415) },
+      },
+    },
+    async (req, reply) => ({
+      data: await webhooks.rotateSecret(
+        req.principal,
+        req.params.id,
+        req.body.expire_old_in_s ?? 86_400,
+        req.idempotentWrite(reply, 200),
+      ),
+    }),
+  );
+
+  app.post(
+    '/webhooks/:id/test',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        operationId: 'testWebhook',
+        summary: 'Send a test event to a webhook endpoint',
+        description:
+          'Records a `webhook.test` event and queues its delivery to this endpoint only (no subscription, not even `*`, ' +
+          'includes it). Answers 202 with the queued delivery; follow it in the delivery log. 409 `webhook_disabled` ' +
+          'for a disabled endpoint.',
+        params: Params,
+        response: { 202: DataOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
+      },
+    },
+    async (req, reply) =>
+      reply
+        .code(202)
+        .send({ data: await webhooks.sendTest(req.principal, req.params.id, req.idempotentWrite(reply, 202)) }),
+  );
+
   app.delete(
     '/webhooks/:id',
     {
@@ -93,72 +199,5 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       await webhooks.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
-  );
-
-  app.get(
-    '/webhooks/:id/deliveries',
-    {
-      config: { scope: 'webhooks:read' },
-      schema: {
-        tags,
-        summary: "List a webhook's deliveries",
-        operationId: 'listWebhookDeliveries',
-        description: 'The delivery log: oldest first, paging, filter by `status`.',
-        params: Params,
-        querystring: ListDeliveriesQuery,
-        response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
-      },
-    },
-    async (req) => {
-      const { status, ...paging } = req.query;
-      const page = await webhooks.listDeliveries(
-        req.principal,
-        req.params.id,
-        status,
-        toPageRequest(paging, 'delivery'),
-      );
-      return { data: page.items, meta: pageMeta(page) };
-    },
-  );
-
-  app.get(
-    '/webhooks/:id/deliveries/:delivery_id',
-    {
-      config: { scope: 'webhooks:read' },
-      schema: {
-        tags,
-        summary: 'Get a delivery with every attempt',
-        operationId: 'getWebhookDelivery',
-        description:
-          'One delivery of this endpoint with each attempt: time, duration, response status and the first 1 KiB of the response body, or the error.',
-        params: DeliveryParams,
-        response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404) },
-      },
-    },
-    async (req) => ({ data: await webhooks.getDelivery(req.principal, req.params.id, req.params.delivery_id) }),
-  );
-
-  app.post(
-    '/webhooks/:id/deliveries/:delivery_id/retry',
-    {
-      config: { scope: 'webhooks:write' },
-      schema: {
-        tags,
-        summary: 'Resend a delivery now',
-        operationId: 'retryWebhookDelivery',
-        description:
-          'Queues one more attempt at once, whatever the state; 409 `delivery_in_progress` while an attempt runs.',
-        params: DeliveryParams,
-        response: { 200: DataOf(DeliveryDetailSchema), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
-      },
-    },
-    async (req, reply) => ({
-      data: await webhooks.retryDelivery(
-        req.principal,
-        req.params.id,
-        req.params.delivery_id,
-        req.idempotentWrite(reply, 200),
-      ),
-    }),
   );
 };

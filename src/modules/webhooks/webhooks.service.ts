@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { type Db, type Dialect, writeJson } from '../../db/dialect.js';
-import type { DeliveryStatus, WebhooksTable } from '../../db/types.js';
+import { type Db, type Dialect, readJson, writeJson } from '../../db/dialect.js';
+import type { WebhooksTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
@@ -10,14 +10,15 @@ import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
 import { checkWebhookUrl, type UrlGuardOptions } from '../delivery/url-guard.js';
+import type { Outbox } from '../outbox/outbox.service.js';
 import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
   type CreatedWebhook,
   type CreateWebhookInput,
   type Delivery,
-  type DeliveryDetail,
   MAX_WEBHOOKS,
+  type UpdateWebhookInput,
   type Webhook,
 } from './webhooks.schemas.js';
 
@@ -34,11 +35,13 @@ export function createWebhooksService(deps: {
   writeAs: WriteRunner;
   deliveriesDue: Signal;
   urlGuard: UrlGuardOptions;
+  outbox: Pick<Outbox, 'recordTest'>;
 }) {
-  const { db, dialect, clock, writeAs } = deps;
+  const { db, clock, writeAs } = deps;
 
-  async function findOrThrow(trx: Db, principal: Principal, id: string): Promise<WebhooksTable> {
-    const row = isId('webhook', id) ? await repo.find(trx, tenantOf(principal), id) : undefined;
+  /** The caller's webhook, read under a row lock when `lock` (a change follows); else 404. */
+  async function findOrThrow(trx: Db, principal: Principal, id: string, lock = false): Promise<WebhooksTable> {
+    const row = isId('webhook', id) ? await repo.find(trx, tenantOf(principal), id, lock) : undefined;
     if (!row) throw new NotFoundError('webhook');
     return row;
   }
@@ -70,23 +73,136 @@ export function createWebhooksService(deps: {
           label: input.label ?? null,
           status: 'enabled',
           secret: newWebhookSecret(),
+          previous_secret: null,
+          previous_secret_expires_at: null,
+          disabled_reason: null,
           created_at: now,
           updated_at: now,
         };
         await repo.insert(trx, row);
-        return { ...toWebhook(row), secret: row.secret };
+        return { ...toWebhook(row, now), secret: row.secret };
       },
       hooks,
     );
   }
 
   async function get(principal: Principal, id: string): Promise<Webhook> {
-    return toWebhook(await findOrThrow(db, principal, id));
+    return toWebhook(await findOrThrow(db, principal, id), isoAt(clock.now()));
   }
 
   async function list(principal: Principal, page: PageRequest): Promise<Page<Webhook>> {
     const p = await repo.list(db, tenantOf(principal), page);
-    return { ...p, items: p.items.map(toWebhook) };
+    const now = isoAt(clock.now());
+    return { ...p, items: p.items.map((row) => toWebhook(row, now)) };
+  }
+
+  /**
+   * Changes url, events and label (the same rules as at creation); the secret and the delivery log
+   * stay. `{}` changes nothing. Throws ValidationError (D19 for a new url) or NotFoundError.
+   */
+  async function update(
+    principal: Principal,
+    id: string,
+    input: UpdateWebhookInput,
+    hooks?: WriteHooks<Webhook>,
+  ): Promise<Webhook> {
+    if (input.url !== undefined) {
+      const checked = await checkWebhookUrl(input.url, deps.urlGuard);
+      if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
+    }
+    return writeAs(
+      principal,
+      async (trx) => {
+        const row = await findOrThrow(trx, principal, id, true);
+        const patch: Partial<WebhooksTable> = {};
+        if (input.url !== undefined && input.url !== row.url) patch.url = input.url;
+        if (input.events !== undefined && JSON.stringify(input.events) !== JSON.stringify(readJson(row.events))) {
+          patch.events = writeJson(input.events);
+        }
+        if (input.label !== undefined && input.label !== row.label) patch.label = input.label;
+        return save(trx, principal, row, patch);
+      },
+      hooks,
+    );
+  }
+
+  /**
+   * `disabled`: no new deliveries, and its pending ones are cancelled in the same transaction.
+   * `enabled`: deliveries resume with the next event. Repeating either changes nothing.
+   */
+  async function setStatus(
+    principal: Principal,
+    id: string,
+    status: 'enabled' | 'disabled',
+    hooks?: WriteHooks<Webhook>,
+  ): Promise<Webhook> {
+    return writeAs(
+      principal,
+      async (trx) => {
+        const row = await findOrThrow(trx, principal, id, true);
+        if (row.status === status) return toWebhook(row, isoAt(clock.now()));
+        const now = isoAt(clock.now());
+        if (status === 'disabled') await deliveryRepository.cancelPending(trx, id, now);
+        return save(trx, principal, row, { status, disabled_reason: status === 'disabled' ? 'manual' : null });
+      },
+      hooks,
+    );
+  }
+
+  /**
+   * A new secret, returned once; the old one keeps signing for `expireOldInS` seconds (0: stops
+   * now). A secret from an earlier rotation still in its overlap stops at once.
+   */
+  async function rotateSecret(
+    principal: Principal,
+    id: string,
+    expireOldInS: number,
+    hooks?: WriteHooks<CreatedWebhook>,
+  ): Promise<CreatedWebhook> {
+    return writeAs(
+      principal,
+      async (trx) => {
+        const row = await findOrThrow(trx, principal, id, true);
+        const nowMs = clock.now();
+        const secret = newWebhookSecret();
+        const overlap = expireOldInS > 0;
+        const updated = await save(trx, principal, row, {
+          secret,
+          previous_secret: overlap ? row.secret : null,
+          previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
+        });
+        return { ...updated, secret };
+      },
+      hooks,
+    );
+  }
+
+  /** Queues a `webhook.test` event to this endpoint only; 409 webhook_disabled when it is disabled. */
+  async function sendTest(principal: Principal, id: string, hooks?: WriteHooks<Delivery>): Promise<Delivery> {
+    const delivery = await writeAs(
+      principal,
+      async (trx) => {
+        const hook = await findOrThrow(trx, principal, id, true);
+        assertEnabled(hook);
+        return toDelivery(await deps.outbox.recordTest(trx, tenantOf(principal), id, clock.now()));
+      },
+      hooks,
+    );
+    deps.deliveriesDue.notify();
+    return delivery;
+  }
+
+  async function save(
+    trx: Db,
+    principal: Principal,
+    row: WebhooksTable,
+    patch: Partial<WebhooksTable>,
+  ): Promise<Webhook> {
+    const now = isoAt(clock.now());
+    if (Object.keys(patch).length === 0) return toWebhook(row, now);
+    const next = { ...row, ...patch, updated_at: now };
+    await repo.update(trx, tenantOf(principal), row.id, { ...patch, updated_at: now });
+    return toWebhook(next, now);
   }
 
   /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (docs/api.md#webhook-deliveries). */
@@ -101,59 +217,16 @@ export function createWebhooksService(deps: {
     );
   }
 
-  async function listDeliveries(
-    principal: Principal,
-    webhookId: string,
-    status: DeliveryStatus | undefined,
-    page: PageRequest,
-  ): Promise<Page<Delivery>> {
-    await findOrThrow(db, principal, webhookId);
-    const p = await deliveryRepository.list(db, webhookId, status, page);
-    return { ...p, items: p.items.map(toDelivery) };
-  }
-
-  async function getDelivery(principal: Principal, webhookId: string, id: string): Promise<DeliveryDetail> {
-    await findOrThrow(db, principal, webhookId);
-    const row = isId('delivery', id) ? await deliveryRepository.find(db, webhookId, id) : undefined;
-    if (!row) throw new NotFoundError('delivery');
-    return deliveryRepository.detail(db, row);
-  }
-
-  /**
-   * Manual resend: one more attempt now, whatever the delivery's state. An attempt in flight is a
-   * 409 delivery_in_progress (retry once it has finished).
-   */
-  async function retryDelivery(
-    principal: Principal,
-    webhookId: string,
-    id: string,
-    hooks?: WriteHooks<DeliveryDetail>,
-  ): Promise<DeliveryDetail> {
-    const detail = await writeAs(
-      principal,
-      async (trx) => {
-        await findOrThrow(trx, principal, webhookId);
-        const found = isId('delivery', id) ? await deliveryRepository.find(trx, webhookId, id) : undefined;
-        if (!found) throw new NotFoundError('delivery');
-        const now = isoAt(clock.now());
-        if (found.status === 'pending' && found.lease_until !== null && found.lease_until >= now) {
-          throw new ConflictError(
-            'delivery_in_progress',
-            'An attempt of this delivery is running; retry when it ends.',
-          );
-        }
-        await deliveryRepository.requeue(trx, id, now);
-        await dialect.notifyOnCommit?.(trx);
-        const row = (await deliveryRepository.find(trx, webhookId, id)) as NonNullable<typeof found>;
-        // Read in the transaction: the response is what this change committed (and what a replay sends).
-        return deliveryRepository.detail(trx, row);
-      },
-      hooks,
-    );
-    deps.deliveriesDue.notify();
-    return detail;
-  }
-
-  return { create, get, list, remove, listDeliveries, getDelivery, retryDelivery };
+  return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow };
 }
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
+
+/** Deliveries go only to enabled endpoints: 409 webhook_disabled otherwise. */
+export function assertEnabled(hook: WebhooksTable): void {
+  if (hook.status !== 'enabled') {
+    throw new ConflictError(
+      'webhook_disabled',
+      'This webhook is disabled; enable it with POST /v1/webhooks/{id}/enable first.',
+    );
+  }
+}

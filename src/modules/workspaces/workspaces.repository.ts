@@ -12,4 +12,15 @@ export const workspacesRepository = {
   async lock(db: Db, id: string): Promise<void> {
     await withRowLock(db, db.selectFrom('workspaces').select('id').where('id', '=', id)).execute();
   },
+
+  /** Every workspace, oldest first, with its number of current members (CLI). */
+  listWithMemberCounts(db: Db) {
+    return db
+      .selectFrom('workspaces as w')
+      .leftJoin('users as u', (j) => j.onRef('u.workspace_id', '=', 'w.id').on('u.removed_at', 'is', null))
+      .select(['w.id', 'w.name', 'w.created_at', (eb) => eb.fn.count<number | string>('u.id').as('members')])
+      .groupBy(['w.id', 'w.name', 'w.created_at'])
+      .orderBy('w.id')
+      .execute();
+  },
 };

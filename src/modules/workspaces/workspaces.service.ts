@@ -49,6 +49,12 @@ export function createWorkspacesService(deps: {
     });
   }
 
-  return { create };
+  /** Every workspace with its number of current members (CLI `workspaces list`). */
+  async function list(): Promise<{ id: string; name: string; created_at: string; members: number }[]> {
+    const rows = await workspacesRepository.listWithMemberCounts(deps.db);
+    return rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at, members: Number(r.members) }));
+  }
+
+  return { create, list };
 }
 export type WorkspacesService = ReturnType<typeof createWorkspacesService>;

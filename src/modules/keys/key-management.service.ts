@@ -1,0 +1,209 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { ApiKeysTable, Env } from '../../db/types.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
+import { ConflictError, ForbiddenError, fieldError, NotFoundError, UnauthorizedError } from '../../lib/errors.js';
+import { isId } from '../../lib/ids.js';
+import type { Page, PageRequest } from '../../lib/paging.js';
+import type { Principal } from '../../lib/principal.js';
+import type { PrincipalChecks, WriteHooks } from '../auth/write-runner.js';
+import { keyLock } from '../auth/write-runner.js';
+import { keysRepository as repo } from './keys.repository.js';
+import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
+import type { KeysService } from './keys.service.js';
+import { SCOPES } from './scopes.js';
+
+/** Row → API object: never the digest; `prefix` is the 4 characters after `svc_<env>_`. */
+export function toApiKey(row: ApiKeysTable, now: string): ApiKey {
+  const expiresAt = row.expires_at ?? null;
+  return {
+    id: row.id,
+    name: row.name,
+    env: row.env,
+    prefix: row.prefix.slice(row.prefix.lastIndexOf('_') + 1),
+    scopes: row.scopes === null ? [...SCOPES] : (JSON.parse(row.scopes) as string[]),
+    status: row.revoked_at !== null ? 'revoked' : expiresAt !== null && expiresAt <= now ? 'expired' : 'active',
+    user_id: row.user_id,
+    workspace_id: row.workspace_id,
+    created_by: row.created_by ?? null,
+    created_at: row.created_at,
+    expires_at: expiresAt,
+    revoked_at: row.revoked_at,
+    last_used_at: row.last_used_at,
+  };
+}
+
+/**
+ * API keys managed by their users (D24): an admin sees and manages every key of the workspace,
+ * anyone else their own. A test key sees and manages test keys only, so a leaked sandbox key
+ * cannot mint live access. Writes to keys run in a transaction that first re-checks the caller
+ * (like writeAs) but is not marked `keepsKeys`, so cached verified keys are dropped at its commit.
+ */
+export function createKeyManagementService(deps: {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  checks: PrincipalChecks;
+  keys: Pick<KeysService, 'create'>;
+}) {
+  const { db, dialect, clock } = deps;
+
+  const visibility = (p: Principal) => ({
+    workspaceId: p.workspaceId,
+    userId: p.role === 'admin' ? null : p.userId,
+    envs: (p.kind === 'api_key' && p.env === 'test' ? ['test'] : ['live', 'test']) as Env[],
+  });
+
+  async function findOrThrow(trx: Db, p: Principal, id: string): Promise<ApiKeysTable> {
+    const row = isId('key', id) ? await repo.findVisible(trx, visibility(p), id) : undefined;
+    if (!row) throw new NotFoundError('API key');
+    return row;
+  }
+
+  /**
+   * A write to keys, re-checking the caller last like writeAs (401 expired_token, nothing written), or
+   * first when the caller revokes its own key (the check would see its own revocation). Not
+   * `keepsKeys`: cached verified keys are dropped at its commit.
+   */
+  function writeKeys<T>(
+    p: Principal,
+    fn: (trx: Db) => Promise<T>,
+    hooks?: WriteHooks<T>,
+    opts: { checkFirst?: boolean } = {},
+  ): Promise<T> {
+    const check = deps.checks[p.kind] as ((trx: Db, p: Principal) => Promise<boolean>) | undefined;
+    if (!check) throw new Error(`no principal check registered for kind "${p.kind}"`);
+    return dialect.writeTransaction(db, async (trx) => {
+      if (opts.checkFirst && !(await check(trx, p))) throw new UnauthorizedError('expired_token');
+      await hooks?.before?.(trx);
+      const result = await fn(trx);
+      await hooks?.after?.(trx, result);
+      if (!opts.checkFirst && !(await check(trx, p))) throw new UnauthorizedError('expired_token');
+      return result;
+    });
+  }
+
+  async function list(p: Principal, filter: { env?: Env }, page: PageRequest): Promise<Page<ApiKey>> {
+    const v = visibility(p);
+    const envs = filter.env ? v.envs.filter((e) => e === filter.env) : v.envs;
+    if (envs.length === 0) return { items: [], total: 0, limit: page.limit, offset: page.offset, nextCursor: null };
+    const result = await repo.listVisible(db, { ...v, envs }, page);
+    const now = isoAt(clock.now());
+    return { ...result, items: result.items.map((r) => toApiKey(r, now)) };
+  }
+
+  async function get(p: Principal, id: string): Promise<ApiKey> {
+    return toApiKey(await findOrThrow(db, p, id), isoAt(clock.now()));
+  }
+
+  /**
+   * A new key owned by the caller. Its scopes must be among the caller's own (a restricted key
+   * cannot mint a broader one: 403); left out, they are the caller's. Throws ValidationError for an
+   * `expires_at` not in the future.
+   */
+  async function create(
+    p: Principal,
+    input: CreateKeyInput,
+    hooks?: WriteHooks<CreatedApiKey>,
+  ): Promise<CreatedApiKey> {
+    if (p.userId === null) throw new ForbiddenError('Only a user can own an API key.');
+    const owner = p.userId;
+    const now = clock.now();
+    if (input.expires_at !== undefined && Date.parse(input.expires_at) <= now) {
+      throw fieldError('expires_at', 'not_in_future', 'expires_at must be a time in the future.');
+    }
+    if (!visibility(p).envs.includes(input.env)) {
+      throw new ForbiddenError('A test key can only create test keys; use a live key or the console.');
+    }
+    assertWithinCaller(p, input.scopes ?? []);
+    return writeKeys(
+      p,
+      async (trx) => {
+        const created = await deps.keys.create(
+          {
+            userId: owner,
+            env: input.env,
+            name: input.name,
+            scopes: input.scopes ?? (p.scopes === null ? null : [...p.scopes]),
+            expiresAt: input.expires_at === undefined ? null : new Date(input.expires_at).toISOString(),
+            createdBy: owner,
+          },
+          trx,
+        );
+        const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
+        return { ...toApiKey(row, isoAt(now)), key: created.key };
+      },
+      hooks,
+    );
+  }
+
+  /**
+   * Revokes a key at once (D12): requests with it answer 401 expired_token, and a write with it that
+   * has not committed has no effect (the exclusive revocation lock). Revoking a revoked key changes nothing.
+   */
+  async function revoke(p: Principal, id: string): Promise<void> {
+    const self = p.kind === 'api_key' && p.keyId === id;
+    await writeKeys(
+      p,
+      async (trx) => {
+        const row = await findOrThrow(trx, p, id);
+        // The exclusive lock after the update, as in KeysService.revoke (no lock-order cycle with writes).
+        if (await repo.revoke(trx, row.id, isoAt(clock.now()))) await dialect.holdExclusive(trx, keyLock(row.id));
+      },
+      undefined,
+      { checkFirst: self },
+    );
+  }
+
+  /**
+   * Rolls a key: a successor with the same name, environment, scopes and owner, shown once; the old
+   * key keeps working for `expireOldInS` seconds (0: stops now). 409 for a revoked or expired key.
+   */
+  async function roll(
+    p: Principal,
+    id: string,
+    expireOldInS: number,
+    hooks?: WriteHooks<RolledApiKey>,
+  ): Promise<RolledApiKey> {
+    return writeKeys(
+      p,
+      async (trx) => {
+        const old = await findOrThrow(trx, p, id);
+        const nowMs = clock.now();
+        const now = isoAt(nowMs);
+        const state = toApiKey(old, now).status;
+        if (state !== 'active') {
+          throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
+        }
+        assertWithinCaller(p, old.scopes === null ? SCOPES : (JSON.parse(old.scopes) as string[]));
+        let expiresAt = isoAt(nowMs + expireOldInS * 1000);
+        if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
+        if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
+        await repo.setExpiry(trx, old.id, expiresAt);
+        const created = await deps.keys.create(
+          {
+            userId: old.user_id,
+            env: old.env,
+            name: old.name,
+            scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
+            createdBy: p.userId,
+          },
+          trx,
+        );
+        const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
+        return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
+      },
+      hooks,
+    );
+  }
+
+  return { list, get, create, revoke, roll };
+}
+
+/** A restricted key cannot obtain a key with scopes it lacks (by creating or rolling one): 403. */
+function assertWithinCaller(p: Principal, scopes: readonly string[]): void {
+  const wider = scopes.filter((s) => p.scopes !== null && !p.scopes.includes(s));
+  if (wider.length > 0) {
+    throw new ForbiddenError(`A key cannot obtain a key with scopes it does not have itself: ${wider.join(', ')}.`);
+  }
+}
+export type KeyManagementService = ReturnType<typeof createKeyManagementService>;

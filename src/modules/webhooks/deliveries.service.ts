@@ -1,0 +1,115 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { DeliveryStatus } from '../../db/types.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
+import { ConflictError, NotFoundError } from '../../lib/errors.js';
+import { isId } from '../../lib/ids.js';
+import type { Page, PageRequest } from '../../lib/paging.js';
+import { type Principal, tenantOf } from '../../lib/principal.js';
+import type { Signal } from '../../lib/signal.js';
+import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
+import { deliveryRepository as repo, toDelivery } from '../delivery/delivery.repository.js';
+import type { BulkRetryInput, Delivery, DeliveryDetail, DeliveryFilter } from './webhooks.schemas.js';
+import { assertEnabled, type WebhooksService } from './webhooks.service.js';
+
+/** The delivery log (per endpoint and across the environment) and manual resends (D18, D22). */
+export function createDeliveriesService(deps: {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  writeAs: WriteRunner;
+  deliveriesDue: Signal;
+  webhooks: Pick<WebhooksService, 'findOrThrow'>;
+}) {
+  const { db, dialect, clock, writeAs } = deps;
+  const { findOrThrow } = deps.webhooks;
+
+  /** One endpoint's log, oldest first, optionally in one state. Throws NotFoundError. */
+  async function listForWebhook(
+    principal: Principal,
+    webhookId: string,
+    status: DeliveryStatus | undefined,
+    page: PageRequest,
+  ): Promise<Page<Delivery>> {
+    await findOrThrow(db, principal, webhookId);
+    const p = await repo.list(db, webhookId, status, page);
+    return { ...p, items: p.items.map(toDelivery) };
+  }
+
+  /** Every delivery of the caller's workspace and environment that matches the filter. */
+  async function list(principal: Principal, filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>> {
+    const p = await repo.listInScope(db, tenantOf(principal), filter, page);
+    return { ...p, items: p.items.map(toDelivery) };
+  }
+
+  async function get(principal: Principal, webhookId: string, id: string): Promise<DeliveryDetail> {
+    await findOrThrow(db, principal, webhookId);
+    const row = isId('delivery', id) ? await repo.find(db, webhookId, id) : undefined;
+    if (!row) throw new NotFoundError('delivery');
+    return repo.detail(db, row);
+  }
+
+  /**
+   * Manual resend: one more attempt now, whatever the delivery's state. An attempt in flight is a
+   * 409 delivery_in_progress (retry once it has finished); a disabled endpoint 409 webhook_disabled.
+   */
+  async function retry(
+    principal: Principal,
+    webhookId: string,
+    id: string,
+    hooks?: WriteHooks<DeliveryDetail>,
+  ): Promise<DeliveryDetail> {
+    const detail = await writeAs(
+      principal,
+      async (trx) => {
+        assertEnabled(await findOrThrow(trx, principal, webhookId, true));
+        const found = isId('delivery', id) ? await repo.find(trx, webhookId, id) : undefined;
+        if (!found) throw new NotFoundError('delivery');
+        const now = isoAt(clock.now());
+        if (found.status === 'pending' && found.lease_until !== null && found.lease_until >= now) {
+          throw new ConflictError(
+            'delivery_in_progress',
+            'An attempt of this delivery is running; retry when it ends.',
+          );
+        }
+        await repo.requeue(trx, id, now);
+        await dialect.notifyOnCommit?.(trx);
+        // Read in the transaction: the response is what this change committed (and what a replay sends).
+        return repo.detail(trx, (await repo.find(trx, webhookId, id)) as NonNullable<typeof found>);
+      },
+      hooks,
+    );
+    deps.deliveriesDue.notify();
+    return detail;
+  }
+
+  /**
+   * Bulk resend: every delivery of the endpoint in `status` (default `failed`) created at or after
+   * `since` gets one more attempt, queued by one statement in one transaction. Returns how many.
+   */
+  async function retryMatching(
+    principal: Principal,
+    webhookId: string,
+    input: BulkRetryInput,
+    hooks?: WriteHooks<{ requeued: number }>,
+  ): Promise<{ requeued: number }> {
+    const requeued = await writeAs(
+      principal,
+      async (trx) => {
+        assertEnabled(await findOrThrow(trx, principal, webhookId, true));
+        const n = await repo.requeueMatching(trx, webhookId, {
+          status: input.status ?? 'failed',
+          since: new Date(input.since).toISOString(),
+          now: isoAt(clock.now()),
+        });
+        if (n > 0) await dialect.notifyOnCommit?.(trx);
+        return { requeued: n };
+      },
+      hooks,
+    );
+    if (requeued.requeued > 0) deps.deliveriesDue.notify();
+    return requeued;
+  }
+
+  return { listForWebhook, list, get, retry, retryMatching };
+}
+export type DeliveriesService = ReturnType<typeof createDeliveriesService>;
