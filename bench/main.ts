@@ -1,27 +1,20 @@
-// Benchmark (docs/performance.md#method): harness: each scenario runs against a fresh database (SQLite file with WAL + synchronous=FULL per
-// the durable default; PostgreSQL schema + Redis when TEST_DATABASE_URL/TEST_REDIS_URL are set), served by the real server
-// in a child process; autocannon drives it from this process with 32 connections.
-import { execSync } from 'node:child_process';
+// Benchmark harness (docs/performance.md#method): each scenario runs against a fresh database
+// (SQLite file with WAL + synchronous=FULL, the durable default; PostgreSQL schema + Redis when
+// TEST_DATABASE_URL/TEST_REDIS_URL are set), served by the real server in a child process; autocannon drives
+// it from this process with 32 connections. Each row is measured in interleaved rounds against the
+// bare-Fastify baseline (bench/report.ts summarises them).
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type autocannon from 'autocannon';
 import { Command } from 'commander';
 import { type Backend, type Child, freePort, freshDb, load, type Measured, ROOT, startChild } from './harness.js';
 import { summariseProfiles } from './profile.js';
+import { baselineRow, machineInfo, machineLine, type Round, type Row, summarise, toMarkdown } from './report.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 
-export interface Row {
-  backend: Backend | 'none';
-  scenario: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  rssMb: number;
-  ratio: number;
-  /** Server CPU µs per request. */
-  cpuUs?: number;
-}
+export type { Row } from './report.js';
 
 export interface BenchOptions {
   duration: number;
@@ -36,8 +29,10 @@ export interface BenchOptions {
   profileDir?: string;
   /** Node flags of the server process (default SERVER_FLAGS). */
   serverFlags?: string[];
-  /** Run each measurement this many times and keep the best (highest req/s) run (default 1). */
-  repeat?: number;
+  /** Interleaved baseline/candidate rounds per measurement (default 3). */
+  rounds?: number;
+  /** Called after each row (progress on stderr). */
+  onRow?(row: Row): void;
 }
 
 /**
@@ -85,23 +80,27 @@ async function startApi(url: string, backend: Backend, serverFlags: string[], pr
   return startChild(['bin/wsvc.js', 'serve', '--api-only'], env, null, port, flags);
 }
 
+/** The baseline's request: the same JSON a GET by id returns, from memory. */
+const BASELINE_REQUESTS: autocannon.Request[] = [{ method: 'GET', path: '/baseline' }];
+
+/**
+ * Every measurement is `rounds` interleaved pairs against the bare-Fastify baseline (baseline,
+ * candidate, baseline, candidate, …, same connections), so a change in the machine's load hits both
+ * sides of each ratio; a row reports the median ratio and its spread.
+ */
 export async function runBench(opts: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
+  const baseRounds: Measured[] = [];
+  const rounds = Math.max(1, opts.rounds ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'wsvc-bench-'));
   const backends = opts.backends ?? ['sqlite'];
+  const push = (row: Row) => {
+    rows.push(row);
+    opts.onRow?.(row);
+  };
+  const base = await startChild(['bin/bench-baseline.js'], { PORT: '0', BENCH_BODY: sampleBody() }, /READY (\d+)/);
   try {
-    const base = await startChild(['bin/bench-baseline.js'], { PORT: '0', BENCH_BODY: sampleBody() }, /READY (\d+)/);
-    try {
-      let m: Measured | null = null;
-      for (let i = 0; i < (opts.repeat ?? 1); i++) {
-        const r = await load(base, opts.duration, [{ method: 'GET', path: '/baseline' }], {});
-        if (!m || r.rps > m.rps) m = r;
-      }
-      m = m as Measured;
-      rows.push({ backend: 'none', scenario: 'baseline (bare Fastify)', ...m, rssMb: base.peakRssMb(), ratio: 1 });
-    } finally {
-      await base.stop();
-    }
+    await load(base, 1, BASELINE_REQUESTS, {});
     for (const backend of backends) {
       for (const sc of SCENARIOS) {
         if (opts.quick && !sc.quick) continue;
@@ -114,7 +113,7 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
             process.stderr.write(`[bench] ${backend}: seeded ${seeded.count} resources in ${Date.now() - t0} ms\n`);
           }
           if (sc.standalone) {
-            for (const r of await sc.standalone(db, opts.quick)) rows.push({ backend, ...r, ratio: 0 });
+            for (const r of await sc.standalone(db, opts.quick)) push({ backend, ...r, note: 'once, not interleaved' });
             continue;
           }
           const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, opts.profileDir);
@@ -130,18 +129,19 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
                 // The first measurement of a fresh server would include JIT warm-up and cold caches.
                 if (!warmed) await load(server, 1, requests, db.headers, o?.connections);
                 warmed = true;
-                const runs: Measured[] = [];
-                for (let i = 0; i < (opts.repeat ?? 1); i++) {
-                  runs.push(await load(server, opts.duration, requests, db.headers, o?.connections));
+                const done: Round[] = [];
+                for (let i = 0; i < rounds; i++) {
+                  const b = await load(base, opts.duration, BASELINE_REQUESTS, {}, o?.connections);
+                  const c = await load(server, opts.duration, requests, db.headers, o?.connections);
+                  baseRounds.push(b);
+                  done.push({ base: b, cand: c, ratio: b.rps ? c.rps / b.rps : 0 });
                 }
-                // Best run by req/s, but a failed request in any run is reported.
-                const best = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
-                const m = { ...best, non2xx: Math.max(...runs.map((r) => r.non2xx)) };
-                rows.push({ backend, scenario: name, ...m, rssMb: server.peakRssMb(), ratio: 0 });
-                return m;
+                const row = summarise(backend, name, done, server.peakRssMb());
+                push(row);
+                return { rps: row.rps, p50: row.p50, p99: row.p99, non2xx: row.non2xx, cpuUs: row.cpuUs };
               },
               record(name, m) {
-                rows.push({ backend, scenario: name, ...m, rssMb: 0, ratio: 0 });
+                push({ backend, scenario: name, ...m, rssMb: 0, note: 'direct SQL, not interleaved' });
               },
             };
             await sc.run?.(ctx);
@@ -154,54 +154,59 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
       }
     }
   } finally {
+    rows.unshift(baselineRow(baseRounds, base.peakRssMb()));
+    await base.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  const baselineRps = rows[0]?.rps ?? 0;
-  for (const r of rows) r.ratio = baselineRps ? Math.round((r.rps / baselineRps) * 100) / 100 : 0;
   return rows;
-}
-
-export function toMarkdown(rows: Row[]): string {
-  const head =
-    '| backend | scenario | req/s | p50 ms | p99 ms | non-2xx | peak RSS MB | CPU µs/req | × baseline |\n|---|---|---:|---:|---:|---:|---:|---:|---:|';
-  return [
-    head,
-    ...rows.map(
-      (r) =>
-        `| ${r.backend} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.rssMb || '–'} | ${r.cpuUs ?? '–'} | ${r.ratio} |`,
-    ),
-  ].join('\n');
 }
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('bench')
-    .option('--duration <s>', 'seconds per measurement', (v) => Number(v), 6)
-    .option('--quick', 'only the smoke scenarios (baseline, GET, list, POST)', false)
+    .option('--duration <s>', 'seconds per measurement (each side of each round)', (v) => Number(v), 5)
+    .option(
+      '--rounds <n>',
+      'interleaved baseline/candidate rounds per row (at least 3 for a result)',
+      (v) => Number(v),
+      3,
+    )
+    .option('--quick', 'only the smoke scenarios (GET, list, POST, a small fan-out)', false)
     .option('--only <text>', 'only scenarios whose name contains this')
     .option('--large <n>', 'resources in the large workspace', (v) => Number(v), 1_000_000)
     .option('--backend <name>', 'sqlite, postgres or all (default: all that are configured)')
     .option('--profile', 'run each server under node --cpu-prof and print where the time goes', false)
-    .option('--repeat <n>', 'run each measurement n times and keep the best', (v) => Number(v), 1)
     .option('--server-flags <flags>', `node flags of the server (default "${SERVER_FLAGS.join(' ')}")`)
-    .option('--no-save', 'do not write bench/results/');
+    .option('--no-save', 'do not write bench/results/')
+    .option('--no-build', 'measure dist/ as it is (default: compile src/ into dist/ first)');
   program.parse(argv);
   const o = program.opts<{
     duration: number;
+    rounds: number;
     quick: boolean;
     only?: string;
     large: number;
     backend?: string;
     profile: boolean;
-    repeat: number;
     serverFlags?: string;
     save: boolean;
+    build: boolean;
   }>();
+  // The server runs the compiled dist/ (bin/wsvc.js): bring it up to date with src/ so a run never measures stale code.
+  if (o.build) {
+    process.stderr.write('[bench] compiling src/ into dist/ (tsc -p tsconfig.build.json)\n');
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+  }
   const serverFlags = o.serverFlags === undefined ? SERVER_FLAGS : o.serverFlags.split(/\s+/).filter(Boolean);
   const pg = Boolean(process.env.TEST_DATABASE_URL);
   let backends: Backend[] = pg ? ['sqlite', 'postgres'] : ['sqlite'];
   if (o.backend === 'sqlite' || o.backend === 'postgres') backends = [o.backend];
   if (backends.includes('postgres') && !pg) throw new Error('--backend postgres needs TEST_DATABASE_URL');
   const profileDir = o.profile ? mkdtempSync(join(tmpdir(), 'wsvc-prof-')) : undefined;
+  const machine = machineInfo(ROOT);
+  process.stderr.write(`[bench] ${machineLine(machine)}\n`);
   const rows = await runBench({
     duration: o.duration,
     quick: o.quick,
@@ -210,19 +215,19 @@ export async function main(argv: string[]): Promise<void> {
     large: o.large,
     profileDir,
     serverFlags,
-    repeat: o.repeat,
+    rounds: o.rounds,
+    onRow: (r) =>
+      process.stderr.write(
+        `[bench] ${r.backend} ${r.scenario}: ${r.rps} req/s, ${r.cpuUs ?? '–'} µs CPU/req, × ${r.ratio ?? '–'}\n`,
+      ),
   });
-  let commit = 'unknown';
-  try {
-    commit = execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim();
-    if (execSync('git status --porcelain -- src bench', { cwd: ROOT }).toString().trim()) commit += '+dirty';
-  } catch {}
+  machine.loadAfter = loadavg().map((x) => Math.round(x * 100) / 100);
   const redis = backends.includes('postgres') ? (process.env.TEST_REDIS_URL ? ' (+ Redis rate limits)' : '') : '';
-  const machine =
-    `${cpus().length} cores, Node ${process.version}, commit ${commit}; SQLite WAL+synchronous=FULL` +
-    `${backends.includes('postgres') ? `, PostgreSQL${redis}` : ''}; server: node ${serverFlags.join(' ') || '(V8 defaults)'}; ` +
-    `32 connections unless noted, ${o.duration} s per row${o.repeat > 1 ? `, best of ${o.repeat}` : ''}`;
-  const md = `${machine}\n\n${toMarkdown(rows)}\n`;
+  const setup =
+    `SQLite WAL+synchronous=FULL${backends.includes('postgres') ? `, PostgreSQL${redis}` : ''}; ` +
+    `server: node ${serverFlags.join(' ') || '(V8 defaults)'}; 32 connections unless noted; ` +
+    `${o.rounds} interleaved rounds of ${o.duration} s (baseline, candidate) per row`;
+  const md = `${machineLine(machine)}\n${setup}\n\n${toMarkdown(rows)}\n`;
   process.stdout.write(md);
   if (profileDir) {
     process.stdout.write(`\n${summariseProfiles(profileDir)}\n`);
@@ -233,8 +238,9 @@ export async function main(argv: string[]): Promise<void> {
     mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
     writeFileSync(
       join(ROOT, 'bench/results', `${stamp}.json`),
-      JSON.stringify({ machine, commit, cores: cpus().length, node: process.version, rows }, null, 2),
+      JSON.stringify({ machine, setup, argv: argv.slice(2), rows }, null, 2),
     );
     writeFileSync(join(ROOT, 'bench/results', `${stamp}.md`), md);
+    process.stderr.write(`[bench] saved bench/results/${stamp}.{json,md}\n`);
   }
 }

@@ -9,11 +9,12 @@ import { installConsoleStatic } from './http/console-static.js';
 import { frameworkErrors, installErrorHandler } from './http/errors.js';
 import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
+import { lazyChildLogger } from './http/logging.js';
 import { collectRoutes } from './http/method-not-allowed.js';
 import { installOpenApi } from './http/openapi.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
-import { genRequestId, installRequestId } from './http/request-id.js';
+import { installRequestId, requestIds } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -56,7 +57,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
-    genReqId: genRequestId,
+    // A request's child logger is built when it first logs (src/http/logging.ts, docs/performance.md).
+    childLoggerFactory: lazyChildLogger,
+    genReqId: requestIds(),
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     // While closing, new requests get the D1 503 from installEarlyAnswers (Fastify's own has another body).

@@ -1,14 +1,17 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { newId } from '../lib/ids.js';
+import { requestIdGenerator } from '../lib/ids.js';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Echoes a sane incoming X-Request-Id, else makes a `req_…` id (docs/api.md#ids). */
-export function genRequestId(req: IncomingMessage): string {
-  const incoming = req.headers['x-request-id'];
-  if (typeof incoming === 'string' && SANE_ID.test(incoming)) return incoming;
-  return newId('request');
+/** Fastify's genReqId: echoes a sane incoming X-Request-Id, else makes a `req_…` id (docs/api.md#ids; one generator per app). */
+export function requestIds(): (req: IncomingMessage) => string {
+  const next = requestIdGenerator();
+  return (req) => {
+    const incoming = req.headers['x-request-id'];
+    if (typeof incoming === 'string' && SANE_ID.test(incoming)) return incoming;
+    return next();
+  };
 }
 
 /** Puts X-Request-Id on every response. */

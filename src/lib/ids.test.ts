@@ -1,6 +1,6 @@
 import { decodeTime, ulid as reference } from 'ulid';
 import { describe, expect, it } from 'vitest';
-import { isId, newId, ulid } from './ids.js';
+import { isId, newId, requestIdGenerator, ulid } from './ids.js';
 
 describe('ulid (pooled randomness, docs/performance.md change 2; same format as the ulid package)', () => {
   it('has the ulid format and encodes the time like the reference implementation', () => {
@@ -21,5 +21,25 @@ describe('ulid (pooled randomness, docs/performance.md change 2; same format as 
   it('makes prefixed ids that isId recognises', () => {
     expect(isId('resource', newId('resource'))).toBe(true);
     expect(isId('request', newId('resource'))).toBe(false);
+  });
+});
+
+describe('requestIdGenerator (a prefix per generator and a counter)', () => {
+  it('makes distinct req_ ids in the D2 shape, in order, and a new prefix per generator', () => {
+    const next = requestIdGenerator();
+    const ids = Array.from({ length: 2000 }, () => next());
+    for (const id of ids.slice(0, 50)) expect(id).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(isId('request', ids[0] as string)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+    expect(ids[1]).toBe(`${(ids[0] as string).slice(0, -8)}00000001`);
+    expect(ids[33]?.slice(-2)).toBe('11');
+    const other = requestIdGenerator();
+    expect(other().slice(0, 22)).not.toBe((ids[0] as string).slice(0, 22));
+  });
+
+  it('starts with the time it was made', () => {
+    const at = Date.UTC(2026, 10, 23, 12, 0, 0, 0);
+    expect(decodeTime(requestIdGenerator(() => at)().slice(4))).toBe(at);
   });
 });

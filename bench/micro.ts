@@ -1,0 +1,104 @@
+// Benchmark (docs/performance.md#method): where the CPU of a GET /v1/resources/{id} goes, in-process and without HTTP or other processes:
+// each step of the hot path timed alone in a tight loop, then whole requests through Fastify's inject
+// (the full app, and a bare Fastify route answering the same JSON). Tight loops flatter every step
+// (hot caches); the relative sizes are what this is for. Run: `node --import tsx bench/micro.ts`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openStorage } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { systemClock } from '../src/lib/clock.js';
+import { requestIdGenerator } from '../src/lib/ids.js';
+import { toPageRequest } from '../src/lib/paging.js';
+import type { ApiKeyPrincipal } from '../src/lib/principal.js';
+import { digestKey } from '../src/modules/keys/key-format.js';
+import { createServices } from '../src/services.js';
+
+async function time(name: string, n: number, fn: () => unknown): Promise<number> {
+  for (let i = 0; i < n / 5; i++) {
+    const x = fn();
+    if (x && typeof (x as PromiseLike<unknown>).then === 'function') await x;
+  }
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    const x = fn();
+    if (x && typeof (x as PromiseLike<unknown>).then === 'function') await x;
+  }
+  const c = process.cpuUsage(cpu0);
+  const us = (c.user + c.system) / n;
+  process.stdout.write(`${name.padEnd(52)} ${us.toFixed(2).padStart(7)} µs CPU\n`);
+  return us;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'wsvc-micro-'));
+const url = `sqlite:${join(dir, 'micro.db')}`;
+const storage = openStorage({ url });
+try {
+  await migrateToLatest(storage.db, storage.dialect);
+  const config = loadConfig({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_LIVE: '100000000',
+  } as NodeJS.ProcessEnv);
+  const services = createServices({ storage, clock: systemClock, config });
+  const ws = await services.workspaces.create({ name: 'micro', adminEmail: 'micro@example.com' });
+  const key = ws.keys.live.key;
+  const header = `Bearer ${key}`;
+  const verified = await services.keys.verify(header);
+  if (!verified.ok) throw new Error('key did not verify');
+  const actor: ApiKeyPrincipal = verified.principal;
+  const r = await services.resources.create(actor, { name: 'micro', type: 'standard', metadata: { k: 'v' } });
+  const N = Number(process.env.MICRO_N ?? 50_000);
+
+  process.stdout.write('steps of GET /v1/resources/{id}, alone:\n');
+  const nextId = requestIdGenerator();
+  await time('request id (prefix + counter)', N, () => nextId());
+  await time('key digest (SHA-256)', N, () => digestKey(key));
+  const epoch = storage.dialect.keysEpoch as () => number;
+  await time('key-cache epoch (PRAGMA data_version)', N, () => epoch());
+  await time('key verification, cached (digest + epoch + lookup)', N, () => services.keys.verifyNow(header));
+  await time('resource read (service → repository → SQLite)', N, () => services.resources.get(actor, r.id));
+
+  process.stdout.write('other operations, alone:\n');
+  const page = toPageRequest({ limit: 20 });
+  for (let i = 0; i < 30; i++)
+    await services.resources.create(actor, { name: `m${i}`, type: 'standard', metadata: { i: String(i) } });
+  await time('list of 20 (service → repository → SQLite, total)', N / 10, () =>
+    services.resources.list(actor, {}, page),
+  );
+  await time('create, one at a time (a commit each)', 500, () =>
+    services.resources.create(actor, { name: 'x', type: 'standard', metadata: { a: 'b' } }),
+  );
+  await time('create, 32 at once (one group commit)', 50, () =>
+    Promise.all(
+      Array.from({ length: 32 }, () =>
+        services.resources.create(actor, { name: 'x', type: 'standard', metadata: { a: 'b' } }),
+      ),
+    ),
+  );
+  process.stdout.write('whole requests through inject (no sockets):\n');
+  const app = await buildApp({ config, storage, services });
+  await app.ready();
+  const body = JSON.stringify({ data: r });
+  const bare = Fastify({ logger: false });
+  bare.get('/baseline', async (_req, reply) => reply.type('application/json').send(body));
+  await bare.ready();
+  const inj = { method: 'GET' as const, url: `/v1/resources/${r.id}`, headers: { authorization: header } };
+  const res = await app.inject(inj);
+  if (res.statusCode !== 200) throw new Error(`GET answered ${res.statusCode}: ${res.body}`);
+  const full = await time('GET /v1/resources/{id}, whole app', N / 2, () => app.inject(inj));
+  const base = await time('bare Fastify route, same JSON', N / 2, () =>
+    bare.inject({ method: 'GET', url: '/baseline' }),
+  );
+  process.stdout.write(
+    `${'difference (the API on top of bare Fastify)'.padEnd(52)} ${(full - base).toFixed(2).padStart(7)} µs CPU\n`,
+  );
+  await app.close();
+  await bare.close();
+} finally {
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+}
