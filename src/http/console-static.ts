@@ -51,7 +51,7 @@ export async function installConsoleStatic(app: FastifyInstance, root = CONSOLE_
     index: false,
     schemaHide: true,
     setHeaders(res, path) {
-      res.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      res.setHeader('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
   });
   const index = (_req: unknown, reply: { header(k: string, v: string): { sendFile(f: string): unknown } }) =>
