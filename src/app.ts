@@ -62,7 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIds(),
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
-    // While closing, new requests get the D1 503 from installEarlyAnswers (Fastify's own has another body).
+    // While closing, new requests get the 503 with the error body from installEarlyAnswers (Fastify's own has another body).
     return503OnClosing: false,
     // Timeouts that hold as set: Node checks them every second instead of every 30 s, so a
     // slowloris client is cut at HTTP_HEADERS_TIMEOUT_MS. No Host: answered by installEarlyAnswers.

@@ -41,14 +41,19 @@ const ConfigSchema = Type.Object({
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 8 }),
   /** Where people reach the console; builds every link (default http://127.0.0.1:<PORT>). */
-  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
+  PUBLIC_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
+      'x-expected': 'the http:// or https:// address people open the console at, such as https://console.example.com',
+    }),
+  ),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
 });
 
 export type Config = Readonly<Static<typeof ConfigSchema>>;
 export const CONFIG_KEYS = Object.keys(ConfigSchema.properties) as (keyof Config)[];
 
-/** The console's public base URL, without a trailing slash (D25). */
+/** The console's public base URL, without a trailing slash (docs/console.md). */
 export function publicUrl(config: Config): string {
   return (config.PUBLIC_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
 }

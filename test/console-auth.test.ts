@@ -22,7 +22,7 @@ async function newAdmin(): Promise<{ ws: string; email: string; live: string; cl
   return { ws: out.workspace.id, email: email.toLowerCase(), live: out.keys.live.key, client };
 }
 
-describe('console sign-in (D25)', () => {
+describe('console sign-in (docs/console.md)', () => {
   it('the admin link sets the first password once; sign-in opens a session with a secure cookie', async () => {
     const email = `first${Date.now()}@example.test`;
     const out = await t.services.workspaces.create({ name: 'First', adminEmail: email });
@@ -102,7 +102,7 @@ describe('console sign-in (D25)', () => {
     expect(blocked.headers['retry-after']).toBe('900');
   }, 60_000);
 
-  it('bad sign-in bodies are 400 with the D1 body', async () => {
+  it('bad sign-in bodies are 400 with the error body', async () => {
     for (const body of [
       {},
       { email: 'x@example.test' },
@@ -122,7 +122,7 @@ describe('console sign-in (D25)', () => {
   });
 });
 
-describe('console session API (D25)', () => {
+describe('console session API (docs/console.md)', () => {
   it('acts through the same services as /v1, in the chosen workspace and environment', async () => {
     const a = await newAdmin();
     const created = await a.client.call({
@@ -247,7 +247,7 @@ describe('console session API (D25)', () => {
   }, 30_000);
 });
 
-describe('console members and roles (D9, D25)', () => {
+describe('console members and roles (docs/api.md#keys-scopes-and-roles, docs/console.md)', () => {
   it('an invited viewer sets a password, reads, and gets 403 on writes; removal ends their access', async () => {
     const a = await newAdmin();
     const inv = await a.client.call({

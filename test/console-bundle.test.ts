@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { consoleBuilt } from './helpers/browser.js';
 
 // The built console (npm run build:console, run by `prepare`): what the first page load costs and
-// where it may fetch from (D25: nothing leaves the machine).
+// where it may fetch from (docs/console.md: nothing leaves the machine).
 const DIST = join('dist', 'console');
 
 describe('the built console', () => {

@@ -10,7 +10,7 @@ import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from './helpe
 import { eventually, type Receiver, startReceiver } from './helpers/receiver.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// The journeys of issue 12 in Debian's Chromium, against a real `wsvc serve` (API and delivery
+// The console journeys in Debian's Chromium, against a real `wsvc serve` (API and delivery
 // worker) on a real database (SQLite file, or PostgreSQL in the postgres project).
 const PASSWORD = 'correct horse battery';
 const STEP = 120_000;
@@ -101,7 +101,7 @@ async function csrfOf(p: Page): Promise<string> {
   });
 }
 
-describe('console journeys in Chromium (issue 12)', () => {
+describe('console journeys in Chromium', () => {
   it(
     'signed-out pages: sign-in, set password, forgot password are accessible',
     async () => {

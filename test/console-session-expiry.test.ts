@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('console session lifetimes on the injected clock (D25)', () => {
+describe('console session lifetimes on the injected clock (docs/console.md)', () => {
   it('ends after 12 idle hours; requests keep it alive, but never past 30 days; links expire', async () => {
     const out = await t.services.workspaces.create({ name: 'Clock', adminEmail: `clock${Date.now()}@example.test` });
     const a = await signInWithLink(t, out.set_password_url);

@@ -5,7 +5,7 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import { testWorker } from './helpers/worker.js';
 
-// Issue 9 item 4: one bad endpoint never stalls the others. A receiver that never answers and one
+// One bad endpoint never stalls the others. A receiver that never answers and one
 // that answers just inside the timeout each get 64 deliveries; a healthy receiver in another
 // workspace must still get its events about as fast as when it is alone. Before the per-endpoint
 // cap the 64 shared slots were all held by the bad endpoints, so every healthy delivery waited
@@ -50,7 +50,7 @@ async function resource(key: string, name: string): Promise<string> {
   return (json(res).data as { id: string }).id;
 }
 
-describe('fair delivery (issue 9 item 4)', () => {
+describe('fair delivery', () => {
   it('a healthy endpoint gets its events promptly beside a hanging and a slow endpoint with 64 each', async () => {
     const bad = await newWorkspace(t, 'Bad receivers');
     await subscribe(bad, hanging.url('/hang'));

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
 import { rawRequest } from './helpers/raw-http.js';
 
-// Issue 9 item 6 and issue 10 item 1: hostile input never reaches a 500, costs no deep recursion,
-// and every protocol-level error answers the D1 body. Raw sockets against the real app listening
+// Hostile input never reaches a 500, costs no deep recursion,
+// and every protocol-level error answers the error body. Raw sockets against the real app listening
 // on loopback, so Node's HTTP parser and the server's timeouts are the real ones.
 const HEADERS_TIMEOUT_MS = 1500;
 
@@ -33,7 +33,7 @@ function expectD1(body: string, code: string) {
   expect(parsed.error).toMatchObject({ code, message: expect.any(String), request_id: expect.stringMatching(/^req_/) });
 }
 
-describe('JSON nesting limit without recursion (issue 10 item 1)', () => {
+describe('JSON nesting limit without recursion (docs/api.md#errors)', () => {
   it.each([65, 3_000, 10_000, 20_000, 100_000])('%i levels is a 400 naming the limit, never a 500', async (depth) => {
     for (const body of [nested(depth), metadataNested(depth)]) {
       const res = await t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body, headers: JSON_TYPE });
@@ -89,8 +89,8 @@ describe('JSON nesting limit without recursion (issue 10 item 1)', () => {
   });
 });
 
-describe('protocol-level errors answer the D1 body (issue 10 item 1)', () => {
-  it('an unknown method is a 400 with the D1 body, and the connection is closed with Connection: close', async () => {
+describe('protocol-level errors answer the error body (docs/api.md#errors)', () => {
+  it('an unknown method is a 400 with the error body, and the connection is closed with Connection: close', async () => {
     const r = await rawRequest(port, ['FOO /v1/resources HTTP/1.1\r\nHost: x\r\n\r\n']);
     expect(r.status).toBe(400);
     expect(r.headers.connection).toBe('close');
@@ -98,7 +98,7 @@ describe('protocol-level errors answer the D1 body (issue 10 item 1)', () => {
     expect(r.closed).toBe(true);
   });
 
-  it('a bad Content-Length is a 400 with the D1 body', async () => {
+  it('a bad Content-Length is a 400 with the error body', async () => {
     for (const cl of ['abc', '1, 2', '-1']) {
       const r = await rawRequest(port, [`POST /v1/resources HTTP/1.1\r\nHost: x\r\nContent-Length: ${cl}\r\n\r\n`]);
       expect(r.status, cl).toBe(400);
@@ -107,7 +107,7 @@ describe('protocol-level errors answer the D1 body (issue 10 item 1)', () => {
     }
   });
 
-  it('headers or a URL over 16 KiB are a 431 with the D1 body; to HEAD without a body', async () => {
+  it('headers or a URL over 16 KiB are a 431 with the error body; to HEAD without a body', async () => {
     const big = 'a'.repeat(17 * 1024);
     for (const req of [
       `GET /v1/resources HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`,
@@ -124,7 +124,7 @@ describe('protocol-level errors answer the D1 body (issue 10 item 1)', () => {
     expect(head.body).toBe('');
   });
 
-  it('an HTTP/1.1 request without Host is a 400 with the D1 body and Connection: close', async () => {
+  it('an HTTP/1.1 request without Host is a 400 with the error body and Connection: close', async () => {
     const r = await rawRequest(port, ['GET /v1/resources HTTP/1.1\r\n\r\n']);
     expect(r.status).toBe(400);
     expect(r.headers.connection).toBe('close');
@@ -195,8 +195,8 @@ describe('protocol-level errors answer the D1 body (issue 10 item 1)', () => {
   }, 30_000);
 });
 
-describe('shutting down (issue 10 item 1)', () => {
-  it('a request that arrives while the server closes gets the D1 503 with Retry-After and Connection: close', async () => {
+describe('shutting down (docs/api.md#errors)', () => {
+  it('a request that arrives while the server closes gets the 503 with the error body with Retry-After and Connection: close', async () => {
     const slow = await startTestApp({
       wrapServices(s) {
         const list = s.resources.list;
@@ -226,8 +226,8 @@ describe('shutting down (issue 10 item 1)', () => {
   });
 });
 
-describe('CONNECT (issue 10 item 1)', () => {
-  it('is a 405 with the D1 body, not a dropped connection', async () => {
+describe('CONNECT (docs/api.md#errors)', () => {
+  it('is a 405 with the error body, not a dropped connection', async () => {
     const r = await rawRequest(port, ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n']);
     expect(r.status).toBe(405);
     expect(r.headers.connection).toBe('close');

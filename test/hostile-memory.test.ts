@@ -4,7 +4,7 @@ import { newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './
 import { databaseUrlOf, startApi, stopProcess } from './helpers/processes.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 9 item 6: four parallel 1 MB deeply nested bodies took a real server from 144 MB to 427 MB
+// Four parallel 1 MB deeply nested bodies took a real server from 144 MB to 427 MB
 // RSS (and a 500 from ~3,000 levels). Now the nesting limit is one scan of the raw text, so they
 // cost about their own bytes. Measured on a real `wsvc serve` child process (Linux /proc).
 const hasProc = (() => {
@@ -28,7 +28,7 @@ const objects = (bytes: number) => {
   return `{"name":"x","type":"standard","metadata":${'{"a":'.repeat(n)}1${'}'.repeat(n)}}`;
 };
 
-describe.skipIf(!hasProc)('memory under hostile bodies (issue 9 item 6)', () => {
+describe.skipIf(!hasProc)('memory under hostile bodies', () => {
   let storage: Awaited<ReturnType<typeof openTestStorage>>;
   let t: TestApp;
   let ws: TestWorkspace;

@@ -238,7 +238,7 @@ describe('routing (docs/api.md#errors): 405 with Allow, 404 for unknown routes',
     });
   }
 
-  it('/ redirects to the console (D25)', async () => {
+  it('/ redirects to the console (docs/console.md)', async () => {
     const res = await t.request({ method: 'GET', url: '/' });
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe('/console/');

@@ -98,6 +98,9 @@ describe('settings', () => {
     expect(problems({ DATABASE_URL: 'mysql://x' })).toEqual([
       'DATABASE_URL must be sqlite:<file path> (such as sqlite:./data/workspace.db) or postgres://user@host:5432/database; got "mysql://x"',
     ]);
+    expect(problems({ PUBLIC_URL: 'foo' })).toEqual([
+      'PUBLIC_URL must be the http:// or https:// address people open the console at, such as https://console.example.com; got "foo"',
+    ]);
     expect(problems({ PORT: 'abc', WEBHOOK_ALLOW_INSECURE_URLS: 'maybe', REDIS_URL: 'http://x' })).toEqual([
       'PORT must be a whole number from 0 to 65535; got "abc"',
       'REDIS_URL must be redis://host:6379[/db] or rediss://… (TLS); got "http://x"',

@@ -4,7 +4,7 @@ import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js
 import { type CuttableProxy, hostPort, startProxy, viaPort } from './helpers/proxy.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// Issue 9 item 5: a partition between the service and PostgreSQL (a proxy that stops forwarding,
+// A partition between the service and PostgreSQL (a proxy that stops forwarding,
 // connections left open) is detected by the client-side query timeout, not waited out:
 // `statement_timeout` runs on the server and cannot fire when no packet gets through.
 const pgUrl = process.env.TEST_DATABASE_URL;
@@ -24,7 +24,7 @@ async function timed<T>(fn: () => Promise<T>, ms = 15_000): Promise<{ value: T |
   return { value, ms: Date.now() - started };
 }
 
-describe.skipIf(!pgUrl)('PostgreSQL partition: client-side timeouts and /readyz (issue 9 item 5)', () => {
+describe.skipIf(!pgUrl)('PostgreSQL partition: client-side timeouts and /readyz', () => {
   let base: Awaited<ReturnType<typeof openTestStorage>>;
   let proxy: CuttableProxy;
   let t: TestApp;

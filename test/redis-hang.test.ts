@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
 import { eventually } from './helpers/receiver.js';
 
-// Issue 9 item 5: a hung Redis (SIGSTOP: the connection stays open, nothing answers). Only the
+// A hung Redis (SIGSTOP: the connection stays open, nothing answers). Only the
 // requests already waiting on it pay REDIS_COMMAND_TIMEOUT_MS; the breaker then sends the rest to
 // in-process counters at once; /readyz says so; one warning per outage, one line on recovery.
 // Uses its own redis-server on a free port, never the machine's shared one.
@@ -27,7 +27,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe.skipIf(!hasRedisServer)('a hung Redis: timeout, circuit breaker, /readyz, logs (issue 9 item 5)', () => {
+describe.skipIf(!hasRedisServer)('a hung Redis: timeout, circuit breaker, /readyz, logs', () => {
   let server: ChildProcess;
   let t: TestApp;
   let ws: TestWorkspace;

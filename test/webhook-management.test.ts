@@ -165,7 +165,7 @@ describe('PATCH /v1/webhooks/{id}', () => {
   });
 });
 
-describe('PATCH with the D19 guard on', () => {
+describe('PATCH with the webhook URL guard on', () => {
   let strict: TestApp;
   beforeAll(async () => {
     strict = await startTestApp({
@@ -362,7 +362,7 @@ describe('GET /v1/deliveries', () => {
     await worker.runOnce();
 
     const all = await get(ws.live, '/v1/deliveries');
-    // D15: deleting the resource purged its earlier deliveries; resource.deleted went to b only.
+    // docs/api.md#resources: deleting the resource purged its earlier deliveries; resource.deleted went to b only.
     expect(all.data.map((d: { webhook_id: string; event: string }) => [d.webhook_id, d.event])).toEqual([
       [b.id, 'resource.deleted'],
     ]);

@@ -155,7 +155,7 @@ export interface DeliveryAttemptsTable {
   error: string | null;
 }
 
-/** Issue 12: one console password per email (lower case), as an scrypt hash with its parameters. */
+/** The console (docs/console.md): one console password per email (lower case), as an scrypt hash with its parameters. */
 export interface ConsoleCredentialsTable {
   email: string;
   password_hash: string;

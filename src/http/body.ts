@@ -10,7 +10,7 @@ export const MAX_JSON_DEPTH = 64;
  * The JSON body parser (docs/api.md#errors: only `application/json`, anything else is 415; an empty body is "no
  * body"). The nesting limit is checked on the raw text by one loop before anything is parsed, so
  * a hostile body (1 MiB of `[[[[…`) costs one scan and no objects; nothing below recurses on the
- * call stack. Then `secure-json-parse` (`__proto__`/`constructor` refused) and the D6 check of
+ * call stack. Then `secure-json-parse` (`__proto__`/`constructor` refused) and the unstorable-string check (docs/api.md#validation) of
  * strings that cannot be stored.
  */
 export function installJsonBody(app: FastifyInstance): void {

@@ -27,7 +27,7 @@ declare module 'fastify' {
 const csrfFailed = (why: string) => new AppError(403, 'csrf_failed', `The request was refused as cross-site: ${why}.`);
 
 /**
- * D25: the console API authenticates with the session cookie only (never an API key), and /v1 never
+ * docs/console.md: the console API authenticates with the session cookie only (never an API key), and /v1 never
  * with a cookie (auth.ts reads only Authorization). Every non-GET console request needs a
  * same-origin Origin and, once signed in, the session's X-CSRF-Token, else 403 csrf_failed.
  */
@@ -66,7 +66,7 @@ export async function installConsoleSession(
     request.principal = await deps.consoleAuth.principalFor(open.session, ws, env as Env);
   });
 
-  // D25 headers on every console page and API answer: no inline script, no framing, no sniffing.
+  // Security headers (docs/console.md#headers-and-what-the-browser-loads) on every console page and API answer: no inline script, no framing, no sniffing.
   app.addHook('onSend', async (request, reply) => {
     const path = request.url;
     if (path !== '/' && path !== '/console' && !path.startsWith('/console/')) return;

@@ -21,7 +21,7 @@ export const CONSOLE_DIST = resolve(packageRoot(), 'dist/console');
  */
 export async function installConsoleStatic(app: FastifyInstance, root = CONSOLE_DIST): Promise<void> {
   app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/console/', 302));
-  // An unknown console API path is a D1 404, not the app's page.
+  // An unknown console API path is a 404 with the error body, not the app's page.
   app.get('/console/api/*', { schema: { hide: true } }, (req, reply) =>
     reply.code(404).send(errorBody(req, 'not_found', `No route GET ${req.url.split('?')[0]}.`)),
   );

@@ -25,7 +25,7 @@ describe('ulid (pooled randomness, docs/performance.md change 2; same format as 
 });
 
 describe('requestIdGenerator (a prefix per generator and a counter)', () => {
-  it('makes distinct req_ ids in the D2 shape, in order, and a new prefix per generator', () => {
+  it('makes distinct req_ ids in the id shape (docs/api.md#ids), in order, and a new prefix per generator', () => {
     const next = requestIdGenerator();
     const ids = Array.from({ length: 2000 }, () => next());
     for (const id of ids.slice(0, 50)) expect(id).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);

@@ -15,7 +15,7 @@ export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   'events:read': ['admin', 'member', 'viewer'],
   'webhooks:read': ['admin'],
   'webhooks:write': ['admin'],
-  // D24: every role manages keys; a non-admin only their own (see prepareOwn).
+  // docs/api.md#keys-scopes-and-roles: every role manages keys; a non-admin only their own (see prepareOwn).
   'keys:read': ['admin', 'member', 'viewer'],
   'keys:write': ['admin', 'member', 'viewer'],
 };

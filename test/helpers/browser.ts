@@ -56,7 +56,7 @@ export async function screenshot(page: Page, name: string, alsoTo?: string): Pro
   if (alsoTo) await page.screenshot({ path: alsoTo });
 }
 
-/** axe-core on the page: no serious or critical violation (D25). */
+/** axe-core on the page: no serious or critical violation (docs/console.md). */
 export async function expectAccessible(page: Page, name: string): Promise<void> {
   const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
   const bad = result.violations

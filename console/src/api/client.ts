@@ -1,6 +1,6 @@
 import type { Env } from './types';
 
-/** A D1 error answered by the server (or a network failure, status 0). */
+/** An error answered by the server (or a network failure, status 0). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -26,7 +26,7 @@ export interface Scope {
 
 /**
  * Calls the console API (same-origin, session cookie). `/v1/…` paths go to the mounted /v1 routes,
- * others to the console's own routes. Throws ApiError with the server's D1 code and message.
+ * others to the console's own routes. Throws ApiError with the server's error code and message.
  */
 export async function api<T>(
   path: string,

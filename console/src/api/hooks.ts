@@ -15,7 +15,7 @@ export function useScopedQuery<T>(path: string, query: Query = {}, enabled = tru
   });
 }
 
-/** A cursor-paged list (D4) with "load more". */
+/** A cursor-paged list (docs/api.md#lists-and-paging) with "load more". */
 export function useScopedList<T>(path: string, query: Query = {}, limit = 50) {
   const { scope } = useCurrent();
   return useInfiniteQuery({

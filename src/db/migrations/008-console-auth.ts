@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * Issue 12: people sign in to the console. One password per email (a person may be a member of
+ * The console (docs/console.md): people sign in to the console. One password per email (a person may be a member of
  * several workspaces, one user row each), sessions stored as digests of their cookie token,
  * single-use links (set password, invite, reset) stored as digests, and the failed sign-ins that
  * the throttle counts (shared by every API process).

@@ -3,7 +3,7 @@ import { Timestamp } from '../../http/schemas.js';
 import { RoleSchema, UserName } from '../users/users.schemas.js';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });
-/** D25: 10..200 code points (checked by the service, which counts code points, not UTF-16 units). */
+/** docs/console.md: 10..200 code points (checked by the service, which counts code points, not UTF-16 units). */
 const Password = Type.String({ minLength: 1, maxLength: 800 });
 
 export const MembershipSchema = Type.Object({

@@ -14,10 +14,10 @@ import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js'
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-/** D25 session lifetimes. */
+/** Session lifetimes (docs/console.md#sessions). */
 export const SESSION_IDLE_MS = 12 * HOUR;
 export const SESSION_ABSOLUTE_MS = 30 * DAY;
-/** D25 link lifetimes: invites and first passwords 7 days, password resets 1 hour. */
+/** Link lifetimes (docs/console.md#passwords-and-links): invites and first passwords 7 days, password resets 1 hour. */
 const LINK_TTL_MS: Record<ConsoleLinkPurpose, number> = { set_password: 7 * DAY, invite: 7 * DAY, reset: HOUR };
 const THROTTLE_WINDOW_MS = 15 * MINUTE;
 const MAX_FAILURES_PER_EMAIL = 5;
@@ -35,7 +35,7 @@ const normalizeEmail = (email: string) => email.trim().toLowerCase();
 const badLink = () =>
   new AppError(400, 'invalid_link', 'This link is invalid, expired or already used; ask for a new one.');
 
-/** Console sign-in (D25): passwords per email, sessions, single-use links, the sign-in throttle. */
+/** Console sign-in (docs/console.md): passwords per email, sessions, single-use links, the sign-in throttle. */
 export function createConsoleAuthService(deps: {
   db: Db;
   dialect: Dialect;
@@ -79,7 +79,7 @@ export function createConsoleAuthService(deps: {
     return { url: `${deps.publicUrl()}/console/set-password?token=${token}`, expires_at };
   }
 
-  /** D25: 5 failures per email and 50 per IP in 15 minutes, then 429 until the window moves on. */
+  /** docs/console.md: 5 failures per email and 50 per IP in 15 minutes, then 429 until the window moves on. */
   async function throttle(email: string, ip: string): Promise<void> {
     const since = isoAt(clock.now() - THROTTLE_WINDOW_MS);
     const [byEmail, byIp] = await Promise.all([

@@ -5,14 +5,14 @@ import type { Principal } from '../../lib/principal.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 
-/** D25: only admins manage members (and everyone's keys). Throws ForbiddenError. */
+/** docs/console.md: only admins manage members (and everyone's keys). Throws ForbiddenError. */
 export function requireAdmin(principal: Principal): void {
   if (principal.role !== 'admin') throw new ForbiddenError('Only workspace admins can do this.');
 }
 
 /**
  * Members as the console manages them, on top of the users service: the checks that the caller's
- * workspace and role allow the change (D9).
+ * workspace and role allow the change (docs/api.md#keys-scopes-and-roles).
  */
 export function createConsoleMembers(deps: { db: Db; users: UsersService }) {
   const { db, users } = deps;

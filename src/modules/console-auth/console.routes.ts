@@ -22,7 +22,7 @@ const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
 
 /**
- * The console's own API (D25): sign-in, sessions, passwords and members (keys go through /v1/keys). Everything else the
+ * The console's own API (docs/console.md): sign-in, sessions, passwords and members (keys go through /v1/keys). Everything else the
  * console shows goes through the /v1 routes mounted again under /console/api/v1 (app.ts).
  */
 export const consoleRoutes: FastifyPluginAsyncTypebox<{

@@ -36,7 +36,7 @@ export function dummyHash(): Promise<string> {
   return dummy;
 }
 
-/** D25: a password has 10 to 200 code points. */
+/** docs/console.md: a password has 10 to 200 code points. */
 export function passwordProblem(password: string): string | undefined {
   const n = [...password].length;
   if (n < 10) return 'password must be at least 10 characters.';

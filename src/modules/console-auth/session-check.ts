@@ -14,7 +14,7 @@ export function sessionEndedError(): AppError {
 }
 
 /**
- * The write-time check of a console session (D25): the session is not ended and its user is still a
+ * The write-time check of a console session (docs/console.md): the session is not ended and its user is still a
  * member, so a sign-out or a removal that commits first wins over a write in flight.
  */
 export function sessionCheck(dialect: Dialect): PrincipalCheck<SessionPrincipal> {

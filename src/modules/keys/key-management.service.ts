@@ -33,7 +33,7 @@ export function toApiKey(row: ApiKeysTable, now: string): ApiKey {
 }
 
 /**
- * API keys managed by their users (D24): an admin sees and manages every key of the workspace,
+ * API keys managed by their users (docs/api.md#keys-scopes-and-roles): an admin sees and manages every key of the workspace,
  * anyone else their own. A test key sees and manages test keys only, so a leaked sandbox key
  * cannot mint live access. Writes to keys run in a transaction that first re-checks the caller
  * (like writeAs) but is not marked `keepsKeys`, so cached verified keys are dropped at its commit.
@@ -137,7 +137,7 @@ export function createKeyManagementService(deps: {
   }
 
   /**
-   * Revokes a key at once (D12): requests with it answer 401 expired_token, and a write with it that
+   * Revokes a key at once (docs/api.md#keys-scopes-and-roles): requests with it answer 401 expired_token, and a write with it that
    * has not committed has no effect (the exclusive revocation lock). Revoking a revoked key changes nothing.
    */
   async function revoke(p: Principal, id: string): Promise<void> {

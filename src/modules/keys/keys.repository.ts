@@ -49,7 +49,7 @@ const isActiveQuery = prepared((db, $: Param<{ id: string; now: string }>) =>
     .where('users.removed_at', 'is', null),
 );
 
-/** Which keys a caller may see: a workspace, optionally one user's, in some environments (D24). */
+/** Which keys a caller may see: a workspace, optionally one user's, in some environments (docs/api.md#keys-scopes-and-roles). */
 export interface KeyVisibility {
   workspaceId: string;
   userId: string | null;
@@ -108,7 +108,7 @@ export const keysRepository = {
       .executeTakeFirst();
   },
 
-  /** A D4 page of the keys `v` may see, oldest first. */
+  /** A page of the keys `v` may see, oldest first. */
   listVisible(db: Db, v: KeyVisibility, page: PageRequest) {
     return pageById(db, 'api_keys', (eb) => visibleTo(eb, v), page);
   },

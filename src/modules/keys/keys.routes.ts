@@ -17,7 +17,7 @@ const tags = ['Keys'];
 
 /**
  * Idempotency hooks that store the answer without the plaintext key: only its digest is ever stored
- * (D12), so a replay (D14) answers the same key record with `key: null`.
+ * (docs/api.md#keys-scopes-and-roles), so a replay (docs/api.md#idempotency) answers the same key record with `key: null`.
  */
 function withoutPlaintext<T extends { key: string | null }>(
   hooks: WriteHooks<T> | undefined,
@@ -33,7 +33,7 @@ const WHOSE =
   'An admin sees every key of the workspace, anyone else their own; a test key sees test keys only. ' +
   'Another user’s key is a 404 to a non-admin.';
 
-/** HTTP for /v1/keys: API keys managed by their users (D24). */
+/** HTTP for /v1/keys: API keys managed by their users (docs/api.md#keys-scopes-and-roles). */
 export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService }> = async (app, { keys }) => {
   app.get(
     '/keys',

@@ -33,7 +33,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
   // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
   // writer at a time); elsewhere other processes write unannounced and every request reads the key.
   const epoch = deps.dialect.keysEpoch;
-  // expiresMs: a cached key stops at its expires_at without any write (a rolled key, D24).
+  // expiresMs: a cached key stops at its expires_at without any write (a rolled key, docs/api.md#keys-scopes-and-roles).
   const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal; expiresMs: number }>();
   const MAX_CACHED = 10_000;
 
@@ -44,7 +44,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
       env: Env;
       name: string;
       scopes?: string[] | null;
-      /** When the key stops working (D24); null or absent: never. */
+      /** When the key stops working (docs/api.md#keys-scopes-and-roles); null or absent: never. */
       expiresAt?: string | null;
       /** The user who created it; null or absent for the CLI. */
       createdBy?: string | null;

@@ -11,7 +11,7 @@ import { deliveryRepository as repo, toDelivery } from '../delivery/delivery.rep
 import type { BulkRetryInput, Delivery, DeliveryDetail, DeliveryFilter } from './webhooks.schemas.js';
 import { assertEnabled, type WebhooksService } from './webhooks.service.js';
 
-/** The delivery log (per endpoint and across the environment) and manual resends (D18, D22). */
+/** The delivery log (per endpoint and across the environment) and manual resends (docs/api.md#webhook-deliveries, #webhooks). */
 export function createDeliveriesService(deps: {
   db: Db;
   dialect: Dialect;

@@ -98,7 +98,7 @@ export function createWebhooksService(deps: {
 
   /**
    * Changes url, events and label (the same rules as at creation); the secret and the delivery log
-   * stay. `{}` changes nothing. Throws ValidationError (D19 for a new url) or NotFoundError.
+   * stay. `{}` changes nothing. Throws ValidationError (the webhook URL rules, docs/api.md#webhook-urls, for a new url) or NotFoundError.
    */
   async function update(
     principal: Principal,
