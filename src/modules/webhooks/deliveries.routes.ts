@@ -8,6 +8,8 @@ import {
   BulkRetryResultSchema,
   DeliveryDetailSchema,
   DeliverySchema,
+  DeliverySummaryQuery,
+  DeliverySummarySchema,
   ListAllDeliveriesQuery,
   ListDeliveriesQuery,
 } from './webhooks.schemas.js';
@@ -53,6 +55,24 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
       const page = await deliveries.list(req.principal, filter, toPageRequest(paging, 'delivery'));
       return { data: page.items, meta: pageMeta(page) };
     },
+  );
+
+  app.get(
+    '/deliveries/summary',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        operationId: 'getDeliverySummary',
+        summary: 'Delivery health over time',
+        description:
+          "The key's environment's deliveries created in the last `window` (24h, 7d or 30d), counted per UTC hour " +
+          'and state, the success rate over the window, and the 10 newest failed deliveries.',
+        querystring: DeliverySummaryQuery,
+        response: { 200: DataOf(DeliverySummarySchema), ...errorResponses(...AUTHED_ERRORS) },
+      },
+    },
+    async (req) => ({ data: await deliveries.summary(req.principal, req.query.window ?? '24h') }),
   );
 
   app.get(
