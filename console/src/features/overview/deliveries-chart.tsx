@@ -47,6 +47,7 @@ export default function DeliveriesChart({ summary, timeZone }: { summary: Delive
       chart.destroy();
     };
   }, [summary, timeZone]);
+  const zone = zoneAbbreviation(new Date(summary.until), timeZone);
   return (
     <figure className="chart">
       <div
@@ -60,6 +61,7 @@ export default function DeliveriesChart({ summary, timeZone }: { summary: Delive
             {s.label}
           </span>
         ))}
+        <span className="muted">Hours in {zone}</span>
       </figcaption>
     </figure>
   );
