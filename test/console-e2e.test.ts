@@ -208,7 +208,7 @@ describe('console journeys in Chromium', () => {
       await page.getByText('50.0 %').waitFor();
       const chart = page.getByRole('img', { name: /^Deliveries per hour since .*: 1 succeeded, 1 failed/ });
       await chart.locator('canvas').first().waitFor();
-      await page.getByText('Hours in UTC').waitFor();
+      await page.getByText('Times in UTC').waitFor();
       await page.getByText('The numbers, per hour').click();
       await expect
         .poll(() => page.getByRole('table', { name: 'Deliveries per hour' }).getByRole('row').count())
@@ -295,7 +295,7 @@ describe('console journeys in Chromium', () => {
         .locator('canvas')
         .first()
         .waitFor();
-      await page.getByText('Hours in JST').waitFor();
+      await page.getByText('Times in JST').waitFor();
     },
     STEP,
   );

@@ -60,8 +60,12 @@ export const DeliveryDetailSchema = Type.Object(
 );
 export type DeliveryDetail = Static<typeof DeliveryDetailSchema>;
 
-/** The windows of the delivery summary and their length in hours. */
-export const SUMMARY_WINDOWS = { '24h': 24, '7d': 24 * 7, '30d': 24 * 30 } as const;
+/** The windows of the delivery summary: how many periods of how many hours (the last ends with the current hour). */
+export const SUMMARY_WINDOWS = {
+  '24h': { periods: 24, hours: 1 },
+  '7d': { periods: 28, hours: 6 },
+  '30d': { periods: 30, hours: 24 },
+} as const;
 export type SummaryWindow = keyof typeof SUMMARY_WINDOWS;
 
 export const DeliverySummaryQuery = Type.Object(
@@ -86,8 +90,9 @@ const statusCounts = {
 export const DeliverySummarySchema = Type.Object(
   {
     window: Type.String({ examples: ['24h'] }),
-    since: { ...Timestamp, description: 'Start of the first hour of the series.' },
+    since: { ...Timestamp, description: 'Start of the first period of the series.' },
     until: { ...Timestamp, description: 'When the summary was made.' },
+    period_hours: Type.Integer({ description: 'Length of each period of the series: 1 (24h), 6 (7d) or 24 (30d).' }),
     totals: Type.Object(statusCounts, { description: 'Deliveries created in the window, by state.' }),
     success_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
       description: 'succeeded / (succeeded + failed) over the window; null when none has finished.',

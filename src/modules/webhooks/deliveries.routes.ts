@@ -66,8 +66,9 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         operationId: 'getDeliverySummary',
         summary: 'Delivery health over time',
         description:
-          "The key's environment's deliveries created in the last `window` (24h, 7d or 30d), counted per UTC hour " +
-          'and state, the success rate over the window, and the 10 newest failed deliveries.',
+          "The key's environment's deliveries created in the last `window`, counted per period and state (24h: 24 " +
+          'periods of 1 hour; 7d: 28 of 6 hours; 30d: 30 of 24 hours; the last period ends with the current hour), ' +
+          'the success rate over the window, and the 10 newest failed deliveries.',
         querystring: DeliverySummaryQuery,
         response: { 200: DataOf(DeliverySummarySchema), ...errorResponses(...AUTHED_ERRORS) },
       },

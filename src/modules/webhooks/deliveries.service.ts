@@ -59,16 +59,19 @@ export function createDeliveriesService(deps: {
 
   /**
    * The overview's delivery health: deliveries of the caller's workspace and environment created in the
-   * last `window`, per UTC hour and state (zeros filled in), the success rate, and the newest failures.
+   * last `window`, per period (1 h, 6 h or 1 day, the last ending with the current hour) and state,
+   * zeros filled in, the success rate over the window, and the newest failures.
    */
   async function summary(principal: Principal, window: SummaryWindow): Promise<DeliverySummary> {
     const tenant = tenantOf(principal);
     const now = clock.now();
-    const hours = SUMMARY_WINDOWS[window];
-    const firstHour = Math.floor(now / HOUR) * HOUR - (hours - 1) * HOUR;
-    const starts = Array.from({ length: hours }, (_, i) => isoAt(firstHour + i * HOUR));
+    const { periods, hours } = SUMMARY_WINDOWS[window];
+    const period = hours * HOUR;
+    const end = (Math.floor(now / HOUR) + 1) * HOUR;
+    const first = end - periods * period;
+    const starts = Array.from({ length: periods }, (_, i) => isoAt(first + i * period));
     const [counts, failed] = await Promise.all([
-      repo.periodCounts(db, dialect, tenant, starts, isoAt(firstHour + hours * HOUR)),
+      repo.periodCounts(db, dialect, tenant, starts, isoAt(end)),
       repo.latestFailed(db, tenant, 10),
     ]);
     const totals = { succeeded: 0, failed: 0, pending: 0, cancelled: 0 };
@@ -88,6 +91,7 @@ export function createDeliveriesService(deps: {
       window,
       since: starts[0] as string,
       until: isoAt(now),
+      period_hours: hours,
       totals,
       success_rate: finished === 0 ? null : totals.succeeded / finished,
       series,

@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { DeliverySummary } from '../../api/types';
-import { zoneAbbreviation } from '../../lib/time';
+import { periodName, zoneAbbreviation } from '../../lib/time';
 
 const SERIES = [
   { key: 'succeeded', label: 'Succeeded', stroke: '#1a7f37' },
@@ -11,18 +11,18 @@ const SERIES = [
 ] as const;
 
 /**
- * Deliveries per hour (succeeded, failed, pending) drawn by uPlot on a canvas, its time axis in the
+ * Deliveries per period (succeeded, failed, pending) drawn by uPlot on a canvas, its time axis in the
  * person's profile timezone. Loaded on its own (uPlot is the console's largest dependency). The
  * numbers are also in the table under the chart, for screen readers and for copying.
  */
 export default function DeliveriesChart({ summary, timeZone }: { summary: DeliverySummary; timeZone: string }) {
   const ref = useRef<HTMLDivElement>(null);
+  const zone = zoneAbbreviation(new Date(summary.until), timeZone);
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
     const x = summary.series.map((b) => Date.parse(b.start) / 1000);
     const data: uPlot.AlignedData = [x, ...SERIES.map((s) => summary.series.map((b) => b[s.key]))];
-    const zone = zoneAbbreviation(new Date(summary.until), timeZone);
     const chart = new uPlot(
       {
         width: Math.max(320, el.clientWidth),
@@ -32,7 +32,7 @@ export default function DeliveriesChart({ summary, timeZone }: { summary: Delive
         cursor: { show: true, drag: { x: false, y: false } },
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [
-          { label: `Hour (${zone})`, stroke: '#57606a' },
+          { label: `${summary.period_hours === 1 ? 'Hour' : 'Period start'} (${zone})`, stroke: '#57606a' },
           { label: 'Deliveries', stroke: '#57606a' },
         ],
         series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: false } }))],
@@ -46,14 +46,13 @@ export default function DeliveriesChart({ summary, timeZone }: { summary: Delive
       window.removeEventListener('resize', resize);
       chart.destroy();
     };
-  }, [summary, timeZone]);
-  const zone = zoneAbbreviation(new Date(summary.until), timeZone);
+  }, [summary, timeZone, zone]);
   return (
     <figure className="chart">
       <div
         ref={ref}
         role="img"
-        aria-label={`Deliveries per hour since ${summary.since}: ${summary.totals.succeeded} succeeded, ${summary.totals.failed} failed, ${summary.totals.pending} pending`}
+        aria-label={`Deliveries per ${periodName(summary.period_hours)} since ${summary.since}: ${summary.totals.succeeded} succeeded, ${summary.totals.failed} failed, ${summary.totals.pending} pending`}
       />
       <figcaption className="legend">
         {SERIES.map((s) => (
@@ -61,7 +60,7 @@ export default function DeliveriesChart({ summary, timeZone }: { summary: Delive
             {s.label}
           </span>
         ))}
-        <span className="muted">Hours in {zone}</span>
+        <span className="muted">Times in {zone}</span>
       </figcaption>
     </figure>
   );

@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { useScopedQuery } from '../../api/hooks';
 import type { DeliverySummary, Event, List, Resource } from '../../api/types';
 import { useCurrent, usePathTo } from '../../lib/session';
+import { periodName } from '../../lib/time';
 import { useUrlFilters } from '../../lib/url-filters';
 import { DataTable } from '../../ui/list';
 import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
@@ -65,7 +66,7 @@ export default function OverviewPage() {
       </div>
       <section aria-labelledby="deliveries-title">
         <div className="section-header">
-          <h2 id="deliveries-title">Webhook deliveries per hour</h2>
+          <h2 id="deliveries-title">Webhook deliveries over time</h2>
           <div className="filters">
             <FilterSelect
               label="Period"
@@ -104,6 +105,7 @@ export default function OverviewPage() {
 function DeliveryHealth({ summary, window }: { summary: DeliverySummary; window: Window }) {
   const { timeZone } = useCurrent();
   const to = usePathTo();
+  const per = periodName(summary.period_hours);
   const busy = summary.series.filter((b) => b.succeeded + b.failed + b.pending + b.cancelled > 0);
   return (
     <>
@@ -115,8 +117,11 @@ function DeliveryHealth({ summary, window }: { summary: DeliverySummary; window:
             <DeliveriesChart summary={summary} timeZone={timeZone} />
           </Suspense>
           <details>
-            <summary>The numbers, per hour</summary>
-            <DataTable caption="Deliveries per hour" columns={['Hour', 'Succeeded', 'Failed', 'Pending', 'Cancelled']}>
+            <summary>The numbers, per {per}</summary>
+            <DataTable
+              caption={`Deliveries per ${per}`}
+              columns={[summary.period_hours === 1 ? 'Hour' : 'From', 'Succeeded', 'Failed', 'Pending', 'Cancelled']}
+            >
               {busy.map((b) => (
                 <tr key={b.start}>
                   <td>
