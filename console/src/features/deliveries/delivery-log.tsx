@@ -210,7 +210,7 @@ function AttemptView({ attempt: a }: { attempt: Attempt }) {
       <p>
         <strong>Attempt {a.number}</strong> at <Time iso={a.attempted_at} /> · {a.duration_ms} ms ·{' '}
         {a.response_status !== null ? `HTTP ${a.response_status}` : 'no response'}
-        {a.error ? <span className="muted"> · {a.error}</span> : null}
+        {a.error && a.error !== `HTTP ${a.response_status}` ? <span className="muted"> · {a.error}</span> : null}
       </p>
       {headers ? (
         <DataTable caption={`Request headers of attempt ${a.number}`} columns={['Request header', 'Value']}>
