@@ -2,7 +2,7 @@
 // and one autocannon run per measurement.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,27 @@ export interface Measured {
   non2xx: number;
   /** Server CPU time (user + system) per request, in µs: steadier than req/s on a shared machine. */
   cpuUs?: number;
+  /** CPU per request of the database servers on this machine (PostgreSQL and Redis processes), in µs. */
+  dbCpuUs?: number;
+}
+
+/** Processes whose CPU counts as the database's: PostgreSQL's backends and workers, and Redis. */
+const DB_PROCESSES = new Set(['postgres', 'redis-server']);
+
+/** CPU time used so far (user + system, ms) by every PostgreSQL and Redis process on this machine. */
+export function databaseCpuMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!DB_PROCESSES.has(comm)) continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {}
+  }
+  return ticks * 10; // clock ticks of 10 ms
 }
 
 export interface Child {
@@ -143,14 +164,17 @@ export async function load(
   connections = CONNECTIONS,
 ): Promise<Measured> {
   const cpu0 = server.cpuMs();
+  const db0 = databaseCpuMs();
   const r = await autocannon({ url: `http://127.0.0.1:${server.port}`, connections, duration, headers, requests });
   const cpu = server.cpuMs() - cpu0;
+  const db = databaseCpuMs() - db0;
   return {
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx + r.errors + r.timeouts,
     cpuUs: r.requests.total ? Math.round((cpu * 1000) / r.requests.total) : 0,
+    dbCpuUs: r.requests.total ? Math.round((db * 1000) / r.requests.total) : 0,
   };
 }
 

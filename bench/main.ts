@@ -88,6 +88,11 @@ const BASELINE_REQUESTS: autocannon.Request[] = [{ method: 'GET', path: '/baseli
  * candidate, baseline, candidate, …, same connections), so a change in the machine's load hits both
  * sides of each ratio; a row reports the median ratio and its spread.
  */
+/** The folder of a scenario's server profile: backend and scenario name, in characters a path takes. */
+export function profileFolder(backend: Backend, scenario: string): string {
+  return `${backend}-${scenario.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`;
+}
+
 export async function runBench(opts: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
   const baseRounds: Measured[] = [];
@@ -116,7 +121,9 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
             for (const r of await sc.standalone(db, opts.quick)) push({ backend, ...r, note: 'once, not interleaved' });
             continue;
           }
-          const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, opts.profileDir);
+          // One profile folder per server, named after its scenario (bench/profile.ts prints them by name).
+          const profileTo = opts.profileDir && join(opts.profileDir, profileFolder(backend, sc.name));
+          const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, profileTo);
           let warmed = false;
           try {
             const ctx: ScenarioContext = {
@@ -230,7 +237,13 @@ export async function main(argv: string[]): Promise<void> {
   const md = `${machineLine(machine)}\n${setup}\n\n${toMarkdown(rows)}\n`;
   process.stdout.write(md);
   if (profileDir) {
-    process.stdout.write(`\n${summariseProfiles(profileDir)}\n`);
+    // A server's profile covers its scenario's first measured row (its warm-up and rounds).
+    const cpu = new Map<string, number>();
+    for (const r of rows) {
+      const folder = profileFolder(r.backend as Backend, r.scenario);
+      if (r.cpuUs && !cpu.has(folder)) cpu.set(folder, r.cpuUs);
+    }
+    process.stdout.write(`\n${summariseProfiles(profileDir, 20, cpu)}\n`);
     process.stdout.write(`profiles kept in ${profileDir}\n`);
   }
   if (o.save) {

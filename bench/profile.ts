@@ -1,6 +1,6 @@
-// Benchmark (docs/performance.md#method): a plain-text summary of `node --cpu-prof` profiles (self time by function and by package), so
-// the evidence behind each optimisation can be pasted into docs/performance.md.
-import { readdirSync, readFileSync } from 'node:fs';
+// Benchmark (docs/performance.md#method): a plain-text summary of `node --cpu-prof` profiles (where a request's CPU goes, by part of
+// the request; self time by function and by package), so the evidence behind each figure can be pasted into docs/performance.md.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 interface ProfileNode {
@@ -33,7 +33,7 @@ function bucketOf(url: string, name: string): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1] as string;
   if (url.startsWith('node:')) return 'node:internals';
-  const own = /\/(src|bench)\/(.*)$/.exec(url);
+  const own = /\/(src|dist|bench)\/(.*)$/.exec(url);
   return own ? `${own[1]}/${own[2]}` : url;
 }
 
@@ -41,11 +41,95 @@ function pct(n: number, total: number): string {
   return `${((n / total) * 100).toFixed(1)} %`;
 }
 
-/** Summarises every .cpuprofile in `dir`, one section per file. */
-export function summariseProfiles(dir: string, top = 20): string {
+type Frame = ProfileNode['callFrame'];
+/**
+ * The parts of a request, tested from the sampled function outwards: a sample belongs to the first
+ * frame of its stack that one of these names. Start-up (module loading, schema compilation) is
+ * left out. Wall-clock samples: a system call that waits (a write that wakes the load generator,
+ * an fsync) counts as long as it takes.
+ */
+const PARTS: [string, (f: Frame) => boolean][] = [
+  ['socket writes (writev: the kernel delivers on loopback)', (f) => f.functionName === 'writev'],
+  ['SQLite (statements, WAL read locks, fsync)', (f) => /db\/sqlite\.js|better-sqlite3|sqlite-driver/.test(f.url)],
+  ['PostgreSQL client (pg)', (f) => /\/pg\/|pg-protocol|pg-pool|db\/postgres\.js/.test(f.url)],
+  ['Redis client (ioredis)', (f) => /ioredis|redis-parser/.test(f.url)],
+  ['Kysely (query builder, executor)', (f) => /kysely/.test(f.url)],
+  [
+    'key verification (SHA-256, cache, epoch)',
+    (f) =>
+      /keys\.service|key-format|keys\.repository/.test(f.url) ||
+      (f.functionName === 'hash' && f.url.includes('crypto')),
+  ],
+  ['rate limit', (f) => /rate-limit|toad-cache/.test(f.url)],
+  [
+    'response JSON (fast-json-stringify)',
+    (f) => /fast-json-stringify/.test(f.url) || /^anonymous\d/.test(f.functionName),
+  ],
+  ['validation (ajv, undeclared input)', (f) => /ajv|http\/validation\.js/.test(f.url)],
+  ['logging (pino)', (f) => /pino|logging\.js|logger-factory/.test(f.url)],
+  ['request id', (f) => /request-id\.js|lib\/ids\.js/.test(f.url)],
+  ['routes, services, repositories (ours)', (f) => /\/(dist|src)\/(modules|db|lib|http)\//.test(f.url)],
+  ['Fastify (routing, hooks, reply)', (f) => /fastify|find-my-way/.test(f.url)],
+  [
+    'Node.js HTTP, streams, promises',
+    (f) => f.url.startsWith('node:') || /^(parse|writeUtf8String|utf8Write)$/.test(f.functionName),
+  ],
+  ['garbage collection', (f) => f.functionName === '(garbage collector)'],
+];
+const STARTUP =
+  /compileSchemasFor|Module\._load|ModuleJob|compileSourceTextModule|wrapSafe|internalModuleStat|compileForInternalLoader|_compileSchemaEnv/;
+
+/** Shares of the request's CPU by part (PARTS), start-up and idle left out; with `cpuUs`, in µs per request. */
+function byPart(prof: { nodes: ProfileNode[]; samples: number[] }, cpuUs?: number): string[] {
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const counts = new Map<string, number>();
+  let counted = 0;
+  for (const leaf of prof.samples) {
+    const stack: Frame[] = [];
+    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
+      const node = byId.get(id);
+      if (node) stack.push(node.callFrame);
+    }
+    if (stack[0]?.functionName === '(idle)' || stack[0]?.functionName === '(program)') continue;
+    if (stack.some((f) => STARTUP.test(f.functionName) || f.url.includes('avvio'))) continue;
+    let part = 'other';
+    for (const f of stack) {
+      const hit = PARTS.find(([, test]) => test(f));
+      if (hit) {
+        part = hit[0];
+        break;
+      }
+    }
+    counts.set(part, (counts.get(part) ?? 0) + 1);
+    counted++;
+  }
+  const out = [`where a request's CPU goes (${counted} samples${cpuUs ? `; × ${cpuUs} µs CPU per request` : ''}):`];
+  for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1])) {
+    const us = cpuUs ? `${((v / counted) * cpuUs).toFixed(1).padStart(7)} µs` : '';
+    out.push(`  ${pct(v, counted).padStart(7)}${us}  ${k}`);
+  }
+  return out;
+}
+
+/**
+ * Summarises every .cpuprofile in `dir` and in its folders (one per server; a folder's name says
+ * which scenario it served), one section per file. `cpuUs`: measured CPU µs per request by folder.
+ */
+export function summariseProfiles(dir: string, top = 20, cpuUs: ReadonlyMap<string, number> = new Map()): string {
   const out: string[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
-    const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
+  const files: { path: string; label: string; cpu?: number }[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) {
+      for (const f of readdirSync(path).filter((x) => x.endsWith('.cpuprofile'))) {
+        files.push({ path: join(path, f), label: `${entry}: ${f}`, cpu: cpuUs.get(entry) });
+      }
+    } else if (entry.endsWith('.cpuprofile')) files.push({ path, label: entry });
+  }
+  for (const { path, label: file, cpu } of files) {
+    const prof = JSON.parse(readFileSync(path, 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
     const byFn = new Map<string, number>();
     const byBucket = new Map<string, number>();
     let total = 0;
@@ -62,6 +146,7 @@ export function summariseProfiles(dir: string, top = 20): string {
     const busy = total - (byBucket.get('(idle)') ?? 0);
     const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top);
     out.push(`### ${file}: ${total} samples, ${pct(busy, total)} busy`);
+    out.push(...byPart(prof, cpu));
     out.push('self time by package/file:');
     for (const [k, v] of sorted(byBucket)) out.push(`  ${pct(v, total).padStart(7)}  ${k}`);
     out.push('self time by function:');
@@ -69,8 +154,8 @@ export function summariseProfiles(dir: string, top = 20): string {
     const keyOf = (n: ProfileNode) =>
       `${n.callFrame.functionName || '(anonymous)'} ${bucketOf(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
     const incl = inclusive(prof.nodes, prof.samples, keyOf);
-    out.push('inclusive time, this service and its hooks (src/):');
-    const own = [...incl].filter(([k]) => k.includes(' src/')).sort((a, b) => b[1] - a[1]);
+    out.push('inclusive time, this service and its hooks (src/, compiled into dist/):');
+    const own = [...incl].filter(([k]) => / (src|dist)\//.test(k)).sort((a, b) => b[1] - a[1]);
     for (const [k, v] of own.slice(0, top)) out.push(`  ${pct(v, total).padStart(7)}  ${k}`);
   }
   return out.join('\n');

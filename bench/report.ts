@@ -38,6 +38,8 @@ export interface Row {
   /** Server CPU µs per request (median over the rounds) and the baseline's in the same rounds. */
   cpuUs?: number;
   baseCpuUs?: number;
+  /** PostgreSQL and Redis CPU µs per request (median over the rounds); PostgreSQL rows only. */
+  dbCpuUs?: number;
   baseRps?: number;
   rounds?: Round[];
   /** Rows measured once, not against the baseline (fan-out, direct SQL timings). */
@@ -85,6 +87,7 @@ export function summarise(backend: Backend, scenario: string, rounds: Round[], r
     noisy: spread > SPREAD_LIMIT,
     cpuUs: Math.round(median(cpu)),
     baseCpuUs: Math.round(median(rounds.map((r) => r.base.cpuUs ?? 0))),
+    dbCpuUs: backend === 'postgres' ? Math.round(median(rounds.map((r) => r.cand.dbCpuUs ?? 0))) : undefined,
     baseRps: Math.round(median(rounds.map((r) => r.base.rps))),
     rounds,
   };
@@ -158,7 +161,8 @@ export function toMarkdown(rows: Row[]): string {
   return [
     head,
     ...rows.map((r) => {
-      const cpu = r.cpuUs === undefined ? '–' : r.baseCpuUs ? `${r.cpuUs} (${r.baseCpuUs})` : String(r.cpuUs);
+      let cpu = r.cpuUs === undefined ? '–' : r.baseCpuUs ? `${r.cpuUs} (${r.baseCpuUs})` : String(r.cpuUs);
+      if (r.dbCpuUs) cpu += ` + db ${r.dbCpuUs}`;
       const p99 = r.p99Max !== undefined && r.p99Max !== r.p99 ? `${r.p99} (max ${r.p99Max})` : String(r.p99);
       const name = r.note ? `${r.scenario} [${r.note}]` : r.scenario;
       return `| ${r.backend} | ${name} | ${r.rps} | ${r.p50} | ${p99} | ${r.non2xx} | ${r.rssMb || '–'} | ${cpu} | ${ratioCell(r)} | ${spreadCell(r)} |`;

@@ -63,6 +63,12 @@ export interface Dialect {
    * and connection mutex whenever no transaction is open. Absent on PostgreSQL.
    */
   readonly directReader?: DirectReader;
+  /**
+   * Performance (docs/performance.md): PostgreSQL runs a read outside any transaction as a named
+   * prepared statement of the connection it gets from the pool (parsed and planned once per
+   * connection, then only bound and executed). Absent on SQLite.
+   */
+  readonly namedReader?: NamedReader;
   /** Queries of `prepared()` compiled for this connection, by query (docs/performance.md). */
   readonly preparedQueries: Map<object, unknown>;
 }
@@ -90,6 +96,9 @@ export function writeJson(value: unknown): string {
 
 /** Runs a read synchronously when the connection is free; undefined means "use the normal path". */
 export type DirectReader = (sqlText: string, parameters: readonly unknown[]) => unknown[] | undefined;
+
+/** Runs a read as the prepared statement `name` (always the same `sqlText`) on a pooled connection. */
+export type NamedReader = (name: string, sqlText: string, parameters: readonly unknown[]) => Promise<unknown[]>;
 
 /** The Kysely adapter of a connection opened by this package: it carries the connection's Dialect. */
 interface AdapterWithDialect extends DialectAdapter {

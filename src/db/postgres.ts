@@ -51,7 +51,11 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
     client.on('error', () => {});
     dropOnReadTimeout(client);
   });
-  const dialect: Dialect = { ...postgresDialect, preparedQueries: new Map() };
+  const dialect: Dialect = {
+    ...postgresDialect,
+    preparedQueries: new Map(),
+    namedReader: async (name, text, values) => (await pool.query({ name, text, values: [...values] })).rows,
+  };
   const db = new Kysely<Database>({ dialect: carrying(new PostgresDialect({ pool }), dialect) });
   return { db, dialect, pool };
 }

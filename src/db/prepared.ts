@@ -16,7 +16,12 @@ interface Compiled {
   queryId: QueryId;
   /** Per compiled parameter: the name of the value to bind, or a constant wrapped in an object. */
   binds: (string | { value: unknown })[];
+  /** A SELECT: may run as a named prepared statement where the dialect has them. */
+  reads: boolean;
 }
+
+/** Names of prepared statements: one per `prepared()` query, the same for every connection. */
+let statements = 0;
 
 /**
  * Performance (docs/performance.md, change 2): a Kysely query built and compiled once per dialect, then run with new values. On the hot
@@ -26,6 +31,8 @@ interface Compiled {
  */
 export function prepared<P extends object, R>(build: (db: Db, $: Param<P>) => Compilable<R>) {
   const handle = {};
+  // One SQL text per dialect and query, so one name per query is unique on any connection.
+  const name = `wsvc_q${++statements}`;
   // Compiled once per connection, kept in its Dialect (shared by the database and its transactions).
   const compile = (db: Db): Compiled => {
     const cache = dialectOf(db).preparedQueries;
@@ -35,7 +42,7 @@ export function prepared<P extends object, R>(build: (db: Db, $: Param<P>) => Co
       const binds = q.parameters.map((p) =>
         typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { value: p },
       );
-      c = { sql: q.sql, query: q.query, queryId: q.queryId, binds };
+      c = { sql: q.sql, query: q.query, queryId: q.queryId, binds, reads: q.query.kind === 'SelectQueryNode' };
       cache.set(handle, c);
     }
     return c;
@@ -46,8 +53,13 @@ export function prepared<P extends object, R>(build: (db: Db, $: Param<P>) => Co
       const c = compile(db);
       const named = values as Record<string, unknown>;
       const parameters = c.binds.map((b) => (typeof b === 'string' ? named[b] : b.value));
-      const rows = dialectOf(db).directReader?.(c.sql, parameters);
+      const dialect = dialectOf(db);
+      const rows = dialect.directReader?.(c.sql, parameters);
       if (rows) return { rows: rows as R[] };
+      // Outside a transaction only: a transaction's reads must run on its own connection.
+      if (c.reads && dialect.namedReader && !db.isTransaction) {
+        return { rows: (await dialect.namedReader(name, c.sql, parameters)) as R[] };
+      }
       const compiled: CompiledQuery<R> = { sql: c.sql, query: c.query, queryId: c.queryId, parameters };
       return db.executeQuery<R>(compiled);
     },

@@ -39,9 +39,14 @@ export async function installConsoleSession(
   app.decorateRequest('consoleSession', null);
   const publicOrigin = new URL(deps.publicUrl).origin;
 
-  app.addHook('onRequest', async (request) => {
+  // Callback style (docs/performance.md): a /v1 request passes both hooks with one check each, no promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     const mode = request.routeOptions.config?.console;
-    if (!mode) return;
+    if (!mode) return done();
+    authenticate(request, mode).then(() => done(), done);
+  });
+
+  const authenticate = async (request: FastifyRequest, mode: ConsoleAuthMode): Promise<void> => {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       const origin = request.headers.origin;
       if (!origin) throw csrfFailed('no Origin header');
@@ -64,12 +69,12 @@ export async function installConsoleSession(
     const env = request.headers[ENV_HEADER] ?? 'live';
     if (env !== 'live' && env !== 'test') throw fieldError('X-Env', 'invalid_value', 'X-Env must be live or test.');
     request.principal = await deps.consoleAuth.principalFor(open.session, ws, env as Env);
-  });
+  };
 
   // Security headers (docs/console.md#headers-and-what-the-browser-loads) on every console page and API answer: no inline script, no framing, no sniffing.
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const path = request.url;
-    if (path !== '/' && path !== '/console' && !path.startsWith('/console/')) return;
+    if (path !== '/' && path !== '/console' && !path.startsWith('/console/')) return done(null, payload);
     reply.header(
       'content-security-policy',
       "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
@@ -79,6 +84,7 @@ export async function installConsoleSession(
     reply.header('referrer-policy', 'same-origin');
     reply.header('x-frame-options', 'DENY');
     if (path.startsWith('/console/api/')) reply.header('cache-control', 'no-store');
+    done(null, payload);
   });
 
   app.decorate('consoleCookie', {

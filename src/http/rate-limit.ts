@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
-import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../lib/errors.js';
 import { type Principal, principalId } from '../lib/principal.js';
@@ -18,47 +17,65 @@ export interface RateLimitOptions {
 
 /**
  * docs/api.md#rate-limits: per-key fixed window, X-RateLimit-* on every authenticated response, 429 with
- * Retry-After. Runs as a route hook, so after the authentication hook has set the principal.
+ * Retry-After. A route hook on every route with a scope, so it runs after the authentication hook
+ * has set the principal; routes without one (health, docs, 404/405) are not limited.
+ *
+ * Performance (docs/performance.md): the counting is @fastify/rate-limit's own stores (in process,
+ * or Redis behind the breaker); the hook is ours, in callback style. The plugin's hook awaited six
+ * promises per request (key, allow list, max, window, the count, the hook itself) for what is one
+ * synchronous count in process.
  */
 export async function installRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
-  await app.register(rateLimit, {
-    global: true,
-    hook: 'onRequest',
-    timeWindow: opts.windowS * 1000,
-    max: (request) => (request.principal?.env === 'test' ? opts.test : opts.live),
-    keyGenerator: (request) => rateKey(request.principal),
-    // Routes without a scope (health, docs, 404/405) are not rate limited.
-    allowList: (request) => !request.routeOptions.config?.scope,
-    store: opts.redis
-      ? (failOpenStore(opts.redis, opts.nameSpace ?? 'wsvc:rl:') as unknown as FastifyRateLimitStoreCtor)
-      : undefined,
-    // A store error never refuses a request (fail-open, docs/operations.md).
-    skipOnError: true,
-    addHeadersOnExceeding: {
-      'x-ratelimit-limit': true,
-      'x-ratelimit-remaining': true,
-      'x-ratelimit-reset': true,
-    },
-    addHeaders: {
-      'x-ratelimit-limit': true,
-      'x-ratelimit-remaining': true,
-      'x-ratelimit-reset': true,
-      'retry-after': true,
-    },
-    errorResponseBuilder: (_request, context) =>
-      new AppError(
-        429,
-        'rate_limited',
-        `Rate limit of ${context.max} requests per ${opts.windowS} s exceeded for this API key; retry after ${Math.ceil(context.ttl / 1000)} s.`,
-      ),
+  const store: Store = opts.redis
+    ? failOpenStore(opts.redis, opts.nameSpace ?? 'wsvc:rl:')
+    : new LocalStore(false, false, LOCAL_KEYS);
+  const windowMs = opts.windowS * 1000;
+  const exceeded = (max: number, retryS: number) =>
+    new AppError(
+      429,
+      'rate_limited',
+      `Rate limit of ${max} requests per ${opts.windowS} s exceeded for this API key; retry after ${retryS} s.`,
+    );
+
+  const limit: onRequestHookHandler = (request, reply, done) => {
+    const principal = request.principal;
+    const max = principal?.env === 'test' ? opts.test : opts.live;
+    store.incr(
+      rateKey(principal),
+      (err, result) => {
+        // A store error never refuses a request (fail-open, docs/operations.md).
+        if (err || !result) return done();
+        const resetS = Math.ceil(result.ttl / 1000);
+        reply.header('x-ratelimit-limit', max);
+        reply.header('x-ratelimit-reset', resetS);
+        if (result.current <= max) {
+          reply.header('x-ratelimit-remaining', max - result.current);
+          return done();
+        }
+        reply.header('x-ratelimit-remaining', 0);
+        reply.header('retry-after', resetS);
+        done(exceeded(max, resetS));
+      },
+      windowMs,
+      max,
+    );
+  };
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.scope) return;
+    const own =
+      route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [...own, limit];
   });
 }
+
+/** Keys counted in one process's store before the least recently used is dropped (the plugin's default). */
+const LOCAL_KEYS = 5000;
 
 type Counted = (err: Error | null, result?: { current: number; ttl: number }) => void;
 /** The plugin's store contract as its code calls it (its typings omit the window and the max). */
 interface Store {
   incr(key: string, cb: Counted, timeWindow: number, max: number): void;
-  child(routeOptions: unknown): Store;
 }
 type StoreCtor = new (...args: unknown[]) => Store;
 // The plugin's own stores (plain CommonJS files of the package, which has no `exports` map).
@@ -71,40 +88,27 @@ const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreCt
  * limits then hold per process). A command that fails or times out opens the guard, so only
  * the requests already waiting on Redis pay its timeout, not every request of the outage.
  */
-function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: string) {
+function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: string): Store {
   const { guard } = redis;
-  return class FailOpenStore implements Store {
-    constructor(
-      _params: unknown,
-      private readonly shared: Store = new RedisStore(false, false, redis.client, nameSpace),
-      private readonly local: Store = new LocalStore(false, false, 5000),
-    ) {}
-
-    incr(key: string, cb: Counted, timeWindow: number, max: number): void {
-      if (!guard.usable()) {
-        this.countLocally(key, cb, timeWindow, max);
-        return;
-      }
-      this.shared.incr(
+  const shared: Store = new RedisStore(false, false, redis.client, nameSpace);
+  const local: Store = new LocalStore(false, false, LOCAL_KEYS);
+  // The plugin's LocalStore hands out its live entry; copied, so concurrent requests each see their own count.
+  const countLocally = (key: string, cb: Counted, timeWindow: number, max: number) =>
+    local.incr(key, (err, r) => cb(err, r && { current: r.current, ttl: r.ttl }), timeWindow, max);
+  return {
+    incr(key, cb, timeWindow, max) {
+      if (!guard.usable()) return countLocally(key, cb, timeWindow, max);
+      shared.incr(
         key,
         (err, result) => {
           if (!err) return cb(null, result);
           guard.failed(err);
-          this.countLocally(key, cb, timeWindow, max);
+          countLocally(key, cb, timeWindow, max);
         },
         timeWindow,
         max,
       );
-    }
-
-    /** The plugin's LocalStore hands out its live entry; copied, so concurrent requests each see their own count. */
-    private countLocally(key: string, cb: Counted, timeWindow: number, max: number): void {
-      this.local.incr(key, (err, r) => cb(err, r && { current: r.current, ttl: r.ttl }), timeWindow, max);
-    }
-
-    child(routeOptions: unknown): Store {
-      return new FailOpenStore(routeOptions, this.shared.child(routeOptions), this.local.child(routeOptions));
-    }
+    },
   };
 }
 
