@@ -88,8 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidators(app);
   installErrorHandler(app, storage.dialect);
   installRequestId(app);
-  const routeTable = collectRoutes(app);
-  installEarlyAnswers(app, routeTable);
+  installEarlyAnswers(app, collectRoutes(app));
   installJsonBody(app);
   for (const schema of [
     ErrorSchema,

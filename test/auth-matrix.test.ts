@@ -247,6 +247,13 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/v1/deliveries/summary',
+    scope: 'webhooks:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/deliveries/summary?window=7d' }),
+  },
+  {
+    method: 'GET',
     path: '/v1/keys',
     scope: 'keys:read',
     success: 200,

@@ -225,11 +225,44 @@ describe('console session API (docs/console.md)', () => {
     expect(res.headers['referrer-policy']).toBe('same-origin');
   });
 
-  it('sign-out ends the session at once', async () => {
+  it('sign-out ends the session at once: reads and writes alike answer 401 unauthenticated', async () => {
     const a = await newAdmin();
+    const open = await t.services.consoleAuth.sessionOf(a.client.cookie.split('=')[1]);
+    if (!open) throw new Error('no session');
+    // Resolved before the sign-out, as a request already past its authentication would have it.
+    const inFlight = await t.services.consoleAuth.principalFor(open.session, a.ws, 'live');
     const out = await a.client.call({ method: 'DELETE', url: '/console/api/session' });
     expect(out.statusCode).toBe(204);
     expectError(await a.client.call({ method: 'GET', url: '/console/api/session' }), 401, 'unauthenticated');
+    const read = await a.client.call({ method: 'GET', url: '/console/api/v1/resources', ws: a.ws });
+    expectError(read, 401, 'unauthenticated');
+    const write = await a.client.call({
+      method: 'POST',
+      url: '/console/api/v1/resources',
+      ws: a.ws,
+      body: { name: 'after sign-out', type: 'standard' },
+    });
+    expectError(write, 401, 'unauthenticated');
+    // The write transaction's own check (the sign-out committed after authentication) answers the same code.
+    await expect(t.services.resources.create(inFlight, { name: 'in flight', type: 'standard' })).rejects.toMatchObject({
+      statusCode: 401,
+      code: 'unauthenticated',
+    });
+  });
+
+  it('a console route answers a method it lacks with 405, Allow and the error body, as /v1 does', async () => {
+    const a = await newAdmin();
+    for (const [method, url, allow] of [
+      ['PUT', '/console/api/session', 'DELETE, GET, HEAD, POST'],
+      ['GET', '/console/api/password/set', 'POST'],
+      ['PATCH', '/console/api/sessions', 'GET, HEAD'],
+      ['PUT', '/console/api/v1/resources', 'GET, HEAD, POST'],
+    ] as const) {
+      const res = await a.client.call({ method, url, ws: a.ws });
+      expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.allow, `${method} ${url}`).toBe(allow);
+    }
+    expectError(await a.client.call({ method: 'GET', url: '/console/api/nothing-here' }), 404, 'not_found');
   });
 
   it('a password change ends the other sessions; the new password signs in', async () => {

@@ -23,6 +23,13 @@ describe('the built console', () => {
     expect(gz).toBeLessThanOrEqual(250 * 1024);
     const chunks = readdirSync(join(DIST, 'assets')).filter((f) => f.endsWith('.js'));
     expect(chunks.length).toBeGreaterThan(initial.length + 5);
+    // A production build (React's development build would be half again as large).
+    expect(chunks.filter((f) => f.includes('jsx-dev-runtime'))).toEqual([]);
+    // The overview's chart library is a chunk of its own, not part of the first load.
+    const chart = chunks.find((f) => f.startsWith('deliveries-chart-'));
+    expect(chart).toBeDefined();
+    expect(initial).not.toContain(`assets/${chart}`);
+    for (const f of initial) expect(readFileSync(join(DIST, f), 'utf8')).not.toContain('u-legend');
   });
 
   it('references nothing outside the machine: no CDN, no web font, no inline script', () => {

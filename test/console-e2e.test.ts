@@ -202,6 +202,23 @@ describe('console journeys in Chromium', () => {
       }, 20_000);
       failing.on = false;
 
+      // The overview: the success rate, the chart (uPlot's canvas, its time axis in the profile's zone), and the
+      // recent failure, which links to that delivery's attempts.
+      await visit(page, path('/overview'), 'Overview', 'overview-deliveries');
+      await page.getByText('50.0 %').waitFor();
+      const chart = page.getByRole('img', { name: /^Deliveries per hour since .*: 1 succeeded, 1 failed/ });
+      await chart.locator('canvas').first().waitFor();
+      await page.getByText('Times in UTC').waitFor();
+      await page.getByText('The numbers, per hour').click();
+      await expect
+        .poll(() => page.getByRole('table', { name: 'Deliveries per hour' }).getByRole('row').count())
+        .toBe(2);
+      await screenshot(page, 'overview-chart');
+      await page.getByRole('link', { name: /^Delivery dlv_/ }).click();
+      const focused = page.locator('section.focused');
+      await focused.getByText(/Attempt 1 at .* ms · HTTP 500/).waitFor();
+      expect(page.url()).toContain(`/webhooks/${webhookId}?delivery=dlv_`);
+
       await page.goto(path(`/webhooks/${webhookId}`));
       await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
       await page.getByRole('cell', { name: 'failed' }).waitFor();
@@ -211,6 +228,17 @@ describe('console journeys in Chromium', () => {
       await failedRow.getByRole('button', { name: /Attempts of/ }).click();
       await page.getByText(/Attempt 1 at .* ms · HTTP 500/).waitFor();
       await page.getByText('receiver down').waitFor();
+      // Each attempt's request headers with their values, as sent.
+      const sent = page.getByRole('table', { name: 'Request headers of attempt 1' });
+      const header = (name: string) =>
+        sent
+          .getByRole('row')
+          .filter({ has: page.getByRole('rowheader', { name, exact: true }) })
+          .getByRole('cell');
+      expect(await header('webhook-id').textContent()).toMatch(/^evt_[0-9A-Z]{26}$/);
+      expect(await header('webhook-signature').textContent()).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
+      expect(await header('webhook-timestamp').textContent()).toMatch(/^\d{10}$/);
+      expect(await header('content-type').textContent()).toBe('application/json');
       await screenshot(page, 'delivery-attempts');
       await page.getByRole('button', { name: 'Retry delivery' }).click();
       await eventually(async () => {
@@ -260,6 +288,14 @@ describe('console journeys in Chromium', () => {
       expect(shown).toBe(`${tokyo} JST`);
       await cell.hover();
       await screenshot(page, 'delivery-log-jst');
+      // The overview's chart axis follows the profile's zone too.
+      await page.goto(path('/overview'));
+      await page
+        .getByRole('img', { name: /^Deliveries per hour/ })
+        .locator('canvas')
+        .first()
+        .waitFor();
+      await page.getByText('Times in JST').waitFor();
     },
     STEP,
   );
@@ -369,8 +405,18 @@ describe('console journeys in Chromium', () => {
   );
 
   it(
-    'a cross-origin POST carrying the session cookie is refused; sign-out ends the session',
+    'a cross-origin POST carrying the session cookie is refused; a wrong method is a 405; sign-out ends the session',
     async () => {
+      // Console routes answer a method they lack as /v1 does: 405, Allow, the error body.
+      const wrong = await page.evaluate(async () => {
+        const r = await fetch('/console/api/session', { method: 'PUT' });
+        return { status: r.status, allow: r.headers.get('allow'), body: await r.json() };
+      });
+      expect(wrong).toMatchObject({
+        status: 405,
+        allow: 'DELETE, GET, HEAD, POST',
+        body: { error: { code: 'method_not_allowed' } },
+      });
       const csrf = await csrfOf(page);
       const cookies = await admin.cookies(base);
       const session = cookies.find((c) => c.name === 'wsvc_session');
@@ -399,10 +445,25 @@ describe('console journeys in Chromium', () => {
       await page.goto(path('/overview'));
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      // An ended session: reads and writes alike answer 401 unauthenticated.
       const reuse = await fetch(`${base}/console/api/session`, {
         headers: { cookie: `wsvc_session=${session?.value}` },
       });
       expect(reuse.status).toBe(401);
+      expect(((await reuse.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
+      const write = await fetch(`${base}/console/api/v1/resources`, {
+        method: 'POST',
+        headers: {
+          cookie: `wsvc_session=${session?.value}`,
+          origin: base,
+          'x-csrf-token': csrf,
+          'x-workspace-id': ws,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ name: 'after sign-out', type: 'standard' }),
+      });
+      expect(write.status).toBe(401);
+      expect(((await write.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
       await page.goto(path('/settings/keys'));
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     },

@@ -17,9 +17,12 @@ export default function setup(): void {
   g[BUILT] = true;
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-  // The browser journeys serve dist/console: build the console too (a few seconds).
+  // The browser journeys serve dist/console: build the console too (a few seconds). As `npm run
+  // build:console` does, for production: Vitest sets NODE_ENV=test, with which Vite would bundle
+  // React's development build (half again as large), and the bundle test would measure that.
   const vite = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js');
   execFileSync(process.execPath, [vite, 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'], {
     stdio: 'inherit',
+    env: { ...process.env, NODE_ENV: 'production' },
   });
 }

@@ -496,3 +496,93 @@ describe('failed attempts in the server log', () => {
     expect(mine[1]?.obj).toMatchObject({ attempt: 2, outcome: 'HTTP 500', nextAttemptAt: null });
   });
 });
+
+describe('GET /v1/deliveries/summary', () => {
+  it("counts the environment's deliveries per hour and state, the success rate, and the newest failures", async () => {
+    const ws = await newWorkspace(t);
+    const ok = await hook(ws);
+    const bad = await hook(ws);
+    const inTest = await hook(ws, ['*'], ws.test);
+    rx.plan(bad.path, [{ status: 500, body: 'down' }]);
+    const empty = (await get(ws.live, '/v1/deliveries/summary')).data;
+    expect(empty).toMatchObject({ window: '24h', totals: { succeeded: 0, failed: 0 }, success_rate: null });
+    expect(empty.recent_failures).toEqual([]);
+    await resource(ws.live);
+    await resource(ws.live);
+    await resource(ws.test);
+    await worker.runOnce();
+    offsetMs += 67_000; // the one retry (WEBHOOK_MAX_RETRIES: 1, 60 s ± 10 %) falls due, and fails too
+    await worker.runOnce();
+
+    const s = (await get(ws.live, '/v1/deliveries/summary')).data;
+    expect(s.totals).toEqual({ succeeded: 2, failed: 2, pending: 0, cancelled: 0 });
+    expect(s.success_rate).toBe(0.5);
+    expect(s.series).toHaveLength(24);
+    const hourOf = (iso: string) => iso.slice(0, 13);
+    expect(hourOf(s.series[23].start)).toBe(hourOf(new Date(clock.now()).toISOString()));
+    expect(s.since).toBe(s.series[0].start);
+    const counted = s.series.reduce(
+      (n: number, b: { succeeded: number; failed: number }) => n + b.succeeded + b.failed,
+      0,
+    );
+    expect(counted).toBe(4);
+    expect(s.recent_failures.map((d: { webhook_id: string; status: string }) => [d.webhook_id, d.status])).toEqual([
+      [bad.id, 'failed'],
+      [bad.id, 'failed'],
+    ]);
+    const ids = s.recent_failures.map((d: { id: string }) => d.id);
+    expect([...ids].sort().reverse()).toEqual(ids);
+    const month = (await get(ws.live, '/v1/deliveries/summary?window=30d')).data;
+    expect(month).toMatchObject({ period_hours: 24, totals: s.totals });
+    expect(month.series).toHaveLength(30);
+    expect(Date.parse(month.series[29].start) + 24 * 3600_000).toBe(Date.parse(s.series[23].start) + 3600_000);
+    const test = (await get(ws.test, '/v1/deliveries/summary?window=7d')).data;
+    expect(test).toMatchObject({ period_hours: 6 });
+    expect(test.series).toHaveLength(28);
+    expect(test.totals).toEqual({ succeeded: 1, failed: 0, pending: 0, cancelled: 0 });
+    expect(inTest.id).toMatch(/^wh_/);
+    // Seen from an hour later the deliveries are in the series' 23rd hour; from 24 hours later, outside it.
+    offsetMs += 3600_000;
+    const later = (await get(ws.live, '/v1/deliveries/summary')).data;
+    expect(later.series[22].succeeded + later.series[22].failed + later.series[23].succeeded).toBeGreaterThan(0);
+    offsetMs += 24 * 3600_000;
+    const dayAfter = (await get(ws.live, '/v1/deliveries/summary')).data;
+    expect(dayAfter.totals).toEqual({ succeeded: 0, failed: 0, pending: 0, cancelled: 0 });
+    expect(dayAfter.recent_failures).toHaveLength(2);
+    expect(ok.id).toMatch(/^wh_/);
+  });
+
+  it.each([
+    ['window=1y', 'window'],
+    ['window=', 'window'],
+    ['limit=5', 'limit'],
+  ])('?%s: 400 validation_error', async (query, field) => {
+    const ws = await newWorkspace(t);
+    const res = await t.request({ method: 'GET', url: `/v1/deliveries/summary?${query}`, key: ws.live });
+    expectValidation(res, { field });
+  });
+});
+
+describe('a delivery attempt keeps its request headers', () => {
+  it('the values sent, as the receiver got them', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    await resource(ws.live);
+    await worker.runOnce();
+    const [d] = (await get(ws.live, `/v1/webhooks/${h.id}/deliveries`)).data;
+    const detail = (await get(ws.live, `/v1/webhooks/${h.id}/deliveries/${d.id}`)).data;
+    const sent = detail.attempts[0].request_headers as Record<string, string>;
+    const got = rx.to(h.path)[0]?.headers ?? {};
+    expect(Object.keys(sent).sort()).toEqual([
+      'content-length',
+      'content-type',
+      'user-agent',
+      'webhook-id',
+      'webhook-signature',
+      'webhook-timestamp',
+      'x-service-signature',
+    ]);
+    for (const [name, value] of Object.entries(sent)) expect(got[name], name).toBe(value);
+    expect(sent['webhook-id']).toBe(d.event_id);
+  });
+});

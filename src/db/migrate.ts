@@ -7,6 +7,7 @@ import * as userEmailReuse from './migrations/004-user-email-reuse.js';
 import * as resourceCounts from './migrations/005-resource-counts.js';
 import * as endpointKeyManagement from './migrations/007-endpoint-key-management.js';
 import * as consoleAuth from './migrations/008-console-auth.js';
+import * as deliveryLogIndexes from './migrations/009-delivery-log-indexes.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '005-resource-counts': resourceCounts,
   '007-endpoint-key-management': endpointKeyManagement,
   '008-console-auth': consoleAuth,
+  '009-delivery-log-indexes': deliveryLogIndexes,
 };
 
 class StaticProvider implements MigrationProvider {

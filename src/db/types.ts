@@ -153,6 +153,8 @@ export interface DeliveryAttemptsTable {
   /** First 1 KiB of the receiver's response body. */
   response_body: string | null;
   error: string | null;
+  /** The request headers sent, as JSON text; null for attempts made before migration 009. */
+  request_headers?: string | null;
 }
 
 /** The console (docs/console.md): one console password per email (lower case), as an scrypt hash with its parameters. */

@@ -21,8 +21,9 @@ export const CONSOLE_DIST = resolve(packageRoot(), 'dist/console');
  */
 export async function installConsoleStatic(app: FastifyInstance, root = CONSOLE_DIST): Promise<void> {
   app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/console/', 302));
-  // An unknown console API path is a 404 with the error body, not the app's page.
-  app.get('/console/api/*', { schema: { hide: true } }, (req, reply) =>
+  // An unknown console API path is not the app's page: installEarlyAnswers answers it (404, or 405 for a
+  // known path), as it answers requests no route matched; this handler is never reached.
+  app.get('/console/api/*', { schema: { hide: true }, config: { unmatched: true } }, (req, reply) =>
     reply.code(404).send(errorBody(req, 'not_found', `No route GET ${req.url.split('?')[0]}.`)),
   );
   const built = existsSync(join(root, 'index.html'));

@@ -7,21 +7,28 @@ declare module 'fastify' {
   }
 }
 
-/** Records the methods of every route so that known paths answer 405 to the others (docs/api.md#errors). */
-export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
+/** Path pattern → the methods it answers. */
+export type RouteTable = Map<string, Set<string>>;
+
+/** Records the methods of every /v1 and console API route so that known paths answer 405 to the others (docs/api.md#errors). */
+export function collectRoutes(app: FastifyInstance): { v1: RouteTable; console: RouteTable } {
   const table = new Map<string, Set<string>>();
+  const consoleTable = new Map<string, Set<string>>();
   app.decorate('v1Routes', table);
   app.addHook('onRoute', (route) => {
-    // Hidden routes (the document itself) are not API paths.
-    if (!route.url.startsWith('/v1/') || (route.schema as { hide?: boolean } | undefined)?.hide) return;
+    const isV1 = route.url.startsWith('/v1/') && !(route.schema as { hide?: boolean } | undefined)?.hide;
+    // Hidden /v1 routes (the document itself) are not API paths; the console API (its own routes and its /v1 mirror) is.
+    const isConsole = route.url.startsWith('/console/api/') && !route.url.includes('*');
+    const target = isV1 ? table : isConsole ? consoleTable : undefined;
+    if (!target) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const set = table.get(route.url) ?? new Set<string>();
+    const set = target.get(route.url) ?? new Set<string>();
     // HEAD comes with every GET (Fastify's exposeHeadRoutes), so it is allowed where GET is.
     for (const m of methods) set.add(m);
     if (set.has('GET')) set.add('HEAD');
-    table.set(route.url, set);
+    target.set(route.url, set);
   });
-  return table;
+  return { v1: table, console: consoleTable };
 }
 
 /**

@@ -5,14 +5,25 @@ import { newId } from '../lib/ids.js';
 import { closeIfBodyUnread, errorBody } from './errors.js';
 import { allowedMethods } from './method-not-allowed.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A catch-all that stands for "no route" (the console API's, so that it is not the app's page). */
+    unmatched?: boolean;
+  }
+}
+
 /**
  * Requests the router has no route for, HTTP/1.1 requests without `Host`, and requests that
  * arrive while the server shuts down, answered in the first onRequest hook: before
  * authentication and before any byte of the body is read or parsed. A known path with another
- * method is a 405 with `Allow`, any other path a 404; while closing, a 503.
+ * method (a /v1 or console API path) is a 405 with `Allow`, any other path a 404; while closing, a 503.
  */
-export function installEarlyAnswers(app: FastifyInstance, table: ReadonlyMap<string, ReadonlySet<string>>): void {
-  const allowFor = allowedMethods(table);
+export function installEarlyAnswers(
+  app: FastifyInstance,
+  tables: { v1: ReadonlyMap<string, ReadonlySet<string>>; console: ReadonlyMap<string, ReadonlySet<string>> },
+): void {
+  const allowV1 = allowedMethods(tables.v1);
+  const allowConsole = allowedMethods(tables.console);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -30,9 +41,13 @@ export function installEarlyAnswers(app: FastifyInstance, table: ReadonlyMap<str
       reply.header('connection', 'close');
       return void sendEarly(request, reply, 400, errorBody(request, 'invalid_request', message));
     }
-    if (!request.is404) return done();
+    if (!request.is404 && !request.routeOptions.config?.unmatched) return done();
     const path = request.url.split('?')[0] ?? '/';
-    const allow = path.startsWith('/v1/') ? allowFor(path) : undefined;
+    const allow = path.startsWith('/v1/')
+      ? allowV1(path)
+      : path.startsWith('/console/api/')
+        ? allowConsole(path)
+        : undefined;
     if (allow) {
       reply.header('allow', allow);
       const message = `This path does not support ${request.method}; use ${allow}.`;

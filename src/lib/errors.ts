@@ -53,6 +53,13 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/** A console session that has ended (sign-out, password change, expiry, removal) or never was: reads and writes alike. */
+export class SessionEndedError extends AppError {
+  constructor() {
+    super(401, 'unauthenticated', 'Your console session has ended or is missing; sign in again.');
+  }
+}
+
 export class ConflictError extends AppError {
   constructor(code: string, message: string) {
     super(409, code, message);

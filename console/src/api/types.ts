@@ -16,6 +16,7 @@ export type {
   CreatedWebhook,
   Delivery,
   DeliveryDetail,
+  DeliverySummary,
   Webhook,
 } from '../../../src/modules/webhooks/webhooks.schemas.js';
 

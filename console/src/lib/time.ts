@@ -67,3 +67,8 @@ export function timeZones(): string[] {
   const supported = (Intl as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
   return supported.includes('UTC') ? supported : ['UTC', ...supported];
 }
+
+/** `hour`, `6 hours`, `day`: the length of a period of a time series, in words. */
+export function periodName(hours: number): string {
+  return hours === 1 ? 'hour' : hours === 24 ? 'day' : `${hours} hours`;
+}

@@ -196,18 +196,21 @@ export function FilterSelect({
   value,
   options,
   onChange,
+  anyLabel = 'any',
 }: {
   label: string;
   value: string;
   options: readonly string[];
   onChange: (v: string) => void;
+  /** The label of the empty choice (no filter); null: there is none. */
+  anyLabel?: string | null;
 }) {
   const id = useId();
   return (
     <div className="filter">
       <label htmlFor={id}>{label}</label>
       <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
-        <option value="">any</option>
+        {anyLabel === null ? null : <option value="">{anyLabel}</option>}
         {options.map((o) => (
           <option key={o}>{o}</option>
         ))}

@@ -1,5 +1,5 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import { UnauthorizedError } from '../../lib/errors.js';
+import { type AppError, SessionEndedError, UnauthorizedError } from '../../lib/errors.js';
 import type { Principal } from '../../lib/principal.js';
 
 /**
@@ -16,6 +16,14 @@ export const keyLock = (keyId: string) => `key:${keyId}`;
 export const userLock = (userId: string) => `user:${userId}`;
 export const sessionLock = (sessionId: string) => `session:${sessionId}`;
 
+/**
+ * The answer when a principal's credential no longer holds: a key's caller hears 401 expired_token, a console
+ * session's 401 unauthenticated, the same code its reads get once the session has ended (docs/console.md#sessions).
+ */
+export function credentialEnded(principal: Principal): AppError {
+  return principal.kind === 'session' ? new SessionEndedError() : new UnauthorizedError('expired_token');
+}
+
 /** One check per kind of principal, registered by the wiring (services.ts). */
 export type PrincipalChecks = { [K in Principal['kind']]?: PrincipalCheck<Extract<Principal, { kind: K }>> };
 
@@ -29,7 +37,7 @@ export interface WriteHooks<T> {
 
 /**
  * Runs a change in a write transaction that re-checks the principal last, just before the commit, so
- * a credential revoked before the transaction commits changes nothing: 401 expired_token. `fn` must not write API keys,
+ * a credential revoked before the transaction commits changes nothing: 401 (credentialEnded). `fn` must not write API keys,
  * sessions or users' role or removal (those go through their services without `writeAs`): such
  * transactions leave this process's cache of verified keys valid (`Dialect.keysEpoch`).
  */
@@ -49,7 +57,7 @@ export function createWriteRunner(deps: { db: Db; dialect: Dialect; checks: Prin
         const result = await fn(trx);
         await hooks?.after?.(trx, result);
         // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
-        if (!(await check(trx, principal))) throw new UnauthorizedError('expired_token');
+        if (!(await check(trx, principal))) throw credentialEnded(principal);
         return result;
       },
       { keepsKeys: true },

@@ -4,11 +4,11 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { SessionPrincipal } from '../../lib/principal.js';
+import { sessionLock } from '../auth/write-runner.js';
 import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
-import { sessionLock } from './session-check.js';
 import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 const MINUTE = 60_000;

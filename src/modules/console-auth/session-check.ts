@@ -1,16 +1,13 @@
 import type { Dialect } from '../../db/dialect.js';
-import { AppError } from '../../lib/errors.js';
+import { type AppError, SessionEndedError } from '../../lib/errors.js';
 import type { SessionPrincipal } from '../../lib/principal.js';
-import { type PrincipalCheck, userLock } from '../auth/write-runner.js';
+import { type PrincipalCheck, sessionLock, userLock } from '../auth/write-runner.js';
 import { usersRepository } from '../users/users.repository.js';
 import { consoleAuthRepository } from './console-auth.repository.js';
 
-/** Revocation lock of a console session: writes hold it shared, sign-out and password changes exclusive. */
-export const sessionLock = (sessionId: string) => `session:${sessionId}`;
-
 /** The console's answer when its session has ended (sign-out, password change, expiry) or never was. */
 export function sessionEndedError(): AppError {
-  return new AppError(401, 'unauthenticated', 'Your console session has ended or is missing; sign in again.');
+  return new SessionEndedError();
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../db/dialect.js';
+import type { Db, Dialect } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
@@ -200,20 +200,32 @@ export const deliveryRepository = {
   async detail(db: Db, row: DeliveriesTable): Promise<DeliveryDetail> {
     const attempts = await db
       .selectFrom('delivery_attempts')
-      .select(['number', 'attempted_at', 'duration_ms', 'response_status', 'response_body', 'error'])
+      .select(['number', 'attempted_at', 'duration_ms', 'response_status', 'response_body', 'error', 'request_headers'])
       .where('delivery_id', '=', row.id)
       .orderBy('number')
       .execute();
-    return { ...toDelivery(row), attempts };
+    return {
+      ...toDelivery(row),
+      attempts: attempts.map(({ request_headers, ...a }) => ({
+        ...a,
+        request_headers: request_headers ? (JSON.parse(request_headers) as Record<string, string>) : null,
+      })),
+    };
   },
 
-  /** The delivery log of a workspace+environment across its endpoints, filtered. */
+  /**
+   * The delivery log of a workspace+environment across its endpoints, filtered. With `webhook_id`
+   * (the caller has checked it is of this tenant) only that endpoint's indexes are read: the page and
+   * its `meta.total` come from the index alone (migration 009).
+   */
   listInScope(db: Db, tenant: Tenant, filter: DeliveryFilter, page: PageRequest) {
     return pageById(
       db,
       'deliveries',
       (eb) => {
-        const conds = [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
+        const conds = filter.webhook_id
+          ? []
+          : [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
         if (filter.status) conds.push(eb('status', '=', filter.status));
         if (filter.webhook_id) conds.push(eb('webhook_id', '=', filter.webhook_id));
         if (filter.event) conds.push(eb('event_type', '=', filter.event));
@@ -223,6 +235,41 @@ export const deliveryRepository = {
       },
       page,
     );
+  },
+
+  /**
+   * Deliveries of a workspace+environment counted per state in each of the consecutive periods that
+   * start at `starts` (the last ends at `end`). One index range count per period and state through
+   * (workspace_id, env, status, created_at) (migration 009): a few milliseconds for 100,000
+   * deliveries, where a GROUP BY over the hour of each row costs ten times as much.
+   */
+  async periodCounts(db: Db, dialect: Dialect, tenant: Tenant, starts: string[], end: string) {
+    const ts = sql.raw(dialect.types.timestamp);
+    const periods = sql.join(
+      starts.map((start, i) => sql`(${start}, cast(${start} as ${ts}), cast(${starts[i + 1] ?? end} as ${ts}))`),
+    );
+    const count = (status: DeliveryStatus) => sql<number | string>`(select count(*) from deliveries d
+      where d.workspace_id = ${tenant.workspaceId} and d.env = ${tenant.env} and d.status = ${status}
+        and d.created_at >= p.from_at and d.created_at < p.to_at)`;
+    const { rows } = await sql<{ start: string } & Record<DeliveryStatus, number | string>>`
+      with p(start, from_at, to_at) as (values ${periods})
+      select p.start, ${count('succeeded')} as succeeded, ${count('failed')} as failed,
+        ${count('pending')} as pending, ${count('cancelled')} as cancelled
+      from p order by p.start`.execute(db);
+    return rows;
+  },
+
+  /** The newest `limit` failed deliveries of a workspace+environment, newest first. */
+  latestFailed(db: Db, tenant: Tenant, limit: number): Promise<DeliveriesTable[]> {
+    return db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('env', '=', tenant.env)
+      .where('status', '=', 'failed')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
   },
 
   list(db: Db, webhookId: string, status: DeliveryStatus | undefined, page: PageRequest) {

@@ -24,6 +24,11 @@ const AttemptSchema = Type.Object(
     error: Type.Union([Type.String(), Type.Null()], {
       description: 'Why the attempt failed (timeout, connection error, non-2xx, blocked address); null on success.',
     }),
+    request_headers: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
+      description:
+        'The request headers sent (names in lower case, values as sent: content-type, content-length, user-agent, webhook-id, ' +
+        'webhook-timestamp, webhook-signature, x-service-signature); null for attempts recorded before the service kept them.',
+    }),
   },
   { title: 'Delivery attempt' },
 );
@@ -54,3 +59,54 @@ export const DeliveryDetailSchema = Type.Object(
   { title: 'Delivery with attempts' },
 );
 export type DeliveryDetail = Static<typeof DeliveryDetailSchema>;
+
+/** The windows of the delivery summary: how many periods of how many hours (the last ends with the current hour). */
+export const SUMMARY_WINDOWS = {
+  '24h': { periods: 24, hours: 1 },
+  '7d': { periods: 28, hours: 6 },
+  '30d': { periods: 30, hours: 24 },
+} as const;
+export type SummaryWindow = keyof typeof SUMMARY_WINDOWS;
+
+export const DeliverySummaryQuery = Type.Object(
+  {
+    window: Type.Optional(
+      Type.Union(
+        Object.keys(SUMMARY_WINDOWS).map((w) => Type.Literal(w as SummaryWindow)),
+        { default: '24h', description: 'How far back the series goes: `24h` (default), `7d` or `30d`.' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const statusCounts = {
+  succeeded: Type.Integer(),
+  failed: Type.Integer(),
+  pending: Type.Integer(),
+  cancelled: Type.Integer(),
+};
+
+export const DeliverySummarySchema = Type.Object(
+  {
+    window: Type.String({ examples: ['24h'] }),
+    since: { ...Timestamp, description: 'Start of the first period of the series.' },
+    until: { ...Timestamp, description: 'When the summary was made.' },
+    period_hours: Type.Integer({ description: 'Length of each period of the series: 1 (24h), 6 (7d) or 24 (30d).' }),
+    totals: Type.Object(statusCounts, { description: 'Deliveries created in the window, by state.' }),
+    success_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+      description: 'succeeded / (succeeded + failed) over the window; null when none has finished.',
+    }),
+    series: Type.Array(
+      Type.Object({ start: { ...Timestamp, description: 'Start of the UTC hour.' }, ...statusCounts }),
+      {
+        description: 'One entry per hour of the window, oldest first, zeros included.',
+      },
+    ),
+    recent_failures: Type.Array(Type.Ref(DeliverySchema), {
+      description: 'The 10 newest failed deliveries, whenever they were created, newest first.',
+    }),
+  },
+  { title: 'Delivery summary' },
+);
+export type DeliverySummary = Static<typeof DeliverySummarySchema>;

@@ -167,11 +167,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       return;
     }
     const attemptedAt = clock.now();
-    const r = await send(
-      d.url,
-      deliveryHeaders(liveSecrets(d, attemptedAt), d.event_id, d.payload, attemptedAt),
-      d.payload,
-    );
+    const headers = deliveryHeaders(liveSecrets(d, attemptedAt), d.event_id, d.payload, attemptedAt);
+    const r = await send(d.url, headers, d.payload);
     const now = clock.now();
     const next = afterAttempt(d.attempt_count + 1, r.ok, policy, now, deps.random);
     if (r.ok) stats.succeeded++;
@@ -201,6 +198,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
         response_status: r.status,
         response_body: r.body,
         error: r.error,
+        // What the log shows beside the response: the headers as sent (the sender adds content-length).
+        request_headers: JSON.stringify({ ...headers, 'content-length': String(Buffer.byteLength(d.payload)) }),
       },
     });
     if (next.nextAttemptAtMs !== null) wakeAt(next.nextAttemptAtMs);

@@ -1,12 +1,12 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ApiKeysTable, Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
-import { ConflictError, ForbiddenError, fieldError, NotFoundError, UnauthorizedError } from '../../lib/errors.js';
+import { ConflictError, ForbiddenError, fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
 import type { PrincipalChecks, WriteHooks } from '../auth/write-runner.js';
-import { keyLock } from '../auth/write-runner.js';
+import { credentialEnded, keyLock } from '../auth/write-runner.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
 import type { KeysService } from './keys.service.js';
@@ -73,11 +73,11 @@ export function createKeyManagementService(deps: {
     const check = deps.checks[p.kind] as ((trx: Db, p: Principal) => Promise<boolean>) | undefined;
     if (!check) throw new Error(`no principal check registered for kind "${p.kind}"`);
     return dialect.writeTransaction(db, async (trx) => {
-      if (opts.checkFirst && !(await check(trx, p))) throw new UnauthorizedError('expired_token');
+      if (opts.checkFirst && !(await check(trx, p))) throw credentialEnded(p);
       await hooks?.before?.(trx);
       const result = await fn(trx);
       await hooks?.after?.(trx, result);
-      if (!opts.checkFirst && !(await check(trx, p))) throw new UnauthorizedError('expired_token');
+      if (!opts.checkFirst && !(await check(trx, p))) throw credentialEnded(p);
       return result;
     });
   }

@@ -1,12 +1,12 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role, UsersTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
-import { fieldError, NotFoundError, UnauthorizedError, ValidationError } from '../../lib/errors.js';
+import { fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
 import { assertValid } from '../../lib/validate.js';
-import { userLock, type WriteRunner } from '../auth/write-runner.js';
+import { credentialEnded, userLock, type WriteRunner } from '../auth/write-runner.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
@@ -17,7 +17,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
 
   async function me(principal: Principal): Promise<User> {
     const row = principal.userId === null ? undefined : await repo.find(db, principal.userId);
-    if (!row) throw new UnauthorizedError('expired_token');
+    if (!row) throw credentialEnded(principal);
     const overlay = principal.env === 'test' ? await repo.findOverlay(db, row.id) : undefined;
     return toUser(row, overlay);
   }
@@ -30,7 +30,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     if (input.name === undefined && input.timezone === undefined) return me(principal); // docs/api.md#users: {} is a no-op
     return writeAs(principal, async (trx) => {
       const row = principal.userId === null ? undefined : await repo.find(trx, principal.userId);
-      if (!row) throw new UnauthorizedError('expired_token');
+      if (!row) throw credentialEnded(principal);
       const now = clock.now();
       if (principal.env === 'test') {
         const prev = await repo.findOverlay(trx, row.id);

@@ -8,6 +8,8 @@ import {
   BulkRetryResultSchema,
   DeliveryDetailSchema,
   DeliverySchema,
+  DeliverySummaryQuery,
+  DeliverySummarySchema,
   ListAllDeliveriesQuery,
   ListDeliveriesQuery,
 } from './webhooks.schemas.js';
@@ -53,6 +55,25 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
       const page = await deliveries.list(req.principal, filter, toPageRequest(paging, 'delivery'));
       return { data: page.items, meta: pageMeta(page) };
     },
+  );
+
+  app.get(
+    '/deliveries/summary',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        operationId: 'getDeliverySummary',
+        summary: 'Delivery health over time',
+        description:
+          "The key's environment's deliveries created in the last `window`, counted per period and state (24h: 24 " +
+          'periods of 1 hour; 7d: 28 of 6 hours; 30d: 30 of 24 hours; the last period ends with the current hour), ' +
+          'the success rate over the window, and the 10 newest failed deliveries.',
+        querystring: DeliverySummaryQuery,
+        response: { 200: DataOf(DeliverySummarySchema), ...errorResponses(...AUTHED_ERRORS) },
+      },
+    },
+    async (req) => ({ data: await deliveries.summary(req.principal, req.query.window ?? '24h') }),
   );
 
   app.get(

@@ -8,7 +8,19 @@ import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { deliveryRepository as repo, toDelivery } from '../delivery/delivery.repository.js';
-import type { BulkRetryInput, Delivery, DeliveryDetail, DeliveryFilter } from './webhooks.schemas.js';
+import {
+  type BulkRetryInput,
+  DELIVERY_STATUSES,
+  type Delivery,
+  type DeliveryDetail,
+  type DeliveryFilter,
+  type DeliverySummary,
+  SUMMARY_WINDOWS,
+  type SummaryWindow,
+} from './webhooks.schemas.js';
+
+const HOUR = 3600_000;
+
 import { assertEnabled, type WebhooksService } from './webhooks.service.js';
 
 /** The delivery log (per endpoint and across the environment) and manual resends (docs/api.md#webhook-deliveries, #webhooks). */
@@ -37,8 +49,64 @@ export function createDeliveriesService(deps: {
 
   /** Every delivery of the caller's workspace and environment that matches the filter. */
   async function list(principal: Principal, filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>> {
+    // Another tenant's (or no) endpoint matches nothing: an empty page, as for any filter.
+    if (filter.webhook_id && !(await inScope(principal, filter.webhook_id))) {
+      return { items: [], total: 0, limit: page.limit, offset: page.afterOffset ?? page.offset, nextCursor: null };
+    }
     const p = await repo.listInScope(db, tenantOf(principal), filter, page);
     return { ...p, items: p.items.map(toDelivery) };
+  }
+
+  /**
+   * The overview's delivery health: deliveries of the caller's workspace and environment created in the
+   * last `window`, per period (1 h, 6 h or 1 day, the last ending with the current hour) and state,
+   * zeros filled in, the success rate over the window, and the newest failures.
+   */
+  async function summary(principal: Principal, window: SummaryWindow): Promise<DeliverySummary> {
+    const tenant = tenantOf(principal);
+    const now = clock.now();
+    const { periods, hours } = SUMMARY_WINDOWS[window];
+    const period = hours * HOUR;
+    const end = (Math.floor(now / HOUR) + 1) * HOUR;
+    const first = end - periods * period;
+    const starts = Array.from({ length: periods }, (_, i) => isoAt(first + i * period));
+    const [counts, failed] = await Promise.all([
+      repo.periodCounts(db, dialect, tenant, starts, isoAt(end)),
+      repo.latestFailed(db, tenant, 10),
+    ]);
+    const totals = { succeeded: 0, failed: 0, pending: 0, cancelled: 0 };
+    const series = counts.map((c) => {
+      const bucket = {
+        start: c.start,
+        succeeded: Number(c.succeeded),
+        failed: Number(c.failed),
+        pending: Number(c.pending),
+        cancelled: Number(c.cancelled),
+      };
+      for (const k of DELIVERY_STATUSES) totals[k] += bucket[k];
+      return bucket;
+    });
+    const finished = totals.succeeded + totals.failed;
+    return {
+      window,
+      since: starts[0] as string,
+      until: isoAt(now),
+      period_hours: hours,
+      totals,
+      success_rate: finished === 0 ? null : totals.succeeded / finished,
+      series,
+      recent_failures: failed.map(toDelivery),
+    };
+  }
+
+  async function inScope(principal: Principal, webhookId: string): Promise<boolean> {
+    try {
+      await findOrThrow(db, principal, webhookId);
+      return true;
+    } catch (err) {
+      if (err instanceof NotFoundError) return false;
+      throw err;
+    }
   }
 
   async function get(principal: Principal, webhookId: string, id: string): Promise<DeliveryDetail> {
@@ -110,6 +178,6 @@ export function createDeliveriesService(deps: {
     return requeued;
   }
 
-  return { listForWebhook, list, get, retry, retryMatching };
+  return { listForWebhook, list, summary, get, retry, retryMatching };
 }
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

@@ -107,6 +107,11 @@ export {
   DeliveryDetailSchema,
   type DeliveryFilter,
   DeliverySchema,
+  type DeliverySummary,
+  DeliverySummaryQuery,
+  DeliverySummarySchema,
+  SUMMARY_WINDOWS,
+  type SummaryWindow,
 } from '../delivery/delivery.schemas.js';
 
 const DeliveryStatusFilter = Type.Union(

@@ -1,9 +1,10 @@
 import { useState } from 'react';
-import { useSearchParams } from 'react-router';
 import { useScopedList, useScopedMutation, useScopedQuery } from '../../api/hooks';
 import type { Delivery, DeliveryDetail, Event } from '../../api/types';
 import { useCurrent } from '../../lib/session';
-import { Badge, FilterSelect, Pager, Time } from '../../ui/primitives';
+import { useUrlFilters } from '../../lib/url-filters';
+import { DataTable, ListTable } from '../../ui/list';
+import { Badge, FilterSelect, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading, QueryView } from '../../ui/states';
 import { EVENT_TYPES } from '../events/events-page';
 
@@ -11,10 +12,10 @@ const TONE = { succeeded: 'good', failed: 'bad', pending: 'warn', cancelled: 'ne
 
 /** One endpoint's delivery log: filters in the URL, each delivery's attempts on demand, retry. */
 export function DeliveryLog({ webhookId }: { webhookId: string }) {
-  const [params, setParams] = useSearchParams();
-  const status = params.get('status') ?? '';
-  const event = params.get('event') ?? '';
-  const since = params.get('since') ?? '';
+  const filters = useUrlFilters();
+  const status = filters.get('status');
+  const event = filters.get('event');
+  const since = filters.get('since');
   // Filters go to the server, so a long log is filtered before it is paged: the endpoint's own log
   // for status alone, GET /deliveries when an event type or a date narrows it further.
   const createdAfter = since ? new Date(`${since}T00:00:00Z`).toISOString() : undefined;
@@ -23,75 +24,84 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
     narrowed ? '/v1/deliveries' : `/v1/webhooks/${webhookId}/deliveries`,
     narrowed ? { webhook_id: webhookId, status, event, created_after: createdAfter } : { status },
   );
+  const focused = filters.get('delivery');
   const [openId, setOpenId] = useState<string | null>(null);
-  const setFilter = (k: string, v: string) => {
-    const next = new URLSearchParams(params);
-    if (v) next.set(k, v);
-    else next.delete(k);
-    setParams(next, { replace: true });
-  };
   return (
     <section aria-labelledby="log-title">
       <h2 id="log-title">Delivery log</h2>
+      {focused ? (
+        <FocusedDelivery webhookId={webhookId} deliveryId={focused} onClose={() => filters.set('delivery', '')} />
+      ) : null}
       <div className="filters">
         <FilterSelect
           label="Status"
           value={status}
           options={['pending', 'succeeded', 'failed', 'cancelled']}
-          onChange={(v) => setFilter('status', v)}
+          onChange={(v) => filters.set('status', v)}
         />
         <FilterSelect
           label="Event type"
           value={event}
           options={[...EVENT_TYPES, 'webhook.test']}
-          onChange={(v) => setFilter('event', v)}
+          onChange={(v) => filters.set('event', v)}
         />
         <div className="filter">
           <label htmlFor="since-filter">Since (date, UTC)</label>
-          <input id="since-filter" type="date" value={since} onChange={(e) => setFilter('since', e.target.value)} />
+          <input id="since-filter" type="date" value={since} onChange={(e) => filters.set('since', e.target.value)} />
         </div>
       </div>
-      <QueryView query={list} what="Loading deliveries">
-        {(d) => {
-          const rows = d.pages.flatMap((p) => p.data);
-          if (rows.length === 0)
-            return <Empty>No deliveries{status || event || since ? ' match these filters' : ' yet'}.</Empty>;
-          return (
-            <>
-              <div className="table-wrap">
-                <table>
-                  <caption className="visually-hidden">Deliveries</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Created</th>
-                      <th scope="col">Event</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Attempts</th>
-                      <th scope="col">Last response</th>
-                      <th scope="col">Next retry</th>
-                      <th scope="col">
-                        <span className="visually-hidden">Details</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((r) => (
-                      <DeliveryRow
-                        key={r.id}
-                        webhookId={webhookId}
-                        delivery={r}
-                        open={openId === r.id}
-                        toggle={() => setOpenId(openId === r.id ? null : r.id)}
-                      />
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager hasMore={list.hasNextPage} busy={list.isFetchingNextPage} onMore={() => list.fetchNextPage()} />
-            </>
-          );
-        }}
+      <ListTable
+        list={list}
+        what="Loading deliveries"
+        empty={`No deliveries${status || event || since ? ' match these filters' : ' yet'}.`}
+        caption="Deliveries"
+        columns={['Created', 'Event', 'Status', 'Attempts', 'Last response', 'Next retry', { hidden: 'Details' }]}
+      >
+        {(rows) =>
+          rows.map((r) => (
+            <DeliveryRow
+              key={r.id}
+              webhookId={webhookId}
+              delivery={r}
+              open={openId === r.id}
+              toggle={() => setOpenId(openId === r.id ? null : r.id)}
+            />
+          ))
+        }
+      </ListTable>
+    </section>
+  );
+}
+
+/** `?delivery=dlv_…`: one delivery shown above the log, wherever it is in it (the overview's recent failures link here). */
+function FocusedDelivery({
+  webhookId,
+  deliveryId,
+  onClose,
+}: {
+  webhookId: string;
+  deliveryId: string;
+  onClose: () => void;
+}) {
+  const detail = useScopedQuery<{ data: DeliveryDetail }>(`/v1/webhooks/${webhookId}/deliveries/${deliveryId}`);
+  return (
+    <section className="card focused" aria-labelledby="focused-title">
+      <h3 id="focused-title">
+        Delivery <code>{deliveryId}</code>
+      </h3>
+      <QueryView query={detail} what="Loading the delivery">
+        {({ data }) => (
+          <>
+            <p>
+              <Time iso={data.created_at} /> · {data.event} · <Badge tone={TONE[data.status]}>{data.status}</Badge>
+            </p>
+            <Attempts webhookId={webhookId} deliveryId={data.id} eventId={data.event_id} />
+          </>
+        )}
       </QueryView>
+      <button type="button" onClick={onClose}>
+        Close
+      </button>
     </section>
   );
 }
@@ -158,14 +168,16 @@ function Attempts({ webhookId, deliveryId, eventId }: { webhookId: string; deliv
               <ol>
                 {data.attempts.map((a) => (
                   <li key={a.number}>
-                    Attempt {a.number} at <Time iso={a.attempted_at} /> · {a.duration_ms} ms ·{' '}
-                    {a.response_status !== null ? `HTTP ${a.response_status}` : 'no response'}
-                    {a.error ? <span className="muted"> · {a.error}</span> : null}
-                    {a.response_body ? <pre className="code">{a.response_body}</pre> : null}
+                    <AttemptView attempt={a} />
                   </li>
                 ))}
               </ol>
             )}
+            {data.status === 'pending' ? (
+              <p>
+                Next retry: <Time iso={data.next_attempt_at} />
+              </p>
+            ) : null}
             {isAdmin && data.status !== 'pending' ? (
               <button type="button" onClick={() => retry.mutate(undefined)} disabled={retry.isPending}>
                 Retry delivery
@@ -176,10 +188,7 @@ function Attempts({ webhookId, deliveryId, eventId }: { webhookId: string; deliv
         )}
       </QueryView>
       <h3>Request body</h3>
-      <p className="muted">
-        POST with headers <code>content-type: application/json</code>, <code>webhook-id</code>,{' '}
-        <code>webhook-timestamp</code>, <code>webhook-signature</code> and <code>X-Service-Signature</code>.
-      </p>
+      <p className="muted">The same bytes at every attempt: the event's body.</p>
       {event.isPending ? (
         <Loading what="Loading the body" />
       ) : event.error ? (
@@ -188,5 +197,47 @@ function Attempts({ webhookId, deliveryId, eventId }: { webhookId: string; deliv
         <pre className="code">{JSON.stringify(event.data?.data, null, 2)}</pre>
       )}
     </div>
+  );
+}
+
+type Attempt = DeliveryDetail['attempts'][number];
+
+/** One attempt: when, how long, the request headers as sent, and the response (status and first 1 KiB) or the error. */
+function AttemptView({ attempt: a }: { attempt: Attempt }) {
+  const headers = a.request_headers ? Object.entries(a.request_headers) : null;
+  return (
+    <>
+      <p>
+        <strong>Attempt {a.number}</strong> at <Time iso={a.attempted_at} /> · {a.duration_ms} ms ·{' '}
+        {a.response_status !== null ? `HTTP ${a.response_status}` : 'no response'}
+        {a.error && a.error !== `HTTP ${a.response_status}` ? <span className="muted"> · {a.error}</span> : null}
+      </p>
+      {headers ? (
+        <DataTable caption={`Request headers of attempt ${a.number}`} columns={['Request header', 'Value']}>
+          {headers.map(([name, value]) => (
+            <tr key={name}>
+              <th scope="row">
+                <code>{name}</code>
+              </th>
+              <td>
+                <code className="wrap">{value}</code>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      ) : (
+        <p className="muted">
+          Request headers were not recorded for this attempt (made before the service kept them): POST with{' '}
+          <code>content-type</code>, <code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
+          <code>webhook-signature</code> and <code>x-service-signature</code>.
+        </p>
+      )}
+      {a.response_body ? (
+        <>
+          <p>Response body (first 1 KiB):</p>
+          <pre className="code">{a.response_body}</pre>
+        </>
+      ) : null}
+    </>
   );
 }

@@ -2,8 +2,8 @@ import { useState } from 'react';
 import { useScopedList, useScopedMutation } from '../../api/hooks';
 import type { ApiKey, User } from '../../api/types';
 import { useCurrent } from '../../lib/session';
-import { Badge, ConfirmButton, PageHeader, Pager, Time } from '../../ui/primitives';
-import { Empty, QueryView } from '../../ui/states';
+import { ListTable } from '../../ui/list';
+import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
 import { GenerateKeyDialog, RollKeyDialog, SCOPES } from './key-dialogs';
 
 const STATUS_TONE = { active: 'good', expired: 'warn', revoked: 'bad' } as const;
@@ -31,85 +31,72 @@ export default function KeysPage() {
           when it is made; here you see its prefix.
         </p>
       </PageHeader>
-      <QueryView query={keys} what="Loading keys">
-        {(d) => {
-          const rows = d.pages.flatMap((p) => p.data);
-          if (rows.length === 0) return <Empty>No API keys yet. Generate one to call the API.</Empty>;
-          return (
-            <>
-              <div className="table-wrap">
-                <table>
-                  <caption className="visually-hidden">API keys</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Environment</th>
-                      <th scope="col">Prefix</th>
-                      <th scope="col">Owner</th>
-                      <th scope="col">Scopes</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">Last used</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((k) => (
-                      <tr key={k.id}>
-                        <td>{k.name}</td>
-                        <td>
-                          <Badge tone={k.env === 'live' ? 'good' : 'test'}>{k.env}</Badge>
-                        </td>
-                        <td>
-                          <code>
-                            svc_{k.env}_{k.prefix}…
-                          </code>
-                        </td>
-                        <td>{owners.get(k.user_id) ?? k.user_id}</td>
-                        <td className="scopes">{k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(', ')}</td>
-                        <td>
-                          <Time iso={k.created_at} />
-                        </td>
-                        <td>
-                          <Time iso={k.last_used_at} />
-                        </td>
-                        <td>
-                          <Badge tone={STATUS_TONE[k.status]}>{k.status}</Badge>
-                          {k.status === 'active' && k.expires_at ? (
-                            <div className="muted">
-                              expires <Time iso={k.expires_at} />
-                            </div>
-                          ) : null}
-                        </td>
-                        <td>
-                          {k.status === 'active' ? (
-                            <div className="row-actions">
-                              <button type="button" aria-label={`Roll ${k.name}`} onClick={() => setRolling(k)}>
-                                Roll
-                              </button>
-                              <ConfirmButton
-                                label="Revoke"
-                                ariaLabel={`Revoke ${k.name}`}
-                                title="Revoke this key?"
-                                message={`Requests with ${k.name} (svc_${k.env}_${k.prefix}…) will fail at once with 401 expired_token. This cannot be undone.`}
-                                confirmLabel="Revoke key"
-                                onConfirm={() => revoke.mutateAsync({ _id: k.id })}
-                              />
-                            </div>
-                          ) : null}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager hasMore={keys.hasNextPage} busy={keys.isFetchingNextPage} onMore={() => keys.fetchNextPage()} />
-            </>
-          );
-        }}
-      </QueryView>
+      <ListTable
+        list={keys}
+        what="Loading keys"
+        empty="No API keys yet. Generate one to call the API."
+        caption="API keys"
+        columns={[
+          'Name',
+          'Environment',
+          'Prefix',
+          'Owner',
+          'Scopes',
+          'Created',
+          'Last used',
+          'Status',
+          { hidden: 'Actions' },
+        ]}
+      >
+        {(rows) =>
+          rows.map((k) => (
+            <tr key={k.id}>
+              <td>{k.name}</td>
+              <td>
+                <Badge tone={k.env === 'live' ? 'good' : 'test'}>{k.env}</Badge>
+              </td>
+              <td>
+                <code>
+                  svc_{k.env}_{k.prefix}…
+                </code>
+              </td>
+              <td>{owners.get(k.user_id) ?? k.user_id}</td>
+              <td className="scopes">{k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(', ')}</td>
+              <td>
+                <Time iso={k.created_at} />
+              </td>
+              <td>
+                <Time iso={k.last_used_at} />
+              </td>
+              <td>
+                <Badge tone={STATUS_TONE[k.status]}>{k.status}</Badge>
+                {k.status === 'active' && k.expires_at ? (
+                  <div className="muted">
+                    expires <Time iso={k.expires_at} />
+                  </div>
+                ) : null}
+              </td>
+              <td>
+                {k.status === 'active' ? (
+                  <div className="row-actions">
+                    <button type="button" aria-label={`Roll ${k.name}`} onClick={() => setRolling(k)}>
+                      Roll
+                    </button>
+                    <ConfirmButton
+                      label="Revoke"
+                      ariaLabel={`Revoke ${k.name}`}
+                      title="Revoke this key?"
+                      message={`Requests with ${k.name} (svc_${k.env}_${k.prefix}…) will fail at once with 401 expired_token. This cannot be undone.`}
+                      confirmLabel="Revoke key"
+                      onConfirm={() => revoke.mutateAsync({ _id: k.id })}
+                    />
+                  </div>
+                ) : null}
+              </td>
+            </tr>
+          ))
+        }
+      </ListTable>
       <GenerateKeyDialog open={open} onClose={() => setOpen(false)} defaultEnv={scope.env} />
       <RollKeyDialog apiKey={rolling} onClose={() => setRolling(null)} />
     </section>

@@ -2,7 +2,9 @@ import { useState } from 'react';
 import { useScopedList, useScopedMutation, useScopedQuery } from '../../api/hooks';
 import type { Invited, PendingInvite, Role, User } from '../../api/types';
 import { useCurrent } from '../../lib/session';
-import { Badge, ConfirmButton, Dialog, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
+import { MutationDialog } from '../../ui/forms';
+import { ListTable } from '../../ui/list';
+import { Badge, ConfirmButton, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
 
 const ROLES: Role[] = ['admin', 'member', 'viewer'];
@@ -29,74 +31,56 @@ export default function MembersPage() {
           Viewers read; members also write resources; admins also manage keys, webhooks and members.
         </p>
       </PageHeader>
-      <QueryView query={members} what="Loading members">
-        {(d) => {
-          const rows = d.pages.flatMap((p) => p.data);
-          if (rows.length === 0) return <Empty>No members.</Empty>;
-          return (
-            <div className="table-wrap">
-              <table>
-                <caption className="visually-hidden">Members</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Joined</th>
-                    {isAdmin ? (
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    ) : null}
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((u) => (
-                    <tr key={u.id}>
-                      <td>{u.email}</td>
-                      <td>{u.name ?? <span className="muted">—</span>}</td>
-                      <td>
-                        {isAdmin && u.id !== membership.user_id ? (
-                          <select
-                            aria-label={`Role of ${u.email}`}
-                            value={u.role}
-                            onChange={(e) => setRole.mutate({ _id: u.id, role: e.target.value as Role })}
-                          >
-                            {ROLES.map((r) => (
-                              <option key={r}>{r}</option>
-                            ))}
-                          </select>
-                        ) : (
-                          <Badge>{u.role}</Badge>
-                        )}
-                      </td>
-                      <td>
-                        <Time iso={u.created_at} />
-                      </td>
-                      {isAdmin ? (
-                        <td>
-                          {u.id !== membership.user_id ? (
-                            <ConfirmButton
-                              label="Remove"
-                              ariaLabel={`Remove ${u.email}`}
-                              title="Remove this member?"
-                              message={`${u.email} loses access at once, and their API keys stop working.`}
-                              confirmLabel="Remove member"
-                              onConfirm={() => remove.mutateAsync({ _id: u.id })}
-                            />
-                          ) : (
-                            <span className="muted">you</span>
-                          )}
-                        </td>
-                      ) : null}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          );
-        }}
-      </QueryView>
+      <ListTable
+        list={members}
+        what="Loading members"
+        empty="No members."
+        caption="Members"
+        columns={['Email', 'Name', 'Role', 'Joined', ...(isAdmin ? [{ hidden: 'Actions' }] : [])]}
+      >
+        {(rows) =>
+          rows.map((u) => (
+            <tr key={u.id}>
+              <td>{u.email}</td>
+              <td>{u.name ?? <span className="muted">—</span>}</td>
+              <td>
+                {isAdmin && u.id !== membership.user_id ? (
+                  <select
+                    aria-label={`Role of ${u.email}`}
+                    value={u.role}
+                    onChange={(e) => setRole.mutate({ _id: u.id, role: e.target.value as Role })}
+                  >
+                    {ROLES.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                ) : (
+                  <Badge>{u.role}</Badge>
+                )}
+              </td>
+              <td>
+                <Time iso={u.created_at} />
+              </td>
+              {isAdmin ? (
+                <td>
+                  {u.id !== membership.user_id ? (
+                    <ConfirmButton
+                      label="Remove"
+                      ariaLabel={`Remove ${u.email}`}
+                      title="Remove this member?"
+                      message={`${u.email} loses access at once, and their API keys stop working.`}
+                      confirmLabel="Remove member"
+                      onConfirm={() => remove.mutateAsync({ _id: u.id })}
+                    />
+                  ) : (
+                    <span className="muted">you</span>
+                  )}
+                </td>
+              ) : null}
+            </tr>
+          ))
+        }
+      </ListTable>
       <FormError error={setRole.error} />
       {isAdmin ? <PendingInvites /> : null}
       <InviteDialog open={open} onClose={() => setOpen(false)} />
@@ -130,54 +114,34 @@ function PendingInvites() {
 
 function InviteDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const invite = useScopedMutation<{ email: string; role: Role }, { data: Invited }>('POST', '/members');
-  const close = () => {
-    invite.reset();
-    onClose();
-  };
-  const made = invite.data?.data;
   return (
-    <Dialog title={made ? 'Invite made' : 'Invite member'} open={open} onClose={close}>
-      {made ? (
+    <MutationDialog
+      title="Invite member"
+      madeTitle="Invite made"
+      open={open}
+      onClose={onClose}
+      mutation={invite}
+      submitLabel="Invite"
+      onSubmit={(d) => invite.mutate({ email: String(d.get('email')), role: String(d.get('role')) as Role })}
+      made={({ data }) => (
         <>
           <p>
-            Send this link to {made.email}. It works once, until <Time iso={made.expires_at} />.
+            Send this link to {data.email}. It works once, until <Time iso={data.expires_at} />.
           </p>
-          <SecretOnce label="Invite link" value={made.invite_url} />
-          <div className="actions">
-            <button type="button" className="primary" onClick={close}>
-              Done
-            </button>
-          </div>
+          <SecretOnce label="Invite link" value={data.invite_url} />
         </>
-      ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const d = new FormData(e.currentTarget);
-            invite.mutate({ email: String(d.get('email')), role: String(d.get('role')) as Role });
-          }}
-        >
-          <Field label="Email">{(id) => <input id={id} name="email" type="email" required />}</Field>
-          <Field label="Role">
-            {(id) => (
-              <select id={id} name="role" defaultValue="member">
-                {ROLES.map((r) => (
-                  <option key={r}>{r}</option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <FormError error={invite.error} />
-          <div className="actions">
-            <button type="button" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" className="primary" disabled={invite.isPending}>
-              Invite
-            </button>
-          </div>
-        </form>
       )}
-    </Dialog>
+    >
+      <Field label="Email">{(id) => <input id={id} name="email" type="email" required />}</Field>
+      <Field label="Role">
+        {(id) => (
+          <select id={id} name="role" defaultValue="member">
+            {ROLES.map((r) => (
+              <option key={r}>{r}</option>
+            ))}
+          </select>
+        )}
+      </Field>
+    </MutationDialog>
   );
 }

@@ -1,15 +1,29 @@
+import { lazy, Suspense } from 'react';
 import { Link } from 'react-router';
 import { useScopedQuery } from '../../api/hooks';
-import type { Event, List, Resource } from '../../api/types';
+import type { DeliverySummary, Event, List, Resource } from '../../api/types';
 import { useCurrent, usePathTo } from '../../lib/session';
-import { PageHeader, Time } from '../../ui/primitives';
-import { Empty, QueryView } from '../../ui/states';
+import { periodName } from '../../lib/time';
+import { useUrlFilters } from '../../lib/url-filters';
+import { DataTable } from '../../ui/list';
+import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
+import { Empty, Loading, QueryView } from '../../ui/states';
+
+// uPlot is the console's largest dependency: its chunk loads only when there is something to draw.
+const DeliveriesChart = lazy(() => import('./deliveries-chart'));
+
+const WINDOWS = { '24h': 'the last 24 hours', '7d': 'the last 7 days', '30d': 'the last 30 days' } as const;
+type Window = keyof typeof WINDOWS;
 
 export default function OverviewPage() {
   const { membership, scope } = useCurrent();
   const to = usePathTo();
+  const filters = useUrlFilters();
+  const chosen = filters.get('window');
+  const window: Window = chosen in WINDOWS ? (chosen as Window) : '24h';
   const resources = useScopedQuery<List<Resource>>('/v1/resources', { limit: '1' });
   const events = useScopedQuery<List<Event>>('/v1/events', { limit: '10' });
+  const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window });
   return (
     <section>
       <PageHeader title="Overview">
@@ -29,10 +43,44 @@ export default function OverviewPage() {
           </QueryView>
         </div>
         <div className="card">
-          <h2>Usage and delivery health</h2>
-          <p className="muted">Request charts and delivery success rates come with usage metering.</p>
+          <h2>Delivery success rate</h2>
+          <QueryView query={summary} what="Counting deliveries">
+            {({ data }) => (
+              <>
+                <p className="big">{data.success_rate === null ? '—' : `${(data.success_rate * 100).toFixed(1)} %`}</p>
+                <p className="muted">
+                  {data.totals.succeeded} succeeded, {data.totals.failed} failed, {data.totals.pending} pending in{' '}
+                  {WINDOWS[window]}
+                </p>
+              </>
+            )}
+          </QueryView>
+        </div>
+        <div className="card">
+          <h2>Requests, errors and plan usage</h2>
+          <p className="muted">
+            API requests and errors over time, and usage against the plan, come with usage metering; the service does
+            not count requests yet.
+          </p>
         </div>
       </div>
+      <section aria-labelledby="deliveries-title">
+        <div className="section-header">
+          <h2 id="deliveries-title">Webhook deliveries over time</h2>
+          <div className="filters">
+            <FilterSelect
+              label="Period"
+              value={window}
+              options={Object.keys(WINDOWS)}
+              anyLabel={null}
+              onChange={(v) => filters.set('window', v === '24h' ? '' : v)}
+            />
+          </div>
+        </div>
+        <QueryView query={summary} what="Loading deliveries">
+          {({ data }) => <DeliveryHealth summary={data} window={window} />}
+        </QueryView>
+      </section>
       <h2>Recent events</h2>
       <QueryView query={events} what="Loading events">
         {(d) =>
@@ -50,5 +98,61 @@ export default function OverviewPage() {
         }
       </QueryView>
     </section>
+  );
+}
+
+/** The chart (or its empty state), the hours with deliveries as a table, and the newest failures. */
+function DeliveryHealth({ summary, window }: { summary: DeliverySummary; window: Window }) {
+  const { timeZone } = useCurrent();
+  const to = usePathTo();
+  const per = periodName(summary.period_hours);
+  const busy = summary.series.filter((b) => b.succeeded + b.failed + b.pending + b.cancelled > 0);
+  return (
+    <>
+      {busy.length === 0 ? (
+        <Empty>No webhook deliveries in {WINDOWS[window]}.</Empty>
+      ) : (
+        <>
+          <Suspense fallback={<Loading what="Drawing the chart" />}>
+            <DeliveriesChart summary={summary} timeZone={timeZone} />
+          </Suspense>
+          <details>
+            <summary>The numbers, per {per}</summary>
+            <DataTable
+              caption={`Deliveries per ${per}`}
+              columns={[summary.period_hours === 1 ? 'Hour' : 'From', 'Succeeded', 'Failed', 'Pending', 'Cancelled']}
+            >
+              {busy.map((b) => (
+                <tr key={b.start}>
+                  <td>
+                    <Time iso={b.start} />
+                  </td>
+                  <td>{b.succeeded}</td>
+                  <td>{b.failed}</td>
+                  <td>{b.pending}</td>
+                  <td>{b.cancelled}</td>
+                </tr>
+              ))}
+            </DataTable>
+          </details>
+        </>
+      )}
+      <h3>Recent failures</h3>
+      {summary.recent_failures.length === 0 ? (
+        <Empty>No failed deliveries.</Empty>
+      ) : (
+        <ul className="timeline">
+          {summary.recent_failures.map((d) => (
+            <li key={d.id}>
+              <Time iso={d.created_at} /> <Badge tone="bad">failed</Badge> <strong>{d.event}</strong>{' '}
+              <Link to={to(`/webhooks/${d.webhook_id}?delivery=${d.id}`)} aria-label={`Delivery ${d.id}`}>
+                {d.id}
+              </Link>{' '}
+              <span className="muted">{d.last_response_status ?? d.last_error ?? ''}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { Resource } from '../../api/types';
+import { FormActions } from '../../ui/forms';
 import { Field } from '../../ui/primitives';
 import { FormError } from '../../ui/states';
 
@@ -76,14 +77,7 @@ export function ResourceForm({
         </p>
       ) : null}
       <FormError error={error} />
-      <div className="actions">
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="primary" disabled={busy}>
-          {submitLabel}
-        </button>
-      </div>
+      <FormActions onCancel={onCancel} submitLabel={submitLabel} busy={busy} />
     </form>
   );
 }

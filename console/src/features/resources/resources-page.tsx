@@ -1,30 +1,25 @@
 import { useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { useScopedList, useScopedMutation } from '../../api/hooks';
 import type { Resource } from '../../api/types';
 import { useCurrent, usePathTo } from '../../lib/session';
-import { Badge, Dialog, FilterSelect, PageHeader, Pager, Time } from '../../ui/primitives';
-import { Empty, QueryView } from '../../ui/states';
+import { useUrlFilters } from '../../lib/url-filters';
+import { ListTable } from '../../ui/list';
+import { Badge, Dialog, FilterSelect, PageHeader, Time } from '../../ui/primitives';
 import { RESOURCE_TYPES, ResourceForm } from './resource-form';
 
 export default function ResourcesPage() {
   const { canWriteResources } = useCurrent();
   const to = usePathTo();
-  const [params, setParams] = useSearchParams();
-  const status = params.get('status') ?? '';
-  const type = params.get('type') ?? '';
+  const filters = useUrlFilters();
+  const status = filters.get('status');
+  const type = filters.get('type');
   const list = useScopedList<Resource>('/v1/resources', { status, type });
   const [open, setOpen] = useState(false);
   const create = useScopedMutation<{ name: string; type: string; metadata: Record<string, string> }, unknown>(
     'POST',
     '/v1/resources',
   );
-  const setFilter = (k: string, v: string) => {
-    const next = new URLSearchParams(params);
-    if (v) next.set(k, v);
-    else next.delete(k);
-    setParams(next, { replace: true });
-  };
   return (
     <section>
       <PageHeader
@@ -42,55 +37,38 @@ export default function ResourcesPage() {
           label="Status"
           value={status}
           options={['active', 'archived']}
-          onChange={(v) => setFilter('status', v)}
+          onChange={(v) => filters.set('status', v)}
         />
-        <FilterSelect label="Type" value={type} options={RESOURCE_TYPES} onChange={(v) => setFilter('type', v)} />
+        <FilterSelect label="Type" value={type} options={RESOURCE_TYPES} onChange={(v) => filters.set('type', v)} />
       </div>
-      <QueryView query={list} what="Loading resources">
-        {(data) => {
-          const rows = data.pages.flatMap((p) => p.data);
-          if (rows.length === 0) return <Empty>No resources{status || type ? ' match these filters' : ' yet'}.</Empty>;
-          return (
-            <>
-              <p className="muted">{data.pages[0]?.meta.total ?? rows.length} in all</p>
-              <div className="table-wrap">
-                <table>
-                  <caption className="visually-hidden">Resources</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">Updated</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((r) => (
-                      <tr key={r.id}>
-                        <td>
-                          <Link to={to(`/resources/${r.id}`)}>{r.name}</Link>
-                        </td>
-                        <td>{r.type}</td>
-                        <td>
-                          <Badge tone={r.status === 'active' ? 'good' : 'neutral'}>{r.status}</Badge>
-                        </td>
-                        <td>
-                          <Time iso={r.created_at} />
-                        </td>
-                        <td>
-                          <Time iso={r.updated_at} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager hasMore={list.hasNextPage} busy={list.isFetchingNextPage} onMore={() => list.fetchNextPage()} />
-            </>
-          );
-        }}
-      </QueryView>
+      <ListTable
+        list={list}
+        what="Loading resources"
+        empty={`No resources${status || type ? ' match these filters' : ' yet'}.`}
+        caption="Resources"
+        columns={['Name', 'Type', 'Status', 'Created', 'Updated']}
+        showTotal
+      >
+        {(rows) =>
+          rows.map((r) => (
+            <tr key={r.id}>
+              <td>
+                <Link to={to(`/resources/${r.id}`)}>{r.name}</Link>
+              </td>
+              <td>{r.type}</td>
+              <td>
+                <Badge tone={r.status === 'active' ? 'good' : 'neutral'}>{r.status}</Badge>
+              </td>
+              <td>
+                <Time iso={r.created_at} />
+              </td>
+              <td>
+                <Time iso={r.updated_at} />
+              </td>
+            </tr>
+          ))
+        }
+      </ListTable>
       <Dialog title="New resource" open={open} onClose={() => setOpen(false)}>
         <ResourceForm
           submitLabel="Create resource"

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { useScopedMutation } from '../../api/hooks';
 import type { CreatedWebhook, Webhook } from '../../api/types';
-import { Dialog, Field, SecretOnce } from '../../ui/primitives';
+import { MutationDialog, OverlapSelect } from '../../ui/forms';
+import { Field, SecretOnce } from '../../ui/primitives';
 import { FormError } from '../../ui/states';
 import { EVENT_TYPES } from '../events/events-page';
 
@@ -20,36 +21,28 @@ export function EditWebhookDialog({
     `/v1/webhooks/${webhook.id}`,
   );
   return (
-    <Dialog title="Edit endpoint" open={open} onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          const d = new FormData(e.currentTarget);
-          const label = String(d.get('label') ?? '');
-          save.mutate(
-            { url: String(d.get('url')), events: d.getAll('events').map(String), label: label || null },
-            { onSuccess: onClose },
-          );
-        }}
-      >
-        <Field label="Endpoint URL">
-          {(id) => <input id={id} name="url" type="url" required defaultValue={webhook.url} />}
-        </Field>
-        <Field label="Label">
-          {(id) => <input id={id} name="label" maxLength={255} defaultValue={webhook.label ?? ''} />}
-        </Field>
-        <EventChoices selected={webhook.events} />
-        <FormError error={save.error} />
-        <div className="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={save.isPending}>
-            Save endpoint
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <MutationDialog
+      title="Edit endpoint"
+      open={open}
+      onClose={onClose}
+      mutation={save}
+      submitLabel="Save endpoint"
+      onSubmit={(d) => {
+        const label = String(d.get('label') ?? '');
+        save.mutate(
+          { url: String(d.get('url')), events: d.getAll('events').map(String), label: label || null },
+          { onSuccess: onClose },
+        );
+      }}
+    >
+      <Field label="Endpoint URL">
+        {(id) => <input id={id} name="url" type="url" required defaultValue={webhook.url} />}
+      </Field>
+      <Field label="Label">
+        {(id) => <input id={id} name="label" maxLength={255} defaultValue={webhook.label ?? ''} />}
+      </Field>
+      <EventChoices selected={webhook.events} />
+    </MutationDialog>
   );
 }
 
@@ -67,13 +60,6 @@ export function EventChoices({ selected = ['*'] }: { selected?: string[] }) {
   );
 }
 
-const OVERLAPS = [
-  { s: 0, label: 'none: the old secret stops now' },
-  { s: 3600, label: '1 hour' },
-  { s: 86_400, label: '1 day' },
-  { s: 604_800, label: '7 days' },
-];
-
 /** A new signing secret, shown once; the old one keeps signing during the chosen overlap. */
 export function RotateSecretButton({ webhook }: { webhook: Webhook }) {
   const [open, setOpen] = useState(false);
@@ -81,56 +67,23 @@ export function RotateSecretButton({ webhook }: { webhook: Webhook }) {
     'POST',
     `/v1/webhooks/${webhook.id}/rotate-secret`,
   );
-  const close = () => {
-    rotate.reset();
-    setOpen(false);
-  };
-  const made = rotate.data?.data;
   return (
     <>
       <button type="button" onClick={() => setOpen(true)}>
         Rotate secret
       </button>
-      <Dialog title={made ? 'Secret rotated' : 'Rotate signing secret'} open={open} onClose={close}>
-        {made ? (
-          <>
-            <SecretOnce label="New signing secret" value={made.secret} />
-            <div className="actions">
-              <button type="button" className="primary" onClick={close}>
-                Done
-              </button>
-            </div>
-          </>
-        ) : (
-          <form
-            onSubmit={(e) => {
-              e.preventDefault();
-              rotate.mutate({ expire_old_in_s: Number(new FormData(e.currentTarget).get('overlap')) });
-            }}
-          >
-            <Field label="Keep signing with the old secret for">
-              {(id) => (
-                <select id={id} name="overlap" defaultValue="86400">
-                  {OVERLAPS.map((o) => (
-                    <option key={o.s} value={o.s}>
-                      {o.label}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <FormError error={rotate.error} />
-            <div className="actions">
-              <button type="button" onClick={close}>
-                Cancel
-              </button>
-              <button type="submit" className="primary" disabled={rotate.isPending}>
-                Rotate
-              </button>
-            </div>
-          </form>
-        )}
-      </Dialog>
+      <MutationDialog
+        title="Rotate signing secret"
+        madeTitle="Secret rotated"
+        open={open}
+        onClose={() => setOpen(false)}
+        mutation={rotate}
+        submitLabel="Rotate"
+        onSubmit={(d) => rotate.mutate({ expire_old_in_s: Number(d.get('overlap')) })}
+        made={({ data }) => <SecretOnce label="New signing secret" value={data.secret} />}
+      >
+        <OverlapSelect label="Keep signing with the old secret for" />
+      </MutationDialog>
     </>
   );
 }
