@@ -1,19 +1,9 @@
+// The server's own list of scopes (its module holds only that list and the role table), so a new scope shows here too.
+import { SCOPES } from '../../../../src/modules/keys/scopes.js';
 import { useScopedMutation } from '../../api/hooks';
 import type { ApiKey, CreatedApiKey, RolledApiKey } from '../../api/types';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';
 import { Field, SecretOnce, Time } from '../../ui/primitives';
-
-export const SCOPES = [
-  'users:read',
-  'users:write',
-  'resources:read',
-  'resources:write',
-  'events:read',
-  'webhooks:read',
-  'webhooks:write',
-  'keys:read',
-  'keys:write',
-];
 
 function TryIt({ apiKey }: { apiKey: string }) {
   return (

@@ -1,10 +1,11 @@
 import { useState } from 'react';
+import { SCOPES } from '../../../../src/modules/keys/scopes.js';
 import { useScopedList, useScopedMutation } from '../../api/hooks';
 import type { ApiKey, User } from '../../api/types';
 import { useCurrent } from '../../lib/session';
 import { ListTable } from '../../ui/list';
 import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
-import { GenerateKeyDialog, RollKeyDialog, SCOPES } from './key-dialogs';
+import { GenerateKeyDialog, RollKeyDialog } from './key-dialogs';
 
 const STATUS_TONE = { active: 'good', expired: 'warn', revoked: 'bad' } as const;
 
