@@ -31,6 +31,12 @@ describe.skipIf(!redisUrl)(
         await new Promise((r) => setTimeout(r, 50));
       }
     };
+    const waitBreakersClosed = async () => {
+      const closed = async (app: TestApp) => json(await app.request({ method: 'GET', url: '/readyz' })).redis === 'ok';
+      for (let i = 0; i < 100 && !((await closed(a)) && (await closed(b))); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
     afterAll(async () => {
       await a.close();
       await b.close();
@@ -71,6 +77,9 @@ describe.skipIf(!redisUrl)(
 
       await proxy.restore();
       await waitReady();
+      // The client reconnects first; each app's breaker closes once its own PING answers (src/redis.ts), a round trip later.
+      await waitBreakersClosed();
+      expect(json(await a.request({ method: 'GET', url: '/readyz' })).redis).toBe('ok');
       expect(json(await b.request({ method: 'GET', url: '/readyz' })).redis).toBe('ok');
       const ws2 = await newWorkspace(a);
       const after = await Promise.all(
