@@ -241,6 +241,14 @@ describe('resource input rules (docs/api.md#errors, #validation, #resources): 40
     });
   }
 
+  it('GET: a query value with a NUL character is a 400 naming it, as in a body (found by the fuzz test on PostgreSQL)', async () => {
+    for (const url of ['/v1/events?resource_id=%00', '/v1/events?resource_id=a%00b', '/v1/resources?type=%00']) {
+      const res = await t.request({ method: 'GET', url, key: ws.live });
+      const field = url.includes('type=') ? 'type' : 'resource_id';
+      expectValidation(res, { field, issue: 'invalid_character' });
+    }
+  });
+
   it('POST: several problems are reported together, one detail each', async () => {
     const res = await expectNoChange(t, () =>
       t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body: { name: '', type: 'x', extra: 1 } }),

@@ -34,7 +34,7 @@ export function installValidators(app: FastifyInstance): void {
     if (httpPart === 'params') return textAjv.compile(withoutStringForms(schema) as object);
     const validate = textAjv.compile(schema);
     if (httpPart !== 'querystring') return validate;
-    return strictIntegers(schema as QuerySchema, validate);
+    return storableQuery(strictIntegers(schema as QuerySchema, validate));
   });
 }
 
@@ -135,6 +135,31 @@ function strictIntegers(schema: QuerySchema, validate: Validator): Validator {
   return wrapped;
 }
 
+/**
+ * docs/api.md#validation: a query value with a NUL character or a lone surrogate is a 400 naming it, as in a
+ * body: such a string can reach no query (PostgreSQL refuses NUL in text) and matches nothing stored.
+ */
+function storableQuery(validate: Validator): Validator {
+  const wrapped: Validator = (data) => {
+    const ok = validate(data);
+    const query = (data ?? {}) as Record<string, unknown>;
+    const bad = Object.keys(query).filter((name) => {
+      const v = query[name];
+      return (Array.isArray(v) ? v : [v]).some((x) => typeof x === 'string' && unstorable(x));
+    });
+    const errors: ErrorObject[] = bad.map((name) => ({
+      keyword: 'invalid_character',
+      instancePath: `/${name}`,
+      schemaPath: '#',
+      params: {},
+      message: 'contains a NUL character or a lone surrogate',
+    }));
+    wrapped.errors = errors.length > 0 ? [...errors, ...(validate.errors ?? [])] : validate.errors;
+    return ok && errors.length === 0;
+  };
+  return wrapped;
+}
+
 /** Keywords whose failure is best told by what the schema accepts (`must be one of: …`). */
 const NAMED_KEYWORDS = new Set(['enum', 'const', 'anyOf', 'format', 'pattern', 'type']);
 
@@ -159,6 +184,7 @@ const ISSUES: Record<string, string> = {
   pattern: 'invalid_format',
   format: 'invalid_format',
   propertyNames: 'invalid_key',
+  invalid_character: 'invalid_character',
 };
 
 /** Maps Ajv errors to error `details`, one per problem, with dotted field paths (`root`: the whole part). */
@@ -221,6 +247,8 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** A string no database here stores as sent: one with a NUL character or a lone surrogate. */
+const unstorable = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
 
 /**
  * Strings are stored exactly as sent (docs/api.md#validation), which a NUL character or a lone
@@ -229,7 +257,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * depth of a body never reaches the call stack.
  */
 export function unstorableStrings(value: unknown): ErrorDetail[] {
-  const bad = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
+  const bad = unstorable;
   const field = (p: readonly string[]) => p.join('.') || 'body';
   const out: ErrorDetail[] = [];
   // Each item is a value to look at, or a key's detail to report when reached (document order).
