@@ -59,9 +59,16 @@ function sampleBody(): string {
   });
 }
 
-async function startApi(url: string, backend: Backend, serverFlags: string[], profileDir?: string): Promise<Child> {
+async function startApi(
+  url: string,
+  backend: Backend,
+  serverFlags: string[],
+  profileDir?: string,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<Child> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
+    ...extraEnv,
     DATABASE_URL: url,
     PORT: String(port),
     LOG_LEVEL: 'warn',
@@ -147,8 +154,44 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
                 push(row);
                 return { rps: row.rps, p50: row.p50, p99: row.p99, non2xx: row.non2xx, cpuUs: row.cpuUs };
               },
+              async compare(name, requests, otherEnv) {
+                // A second server on the same database with `otherEnv`; rounds alternate which goes first.
+                const other = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, undefined, otherEnv);
+                try {
+                  await load(server, 1, requests, db.headers);
+                  await load(other, 1, requests, db.headers);
+                  const done: Round[] = [];
+                  for (let i = 0; i < rounds; i++) {
+                    const first = i % 2 === 0;
+                    const a = first ? await load(server, opts.duration, requests, db.headers) : undefined;
+                    const b = await load(other, opts.duration, requests, db.headers);
+                    const c = a ?? (await load(server, opts.duration, requests, db.headers));
+                    done.push({ base: b, cand: c, ratio: b.rps ? c.rps / b.rps : 0 });
+                  }
+                  const off = summarise(
+                    backend,
+                    `${name}: reference`,
+                    done.map((r) => ({ base: r.base, cand: r.base, ratio: 1 })),
+                    other.peakRssMb(),
+                  );
+                  push({
+                    ...off,
+                    ratio: undefined,
+                    ratioMin: undefined,
+                    ratioMax: undefined,
+                    spread: undefined,
+                    note: 'the reference of the next row',
+                  });
+                  push({
+                    ...summarise(backend, name, done, server.peakRssMb()),
+                    note: 'ratio: to the reference row, interleaved',
+                  });
+                } finally {
+                  await other.stop();
+                }
+              },
               record(name, m) {
-                push({ backend, scenario: name, ...m, rssMb: 0, note: 'direct SQL, not interleaved' });
+                push({ backend, scenario: name, ...m, rssMb: 0, note: m.note ?? 'direct SQL, not interleaved' });
               },
             };
             await sc.run?.(ctx);

@@ -14,6 +14,11 @@ export interface ScenarioContext {
   seeded: BulkRange | null;
   /** Runs autocannon against the server and records one row named `name`. */
   measure(name: string, requests: autocannon.Request[], opts?: { connections?: number }): Promise<Measured>;
+  /**
+   * Measures this server against a second one on the same database started with `otherEnv`, in
+   * interleaved rounds; records the other as a reference row and this one with its ratio to it.
+   */
+  compare(name: string, requests: autocannon.Request[], otherEnv: NodeJS.ProcessEnv): Promise<void>;
   /** Records a row measured some other way (e.g. a direct SQL timing). */
   record(name: string, m: Measured & { note?: string }): void;
 }
@@ -50,6 +55,21 @@ export const SCENARIOS: Scenario[] = [
     async run(ctx) {
       const [id] = await createViaApi(ctx.port, ctx.db.headers, 1);
       await ctx.measure('GET /v1/resources/{id}', [{ method: 'GET', path: `/v1/resources/${id}` }]);
+    },
+  },
+  {
+    // docs/usage.md: metering and the request log cost at most 5 % of GET-by-id throughput.
+    name: 'metering on vs off',
+    quick: false,
+    async run(ctx) {
+      const [id] = await createViaApi(ctx.port, ctx.db.headers, 1);
+      await ctx.compare(
+        'GET /v1/resources/{id}, metering on vs off',
+        [{ method: 'GET', path: `/v1/resources/${id}` }],
+        {
+          USAGE_METERING: 'off',
+        },
+      );
     },
   },
   {

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { type Config, publicUrl } from './config.js';
+import type { DestinationStream } from 'pino';
+import { type Config, publicUrl, trustProxy } from './config.js';
 import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installJsonBody } from './http/body.js';
@@ -9,13 +10,15 @@ import { installConsoleStatic } from './http/console-static.js';
 import { frameworkErrors, installErrorHandler } from './http/errors.js';
 import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
-import { lazyChildLogger } from './http/logging.js';
+import { lazyChildLogger, loggerOptions } from './http/logging.js';
 import { collectRoutes } from './http/method-not-allowed.js';
+import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
+import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
@@ -25,6 +28,8 @@ import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
+import { usageRoutes } from './modules/usage/usage.routes.js';
+import { LoggedRequestSchema, UsageSeriesSchema } from './modules/usage/usage.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UserSchema } from './modules/users/users.schemas.js';
 import { deliveriesRoutes } from './modules/webhooks/deliveries.routes.js';
@@ -44,6 +49,8 @@ export interface AppDeps {
   redisLog?: RedisLog;
   /** Services built elsewhere (tests share them with the worker); built here when absent. */
   services?: Services;
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: DestinationStream;
 }
 
 /** Idle time a keep-alive connection is held between requests (above common balancers' 60 s). */
@@ -55,11 +62,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const services = deps.services ?? createServices({ storage, clock, config });
 
+  const proxies = trustProxy(config);
   const app = Fastify({
-    logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
+    // Credentials never reach a log line: link query strings are cut, patterns redacted at every level (logging.ts).
+    logger:
+      config.LOG_LEVEL === 'silent'
+        ? false
+        : { ...loggerOptions(config.LOG_LEVEL), ...(deps.logStream ? { stream: deps.logStream } : {}) },
     // A request's child logger is built when it first logs (src/http/logging.ts, docs/performance.md).
     childLoggerFactory: lazyChildLogger,
     genReqId: requestIds(),
+    // request.ip is the client's address only behind proxies TRUST_PROXY names (docs/operations.md#behind-a-proxy).
+    // A hop count trusts the nearest N hops, as proxy-addr does for a number (Fastify's types take only a function).
+    trustProxy: typeof proxies === 'number' ? (_address: string, hop: number) => hop < proxies : proxies,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     // While closing, new requests get the 503 with the error body from installEarlyAnswers (Fastify's own has another body).
@@ -98,6 +113,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     WebhookSchema,
     DeliverySchema,
     ApiKeySchema,
+    UsageSeriesSchema,
+    LoggedRequestSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -108,6 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     consoleAuth: services.consoleAuth,
     publicUrl: publicUrl(config),
     secureCookie: publicUrl(config).startsWith('https:'),
+    cookieMaxAgeS: config.CONSOLE_SESSION_MAX_H * 3600,
   });
   installNoUndeclaredInput(app);
   await installRateLimit(app, {
@@ -118,7 +136,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     nameSpace: deps.rateLimitNamespace,
   });
   installIdempotency(app, services.idempotency);
+  if (config.USAGE_METERING === 'on') {
+    // Counted in memory, written every USAGE_FLUSH_MS and when the app closes (docs/usage.md).
+    installUsageMetering(app, services.usage.meter, clock);
+    services.usage.meter.start();
+    app.addHook('onClose', async () => services.usage.meter.stop());
+  }
 
+  if (config.METRICS_TOKEN) {
+    installMetrics(app, {
+      token: config.METRICS_TOKEN,
+      db: storage.db,
+      meter: services.usage.meter.stats,
+      deliveries: services.delivery.stats,
+    });
+  }
   installHealth(app, { storage, redis: redis?.guard });
 
   const v1Routes = async (v1: FastifyInstance) => {
@@ -128,11 +160,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
     await v1.register(eventsRoutes, { events: services.events });
     await v1.register(keysRoutes, { keys: services.keyManagement });
+    await v1.register(usageRoutes, { usage: services.usage });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
     async (api) => {
-      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.consoleMembers });
+      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.members });
       // The console calls the same routes and services as /v1, authenticated by its session (docs/console.md).
       await api.register(
         async (mirror) => {

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import ipaddr from 'ipaddr.js';
 import { expected } from './lib/expected.js';
 
 /** Every setting the service reads from the environment, with its default (README "Settings"). */
@@ -48,6 +49,28 @@ const ConfigSchema = Type.Object({
     }),
   ),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+  /**
+   * Which proxies in front may name the client in X-Forwarded-For (docs/operations.md#behind-a-proxy):
+   * off, a hop count, or a list of proxy addresses and CIDR ranges.
+   */
+  TRUST_PROXY: Type.String({
+    pattern: '^(off|[0-9]{1,2}|[0-9A-Za-z:./]+(,\\s*[0-9A-Za-z:./]+)*)$',
+    default: 'off',
+    'x-expected':
+      'off, the number of proxies in front (such as 1), or a comma-separated list of proxy addresses or CIDR ranges (such as 10.0.0.5,10.1.0.0/16)',
+  }),
+  /** Console sessions end after this many minutes without a request (docs/console.md#sessions). */
+  CONSOLE_SESSION_IDLE_MIN: Type.Integer({ minimum: 1, maximum: 24 * 60, default: 30 }),
+  /** …and this many hours after sign-in, whatever happens. */
+  CONSOLE_SESSION_MAX_H: Type.Integer({ minimum: 1, maximum: 30 * 24, default: 12 }),
+  /** Counts requests to keys and logs their failures (docs/usage.md); off: neither. */
+  USAGE_METERING: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  /** How often each process writes what it counted; a crash loses at most this much. */
+  USAGE_FLUSH_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
+  /** Serves GET /metrics to `Authorization: Bearer <METRICS_TOKEN>`; unset: no /metrics. */
+  METRICS_TOKEN: Type.Optional(
+    Type.String({ minLength: 16, maxLength: 512, 'x-expected': 'a secret of at least 16 characters' }),
+  ),
 });
 
 export type Config = Readonly<Static<typeof ConfigSchema>>;
@@ -56,6 +79,26 @@ export const CONFIG_KEYS = Object.keys(ConfigSchema.properties) as (keyof Config
 /** The console's public base URL, without a trailing slash (docs/console.md). */
 export function publicUrl(config: Config): string {
   return (config.PUBLIC_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
+}
+
+/** Fastify's `trustProxy` from TRUST_PROXY: false (off), a hop count, or the trusted proxies' addresses. */
+export function trustProxy(config: Config): false | number | string[] {
+  const v = config.TRUST_PROXY.trim();
+  if (v === 'off' || v === '0') return false;
+  if (/^[0-9]+$/.test(v)) return Number(v);
+  return v.split(',').map((a) => a.trim());
+}
+
+/** The problem with a TRUST_PROXY list entry (an address, a CIDR range, or proxy-addr's loopback, linklocal, uniquelocal). */
+function proxyEntryProblem(entry: string): string | undefined {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return undefined;
+  try {
+    if (entry.includes('/')) ipaddr.parseCIDR(entry);
+    else ipaddr.parse(entry);
+    return undefined;
+  } catch {
+    return `TRUST_PROXY has ${JSON.stringify(entry)}, which is not an IP address or CIDR range`;
+  }
 }
 
 export class ConfigError extends Error {
@@ -79,7 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const key of CONFIG_KEYS) {
     const sub = ConfigSchema.properties[key];
     const value = converted[key];
-    if (value === undefined && !(key === 'REDIS_URL' || key === 'PUBLIC_URL')) {
+    if (value === undefined && !(key === 'REDIS_URL' || key === 'PUBLIC_URL' || key === 'METRICS_TOKEN')) {
       problems.push(`${key} is required`);
       continue;
     }
@@ -87,6 +130,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     if (!Value.Check(sub, value)) {
       problems.push(`${key} must be ${expected(sub) ?? 'a valid value'}; got ${JSON.stringify(raw[key])}`);
     }
+  }
+  if (problems.length === 0) {
+    const proxies = trustProxy(converted as Config);
+    if (Array.isArray(proxies))
+      for (const e of proxies) problems.push(...[proxyEntryProblem(e)].filter((p) => p !== undefined));
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(converted as Config);
@@ -99,6 +147,12 @@ export function settingWarnings(config: Config): string[] {
     out.push(
       'WEBHOOK_ALLOW_INSECURE_URLS is on: webhooks may use http:// and reach loopback and private addresses. ' +
         'For local development and tests only; turn it off in production (docs/api.md#webhook-urls).',
+    );
+  }
+  if (publicUrl(config).startsWith('https:') && trustProxy(config) === false) {
+    out.push(
+      "PUBLIC_URL is https but TRUST_PROXY is off: behind a TLS proxy every client has the proxy's address, " +
+        'so the per-address sign-in limit counts them all as one. Set TRUST_PROXY (docs/operations.md#behind-a-proxy).',
     );
   }
   return out;

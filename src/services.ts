@@ -1,10 +1,10 @@
 import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
+import { systemActor } from './lib/principal.js';
 import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
-import { createConsoleMembers } from './modules/console-auth/console-members.js';
 import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
@@ -12,16 +12,21 @@ import { createIdempotencyService } from './modules/idempotency/idempotency.serv
 import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
-import { createOutbox } from './modules/outbox/outbox.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
+import { createUsageService } from './modules/usage/usage.service.js';
+import { createMembersService } from './modules/users/members.service.js';
 import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
+import { createOutbox } from './modules/webhooks/outbox.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
 
-/** Work the worker process repeats (retention purges). */
+/** Work the worker process repeats (retention purges); each writes as the actor `scheduler:<id>`. */
 export interface PeriodicJob {
+  /** Stable id, kebab-case: names its actor (`scheduler:<id>`) in the write runner. */
+  id: string;
+  /** What it does, for logs. */
   name: string;
   everyMs: number;
   /** Returns how many records it removed. */
@@ -31,8 +36,10 @@ export interface PeriodicJob {
 const quiet: WorkerLogger = { info() {}, warn() {} };
 
 /**
- * Wires every service once, the delivery worker and the periodic jobs included; routes, the CLI and
- * the worker all call these (STYLE 1, 2). Nothing runs until a caller starts it (worker.ts).
+ * The composition root: wires every service once, the delivery worker and the periodic jobs
+ * included, and shows which module reaches which other module's data (each through that module's
+ * service, never its repository). Routes, the CLI and the worker all call these. Nothing runs until
+ * a caller starts it (worker.ts).
  */
 export function createServices(deps: {
   storage: Storage;
@@ -47,44 +54,73 @@ export function createServices(deps: {
   const clock = deps.clock;
   // Rung after a commit that queued deliveries; this process's delivery worker listens.
   const deliveriesDue = createSignal();
-  // The write-time re-check per kind of principal; the console registers `session` beside these.
+  // The write-time re-check per kind of principal; `session` joins once the users service exists.
   const checks: PrincipalChecks = {
     api_key: apiKeyCheck(dialect, clock),
-    session: sessionCheck(dialect),
     system: systemCheck(dialect),
   };
   const writeAs = createWriteRunner({ db, dialect, checks });
-  const keys = createKeysService({ db, dialect, clock });
-  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
   const users = createUsersService({ db, dialect, clock, writeAs });
-  const events = createEventsService({ db, dialect, clock });
-  const outbox = createOutbox({ dialect, deliveriesDue });
-  const resources = createResourcesService({ db, clock, writeAs, outbox, events });
+  checks.session = sessionCheck(dialect, users);
+  const keys = createKeysService({ db, dialect, clock, users });
+  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
+  const members = createMembersService({ db, users });
+  const events = createEventsService({ db });
+  const outbox = createOutbox({ dialect, writeAs, deliveriesDue, events });
+  const resources = createResourcesService({ db, clock, outbox });
+  const consoleAuth = createConsoleAuthService({
+    db,
+    dialect,
+    clock,
+    users,
+    publicUrl: () => publicUrl(deps.config),
+    sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
+  });
+  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
   const webhooks = createWebhooksService({
     db,
     dialect,
     clock,
     writeAs,
-    deliveriesDue,
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
     outbox,
+    lockWorkspace: workspaces.lock,
   });
-  const deliveries = createDeliveriesService({ db, dialect, clock, writeAs, deliveriesDue, webhooks });
-  const idempotency = createIdempotencyService({ db, dialect, clock });
-  const consoleAuth = createConsoleAuthService({ db, dialect, clock, users, publicUrl: () => publicUrl(deps.config) });
-  const consoleMembers = createConsoleMembers({ db, users });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
+  const deliveries = createDeliveriesService({ db, dialect, clock, outbox, webhooks });
+  const idempotency = createIdempotencyService({ db, dialect, clock, writeAs });
   const delivery = createDeliveryWorker({
-    db,
-    dialect,
+    outbox,
     clock,
     config: deps.config,
     deliveriesDue,
     log: deps.log ?? quiet,
   });
+  const usage = createUsageService({
+    db,
+    dialect,
+    clock,
+    flushMs: deps.config.USAGE_FLUSH_MS,
+    onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
+  });
   const jobs: PeriodicJob[] = [
-    { name: 'purge events and delivery logs older than 30 days', everyMs: 60 * 60_000, run: events.purgeExpired },
-    { name: 'purge idempotency records older than 24 h', everyMs: 10 * 60_000, run: idempotency.purgeExpired },
+    {
+      id: 'purge-events',
+      name: 'purge events and delivery logs older than 30 days',
+      everyMs: 60 * 60_000,
+      run: () => outbox.purgeExpired(systemActor('scheduler:purge-events'), clock.now()),
+    },
+    {
+      id: 'purge-idempotency',
+      name: 'purge idempotency records older than 24 h',
+      everyMs: 10 * 60_000,
+      run: () => idempotency.purgeExpired(systemActor('scheduler:purge-idempotency')),
+    },
+    {
+      id: 'usage-rollup',
+      name: 'usage-rollup: minutes into hours after 48 h, hours into days after 90 days, request log after 7 days',
+      everyMs: 10 * 60_000,
+      run: usage.rollup,
+    },
   ];
   return {
     keys,
@@ -97,7 +133,9 @@ export function createServices(deps: {
     workspaces,
     idempotency,
     consoleAuth,
-    consoleMembers,
+    members,
+    outbox,
+    usage,
     delivery,
     jobs,
     deliveriesDue,

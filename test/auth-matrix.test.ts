@@ -311,6 +311,20 @@ const ROUTES: RouteCase[] = [
     byId: true,
     prepare: async (ctx) => ({ url: await eventUrl(ctx) }),
   },
+  {
+    method: 'GET',
+    path: '/v1/usage',
+    scope: 'usage:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/usage?granularity=minute' }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/requests',
+    scope: 'requests:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/requests?status=4xx' }),
+  },
 ];
 
 describeAuthMatrix(() => t, ROUTES);

@@ -2,9 +2,10 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
+import { signInWithLink } from './helpers/console.js';
 import { openTestStorage } from './helpers/storage.js';
 
-// `wsvc workspaces list`, `users list --workspace`, `keys list` (owner and scopes), run as a user
+// `wsvc workspaces list`, `users list --workspace`, `keys list` (owner and scopes), `users reset-link`, run as a user
 // would: the real command in a child process, on the suite's database.
 const exec = promisify(execFile);
 let t: TestApp;
@@ -31,7 +32,7 @@ async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; 
 }
 
 // Each command is a fresh Node process (tsx): seconds each on a loaded machine.
-describe('wsvc workspaces list / users list / keys list', { timeout: 180_000 }, () => {
+describe('wsvc workspaces list / users list / keys list / users reset-link', { timeout: 180_000 }, () => {
   it('lists workspaces with their member counts, members of one workspace, and keys with owner and scopes', async () => {
     const ws = await newWorkspace(t, 'CLI listing');
     const viewer = await ws.member('viewer', ['resources:read', 'keys:read']);
@@ -58,11 +59,11 @@ describe('wsvc workspaces list / users list / keys list', { timeout: 180_000 }, 
     const keys = await wsvc('keys', 'list', '--workspace', ws.id);
     expect(keys.code, keys.stderr).toBe(0);
     const [header, ...rows] = keys.stdout.trim().split('\n');
-    expect(header).toMatch(/^ID\s+ENV\s+PREFIX\s+NAME\s+OWNER\s+SCOPES\s+STATUS$/);
+    expect(header).toMatch(/^ID\s+ENV\s+PREFIX\s+NAME\s+OWNER\s+SCOPES\s+LAST USED\s+STATUS$/);
     expect(rows).toHaveLength(4);
     const viewerRow = rows.find((r) => r.startsWith(viewer.liveKeyId)) as string;
     expect(viewerRow).toMatch(
-      /live\s+svc_live_\w{4}…\s+live key\s+u\d+@example\.test\s+resources:read,keys:read\s+active$/,
+      /live\s+svc_live_\w{4}…\s+live key\s+u\d+@example\.test\s+resources:read,keys:read\s+never\s+active$/,
     );
     expect(keys.stdout).not.toContain(viewer.live);
     const keysJson = JSON.parse((await wsvc('keys', 'list', '--workspace', ws.id, '--json')).stdout).keys;
@@ -83,5 +84,18 @@ describe('wsvc workspaces list / users list / keys list', { timeout: 180_000 }, 
       expect(out.stdout).toBe('');
     }
     expect((await wsvc('users', 'list')).code).toBe(2);
+  });
+
+  it("users reset-link prints a working single-use link, the operator's way to reset a password", async () => {
+    const email = `reset${Date.now()}@example.test`;
+    await t.services.workspaces.create({ name: 'CLI reset', adminEmail: email });
+    const out = await wsvc('users', 'reset-link', '--email', email.toUpperCase());
+    expect(out.code, out.stderr).toBe(0);
+    const url = /^reset (\S+)$/m.exec(out.stdout)?.[1] ?? '';
+    expect(url).toMatch(/\/console\/set-password\?token=[A-Za-z0-9_-]{43}$/);
+    expect((await signInWithLink(t, url, 'reset by an operator')).session.email).toBe(email);
+    const unknown = await wsvc('users', 'reset-link', '--email', 'nobody@example.test');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no current member has the email/);
   });
 });

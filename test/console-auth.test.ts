@@ -76,7 +76,7 @@ describe('console sign-in (docs/console.md)', () => {
     const ok = await t.request({
       method: 'POST',
       url: '/console/api/password/set',
-      body: { token, password: '🔑'.repeat(10) },
+      body: { token, password: '🔑🐙🌵🎻🚲🧭🍋🦉🪁🧊' },
       headers: { origin: ORIGIN },
     });
     expect(ok.statusCode).toBe(200);

@@ -46,6 +46,7 @@ beforeAll(async () => {
     WEBHOOK_ALLOW_INSECURE_URLS: 'true',
     WEBHOOK_MAX_RETRIES: '0',
     WEBHOOK_POLL_MS: '100',
+    USAGE_FLUSH_MS: '200',
     REDIS_URL: process.env.TEST_REDIS_URL || '',
   });
   browser = await launchChromium();
@@ -208,7 +209,8 @@ describe('console journeys in Chromium', () => {
       await page.getByText('50.0 %').waitFor();
       const chart = page.getByRole('img', { name: /^Deliveries per hour since .*: 1 succeeded, 1 failed/ });
       await chart.locator('canvas').first().waitFor();
-      await page.getByText('Times in UTC').waitFor();
+      // The deliveries chart's own caption (the requests chart beside it has one too).
+      await page.locator('figure').filter({ has: chart }).getByText('Times in UTC').waitFor();
       await page.getByText('The numbers, per hour').click();
       await expect
         .poll(() => page.getByRole('table', { name: 'Deliveries per hour' }).getByRole('row').count())
@@ -290,12 +292,9 @@ describe('console journeys in Chromium', () => {
       await screenshot(page, 'delivery-log-jst');
       // The overview's chart axis follows the profile's zone too.
       await page.goto(path('/overview'));
-      await page
-        .getByRole('img', { name: /^Deliveries per hour/ })
-        .locator('canvas')
-        .first()
-        .waitFor();
-      await page.getByText('Times in JST').waitFor();
+      const deliveriesChart = page.getByRole('img', { name: /^Deliveries per hour/ });
+      await deliveriesChart.locator('canvas').first().waitFor();
+      await page.locator('figure').filter({ has: deliveriesChart }).getByText('Times in JST').waitFor();
     },
     STEP,
   );
@@ -334,8 +333,58 @@ describe('console journeys in Chromium', () => {
       await screenshot(page, 'resource-detail');
       await visit(page, path('/events'), 'Events', 'events');
       await visit(page, path('/settings/members'), 'Members', 'members');
-      await visit(page, path('/usage'), 'Usage', 'usage-soon');
       await visit(page, path('/settings/billing'), 'Billing', 'billing-soon');
+    },
+    STEP,
+  );
+
+  it(
+    "traffic → the overview's requests chart and the Usage page show it in the profile's zone → a failed call's request id finds its log entry",
+    async () => {
+      for (let i = 0; i < 3; i++) {
+        const ok = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${liveKey}` } });
+        expect(ok.status).toBe(200);
+      }
+      const failed = await fetch(`${base}/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R`, {
+        headers: { authorization: `Bearer ${liveKey}` },
+      });
+      expect(failed.status).toBe(404);
+      const requestId = failed.headers.get('x-request-id') as string;
+      // Written by the server's meter within USAGE_FLUSH_MS (200 ms here).
+      await eventually(async () => {
+        const rows = await storage.db.selectFrom('request_log').select('request_id').execute();
+        return rows.some((r) => r.request_id === requestId);
+      }, 10_000);
+
+      await visit(page, path('/overview'), 'Overview', 'overview-requests');
+      await page
+        .getByRole('img', { name: /^API requests and errors per hour/ })
+        .locator('canvas')
+        .first()
+        .waitFor();
+      await page.getByText('Times in JST').first().waitFor();
+
+      await visit(page, path('/usage'), 'Usage', 'usage');
+      await page
+        .getByRole('img', { name: /^Requests per hour by route/ })
+        .locator('canvas')
+        .first()
+        .waitFor();
+      await page.getByText('Times in JST').waitFor();
+      const byRoute = page.getByRole('table', { name: 'Requests by route' });
+      await byRoute.getByRole('row').filter({ hasText: 'GET /v1/resources/:id' }).waitFor();
+      await screenshot(page, 'usage-chart');
+
+      await page.getByRole('link', { name: 'Find a failed request' }).click();
+      await page.getByRole('heading', { name: 'Failed requests' }).waitFor();
+      await page.getByLabel('Request id').fill(requestId);
+      await page.getByRole('button', { name: 'Find' }).click();
+      const rows = page.getByRole('table', { name: 'Failed requests, newest first' }).getByRole('row');
+      await expect.poll(() => rows.count()).toBe(2);
+      await rows.nth(1).getByText('not_found').waitFor();
+      await rows.nth(1).getByText(requestId).waitFor();
+      await expectAccessible(page, 'failed-requests');
+      await screenshot(page, 'failed-requests');
     },
     STEP,
   );
@@ -366,6 +415,10 @@ describe('console journeys in Chromium', () => {
       expect(await viewer.getByRole('button', { name: 'Delete' }).count()).toBe(0);
       expect(await viewer.getByRole('button', { name: 'Archive' }).count()).toBe(0);
       await visit(viewer, path('/settings/members'), 'Members', 'viewer-members');
+      // Usage is not theirs to see: a friendly note, not an error.
+      await visit(viewer, path('/usage'), 'Usage', 'viewer-usage');
+      await viewer.getByText(/Usage is shown to admins and members/).waitFor();
+      expect(await viewer.getByRole('alert').count()).toBe(0);
       expect(await viewer.getByRole('button', { name: 'Invite member' }).count()).toBe(0);
       expect(await viewer.getByRole('button', { name: /^Remove / }).count()).toBe(0);
       // Forced: the same calls the hidden controls would make, with a valid session and CSRF token.

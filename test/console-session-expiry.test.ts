@@ -5,44 +5,73 @@ import { expectError } from './helpers/expect.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-const HOUR = 3600_000;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 let now = Date.parse('2026-11-22T10:00:00.000Z');
 let t: TestApp;
+let n = 0;
 beforeAll(async () => {
   t = await startTestApp({ config: { PUBLIC_URL: ORIGIN }, clock: { now: () => now } });
 });
 afterAll(() => t.close());
 
-describe('console session lifetimes on the injected clock (docs/console.md)', () => {
-  it('ends after 12 idle hours; requests keep it alive, but never past 30 days; links expire', async () => {
-    const out = await t.services.workspaces.create({ name: 'Clock', adminEmail: `clock${Date.now()}@example.test` });
-    const a = await signInWithLink(t, out.set_password_url);
-    const alive = () => a.call({ method: 'GET', url: '/console/api/session' });
-    now += 11 * HOUR;
-    expect((await alive()).statusCode).toBe(200);
-    now += 11 * HOUR; // 22 h after sign-in, 11 h after the last request
-    expect((await alive()).statusCode).toBe(200);
-    for (let h = 22; h < 30 * 24 - 11; h += 11) {
-      now += 11 * HOUR;
-      expect((await alive()).statusCode, `at ${h + 11} h`).toBe(200);
+/** A new workspace admin, signed in at the current clock time. */
+async function signedIn(app = t) {
+  const out = await app.services.workspaces.create({
+    name: 'Clock',
+    adminEmail: `clock${++n}-${Date.now()}@example.test`,
+  });
+  const c = await signInWithLink(app, out.set_password_url);
+  return { ...c, workspaceId: out.workspace.id, alive: () => c.call({ method: 'GET', url: '/console/api/session' }) };
+}
+
+describe('console session lifetimes on the injected clock (docs/console.md#sessions)', () => {
+  it('default: ends at exactly 30 idle minutes, not a millisecond before', async () => {
+    const a = await signedIn();
+    const b = await signedIn();
+    now += 30 * MINUTE - 1;
+    expect((await a.alive()).statusCode).toBe(200);
+    now += 1;
+    expectError(await b.alive(), 401, 'unauthenticated');
+  });
+
+  it('each request slides the idle deadline', async () => {
+    const a = await signedIn();
+    now += 20 * MINUTE;
+    expect((await a.alive()).statusCode).toBe(200); // deadline now 20 + 30 minutes after sign-in
+    now += 30 * MINUTE - 1;
+    expect((await a.alive()).statusCode).toBe(200);
+    now += 30 * MINUTE;
+    expectError(await a.alive(), 401, 'unauthenticated');
+  });
+
+  it('ends at exactly 12 hours after sign-in though used all along; the cookie says so too', async () => {
+    const a = await signedIn();
+    const start = now;
+    while (now + 25 * MINUTE < start + 12 * HOUR) {
+      now += 25 * MINUTE;
+      expect((await a.alive()).statusCode, `${(now - start) / MINUTE} min`).toBe(200);
     }
-    now += 11 * HOUR; // past 30 days since sign-in, though not idle
-    expectError(await alive(), 401, 'unauthenticated');
+    now = start + 12 * HOUR - 1;
+    const last = await a.alive();
+    expect(last.statusCode).toBe(200);
+    expect(JSON.parse(last.body).data.expires_at).toBe(new Date(start + 12 * HOUR).toISOString());
+    now = start + 12 * HOUR;
+    expectError(await a.alive(), 401, 'unauthenticated');
 
-    const b = await signInWithLink(
-      t,
-      (
-        await t.services.consoleAuth.invite(out.workspace.id, {
-          email: `idle${Date.now()}@example.test`,
-          role: 'viewer',
-        })
-      ).invite_url,
-    );
-    now += 12 * HOUR + 1;
-    expectError(await b.call({ method: 'GET', url: '/console/api/session' }), 401, 'unauthenticated');
+    const res = await t.request({
+      method: 'POST',
+      url: '/console/api/session',
+      body: { email: a.session.email, password: 'correct horse battery' },
+      headers: { origin: ORIGIN },
+    });
+    expect(String(res.headers['set-cookie'])).toMatch(/Max-Age=43200;/);
+  });
 
-    const late = await t.services.consoleAuth.invite(out.workspace.id, {
-      email: `late${Date.now()}@example.test`,
+  it('links expire: an invite after 7 days', async () => {
+    const a = await signedIn();
+    const late = await t.services.consoleAuth.invite(a.workspaceId, {
+      email: `late${++n}@example.test`,
       role: 'member',
     });
     now += 7 * 24 * HOUR + 1;
@@ -53,5 +82,29 @@ describe('console session lifetimes on the injected clock (docs/console.md)', ()
       headers: { origin: ORIGIN },
     });
     expectError(res, 400, 'invalid_link');
+  });
+
+  it('both lifetimes are settings', async () => {
+    const custom = await startTestApp({
+      config: { PUBLIC_URL: ORIGIN, CONSOLE_SESSION_IDLE_MIN: 5, CONSOLE_SESSION_MAX_H: 1 },
+      clock: { now: () => now },
+    });
+    try {
+      const a = await signedIn(custom);
+      const b = await signedIn(custom);
+      const start = now;
+      now += 5 * MINUTE - 1;
+      expect((await a.alive()).statusCode).toBe(200);
+      now += 1;
+      expectError(await b.alive(), 401, 'unauthenticated');
+      while (now + 4 * MINUTE < start + HOUR) {
+        now += 4 * MINUTE;
+        expect((await a.alive()).statusCode).toBe(200);
+      }
+      now = start + HOUR;
+      expectError(await a.alive(), 401, 'unauthenticated');
+    } finally {
+      await custom.close();
+    }
   });
 });

@@ -320,7 +320,7 @@ describe('the events API (docs/api.md#events)', () => {
     await resource(ws.live);
     const old = new Date(Date.now() - 31 * 24 * 3600 * 1000).toISOString();
     await t.storage.db.updateTable('events').set({ created_at: old }).where('workspace_id', '=', ws.id).execute();
-    const purged = await t.services.events.purgeExpired();
+    const purged = await t.services.jobs.find((j) => j.id === 'purge-events')?.run();
     expect(purged).toBeGreaterThanOrEqual(1);
     expect(json(await t.request({ method: 'GET', url: '/v1/events', key: ws.live })).data).toEqual([]);
   });

@@ -171,7 +171,7 @@ describe('Idempotency-Key on POST (docs/api.md#idempotency)', () => {
     const other = await newWorkspace(t);
     await post(other, 'old');
     now += 24 * 60 * 60 * 1000 + 1;
-    const purged = await t.services.idempotency.purgeExpired();
+    const purged = await t.services.jobs.find((j) => j.id === 'purge-idempotency')?.run();
     expect(purged).toBeGreaterThanOrEqual(2);
     const left = await t.storage.db
       .selectFrom('idempotency_keys')

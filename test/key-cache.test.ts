@@ -1,4 +1,4 @@
-// docs/performance.md, change 4: on SQLite, verified keys are reused between requests. The rules of docs/api.md#keys-scopes-and-roles must hold exactly as without
+// docs/performance.md, "Earlier changes" 4: on SQLite, verified keys are reused between requests. The rules of docs/api.md#keys-scopes-and-roles must hold exactly as without
 // the cache: revocation, demotion and removal take effect on the very next request, whether made by
 // this process or by another connection (the `wsvc` CLI).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -55,6 +55,12 @@ const QUERIES: { name: string; sql: string; filtered: string[] }[] = [
     filtered: ['webhook_id'],
   },
   {
+    // docs/usage.md#request-log: GET /v1/requests pages by id (newest first) in one workspace and environment.
+    name: 'request log',
+    sql: `select * from request_log where workspace_id = 'w' and env = 'live'`,
+    filtered: ['workspace_id', 'env'],
+  },
+  {
     name: 'deliveries of a webhook ?status=',
     sql: `select * from deliveries where webhook_id = 'w' and status = 'failed'`,
     filtered: ['webhook_id', 'status'],

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionPrincipal } from '../src/lib/principal.js';
 import { systemPrincipal } from '../src/lib/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
+import { testWorker } from './helpers/worker.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -71,5 +72,32 @@ describe('principals: the services answer the CLI and the worker as they answer 
     await expect(t.services.resources.create(robot, { name: 'no', type: 'standard' })).rejects.toThrow(
       /no principal check registered/,
     );
+  });
+
+  it('the worker, each periodic job and the CLI write as named system actors, through the write runner', async () => {
+    const original = t.services.checks.system;
+    if (!original) throw new Error('no system check');
+    const seen: string[] = [];
+    t.services.checks.system = async (trx, p) => {
+      seen.push(p.name);
+      return original(trx, p);
+    };
+    try {
+      for (const job of t.services.jobs) await job.run();
+      await testWorker(t, { listen: false }).runOnce();
+    } finally {
+      t.services.checks.system = original;
+    }
+    expect(seen).toEqual(expect.arrayContaining(['scheduler:purge-events', 'scheduler:purge-idempotency', 'worker']));
+  });
+
+  it('a worker or job write whose actor fails its check changes nothing', async () => {
+    const original = t.services.checks.system;
+    t.services.checks.system = async () => false;
+    try {
+      for (const job of t.services.jobs) await expect(job.run()).rejects.toMatchObject({ code: 'expired_token' });
+    } finally {
+      t.services.checks.system = original;
+    }
   });
 });

@@ -275,7 +275,8 @@ describe('POST /v1/webhooks/{id}/rotate-secret', () => {
     expect(signatures).toHaveLength(2);
     expect(verify(rotated.secret, during)).toMatchObject({ event: 'resource.created' });
     expect(verify(h.secret, during)).toMatchObject({ event: 'resource.created' });
-    const hex = createHmac('sha256', rotated.secret).update(during.body).digest('hex');
+    // One value only: keyed with the old secret until it expires (test/webhook-rotation.test.ts: the exact moment).
+    const hex = createHmac('sha256', h.secret).update(during.body).digest('hex');
     expect(during.headers['x-service-signature']).toBe(hex);
 
     offsetMs += 3601_000;
@@ -286,6 +287,9 @@ describe('POST /v1/webhooks/{id}/rotate-secret', () => {
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(verify(rotated.secret, after)).toMatchObject({ event: 'resource.created' });
     expect(() => verify(h.secret, after)).toThrow();
+    expect(after.headers['x-service-signature']).toBe(
+      createHmac('sha256', rotated.secret).update(after.body).digest('hex'),
+    );
   });
 
   it('expire_old_in_s 0 stops the old secret at once; no body means one day', async () => {

@@ -17,6 +17,8 @@ const Resources = lazy(() => import('./features/resources/resources-page'));
 const ResourceDetail = lazy(() => import('./features/resources/resource-detail-page'));
 const Members = lazy(() => import('./features/members/members-page'));
 const Profile = lazy(() => import('./features/profile/profile-page'));
+const Usage = lazy(() => import('./features/usage/usage-page'));
+const Requests = lazy(() => import('./features/usage/requests-page'));
 const ComingSoon = lazy(() => import('./features/placeholders/coming-soon'));
 
 export function App() {
@@ -38,7 +40,8 @@ export function App() {
             <Route path="settings/keys" element={<Keys />} />
             <Route path="settings/members" element={<Members />} />
             <Route path="settings/profile" element={<Profile />} />
-            <Route path="usage" element={<ComingSoon title="Usage" />} />
+            <Route path="usage" element={<Usage />} />
+            <Route path="usage/requests" element={<Requests />} />
             <Route path="notifications" element={<ComingSoon title="Notifications" />} />
             <Route path="settings/billing" element={<ComingSoon title="Billing" />} />
             <Route path="settings/integrations" element={<ComingSoon title="Integrations" />} />

@@ -1,8 +1,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { Env } from '../db/types.js';
+import { ENVIRONMENTS, type Env } from '../lib/environments.js';
 import { isScope, SCOPES } from '../modules/keys/scopes.js';
-import { ROLES } from '../modules/users/users.schemas.js';
-import { withServices } from './context.js';
+import { ROLES, type Role } from '../modules/users/roles.js';
+import { cliWrite, withServices } from './context.js';
 import { print } from './output.js';
 
 const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
@@ -38,8 +38,8 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--admin-email <email>', "the admin user's email")
     .option('--admin-name <name>', "the admin user's display name")
     .action(async (opts: { name: string; adminEmail: string; adminName?: string }, cmd: Command) => {
-      const out = await withServices((s) =>
-        s.workspaces.create({ name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName }),
+      const out = await cliWrite((s, trx) =>
+        s.workspaces.create({ name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName }, trx),
       );
       const result = {
         workspace: out.workspace,
@@ -104,14 +104,12 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--email <email>', 'email')
     .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
     .option('--name <name>', 'display name')
-    .action(
-      async (opts: { workspace: string; email: string; role: (typeof ROLES)[number]; name?: string }, cmd: Command) => {
-        const user = await withServices((s) =>
-          s.users.create({ workspaceId: opts.workspace, email: opts.email, role: opts.role, name: opts.name }),
-        );
-        print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
-      },
-    );
+    .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
+      const user = await cliWrite((s, trx) =>
+        s.users.create({ workspaceId: opts.workspace, email: opts.email, role: opts.role, name: opts.name }, trx),
+      );
+      print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
+    });
 
   users
     .command('invite')
@@ -120,25 +118,23 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--email <email>', 'email')
     .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
     .option('--name <name>', 'display name')
-    .action(
-      async (opts: { workspace: string; email: string; role: (typeof ROLES)[number]; name?: string }, cmd: Command) => {
-        const out = await withServices((s) =>
-          s.consoleAuth.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }),
-        );
-        print(
-          isJson(cmd),
-          out,
-          `user ${out.user.id} <${out.user.email}> ${out.user.role}\ninvite ${out.invite_url}\nSend this link to them: it is shown once.`,
-        );
-      },
-    );
+    .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
+      const out = await cliWrite((s, trx) =>
+        s.consoleAuth.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, trx),
+      );
+      print(
+        isJson(cmd),
+        out,
+        `user ${out.user.id} <${out.user.email}> ${out.user.role}\ninvite ${out.invite_url}\nSend this link to them: it is shown once.`,
+      );
+    });
 
   users
     .command('reset-link')
     .description("print a single-use password reset link (valid 1 hour) for a member's email")
     .requiredOption('--email <email>', 'email')
     .action(async (opts: { email: string }, cmd: Command) => {
-      const out = await withServices((s) => s.consoleAuth.forgotPassword(opts.email));
+      const out = await cliWrite((s, trx) => s.consoleAuth.resetLink(opts.email, trx));
       if (!out) throw new Error(`no current member has the email ${opts.email}`);
       print(isJson(cmd), out, `reset ${out.url}`);
     });
@@ -148,8 +144,8 @@ export function registerAdminCommands(program: Command): void {
     .description("change a member's role; their keys narrow or widen at once")
     .argument('<usr_id>', 'usr_… id')
     .addOption(new Option('--role <role>', 'new role').choices(ROLES).makeOptionMandatory())
-    .action(async (userId: string, opts: { role: (typeof ROLES)[number] }, cmd: Command) => {
-      const user = await withServices((s) => s.users.setRole(userId, opts.role));
+    .action(async (userId: string, opts: { role: Role }, cmd: Command) => {
+      const user = await cliWrite((s, trx) => s.users.setRole(userId, opts.role, trx));
       print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
     });
 
@@ -158,7 +154,7 @@ export function registerAdminCommands(program: Command): void {
     .description('remove a member from their workspace; their keys stop working at once')
     .argument('<usr_id>', 'usr_… id')
     .action(async (userId: string, _opts: unknown, cmd: Command) => {
-      const out = await withServices((s) => s.users.remove(userId));
+      const out = await cliWrite((s, trx) => s.users.remove(userId, trx));
       print(isJson(cmd), { user: out }, `user ${out.id} removed at ${out.removed_at}`);
     });
 
@@ -167,12 +163,12 @@ export function registerAdminCommands(program: Command): void {
     .command('create')
     .description('create an API key for a user (the only place the key is ever shown)')
     .requiredOption('--user <usr_id>', 'owner of the key')
-    .addOption(new Option('--env <env>', 'environment').choices(['live', 'test']).makeOptionMandatory())
+    .addOption(new Option('--env <env>', 'environment').choices(ENVIRONMENTS).makeOptionMandatory())
     .requiredOption('--name <name>', 'descriptive name')
     .option('--scopes <s1,s2>', `comma-separated scopes (default: all of ${SCOPES.join(', ')})`, parseScopes)
     .action(async (opts: { user: string; env: Env; name: string; scopes?: string[] }, cmd: Command) => {
-      const key = await withServices((s) =>
-        s.keys.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }),
+      const key = await cliWrite((s, trx) =>
+        s.keys.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }, trx),
       );
       print(isJson(cmd), { key }, `${key.id} ${key.key}\nThe key is shown once: store it now.`);
     });
@@ -194,8 +190,18 @@ export function registerAdminCommands(program: Command): void {
         isJson(cmd),
         { keys: list },
         table(
-          ['ID', 'ENV', 'PREFIX', 'NAME', 'OWNER', 'SCOPES', 'STATUS'],
-          list.map((k) => [k.id, k.env, `${k.prefix}…`, k.name, k.owner_email, k.scopes.join(','), state(k)]),
+          ['ID', 'ENV', 'PREFIX', 'NAME', 'OWNER', 'SCOPES', 'LAST USED', 'STATUS'],
+          list.map((k) => [
+            k.id,
+            k.env,
+            `${k.prefix}…`,
+            k.name,
+            k.owner_email,
+            k.scopes.join(','),
+            // Minute precision, written by usage metering (docs/usage.md).
+            k.last_used_at ? new Date(k.last_used_at).toISOString() : 'never',
+            state(k),
+          ]),
         ) || '(no keys)',
       );
     });
@@ -205,7 +211,7 @@ export function registerAdminCommands(program: Command): void {
     .description('revoke a key; it stops working at once')
     .argument('<key_id>', 'key_… id')
     .action(async (keyId: string, _opts: unknown, cmd: Command) => {
-      const out = await withServices((s) => s.keys.revoke(keyId));
+      const out = await cliWrite((s, trx) => s.keys.revoke(keyId, trx));
       print(isJson(cmd), { key: out }, `${out.id} revoked at ${out.revoked_at}`);
     });
 }

@@ -2,6 +2,8 @@ import { loadConfig } from '../config.js';
 import { openStorageFromConfig, type Storage } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
+import { systemActor } from '../lib/principal.js';
+import type { WriteTx } from '../modules/auth/write-runner.js';
 import { createServices, type Services } from '../services.js';
 
 /** Opens the configured database (migrated) and the services, runs `fn`, closes. */
@@ -14,4 +16,12 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
   } finally {
     await storage.close();
   }
+}
+
+/**
+ * A CLI command that writes: runs `fn` in one transaction of the write runner as the system actor
+ * `cli` (checked like any principal), marked as changing keys or users (`changesKeys`).
+ */
+export function cliWrite<T>(fn: (s: Services, trx: WriteTx) => Promise<T>): Promise<T> {
+  return withServices((s) => s.writeAs(systemActor('cli'), (trx) => fn(s, trx), undefined, { changesKeys: true }));
 }

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig, settingWarnings } from '../config.js';
 import { openStorageFromConfig } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { loggerOptions } from '../http/logging.js';
 import { systemClock } from '../lib/clock.js';
 import { startServer, stopOnSignals } from '../server.js';
 import { createServices } from '../services.js';
@@ -46,7 +47,7 @@ export function registerServeCommands(program: Command): void {
     .description('run only the webhook delivery worker (any number side by side on PostgreSQL)')
     .action(async () => {
       const config = configOrExit();
-      const log = pino({ level: config.LOG_LEVEL });
+      const log = pino(loggerOptions(config.LOG_LEVEL));
       const storage = openStorageFromConfig(config);
       await migrateToLatest(storage.db, storage.dialect);
       for (const warning of settingWarnings(config)) log.warn(warning);

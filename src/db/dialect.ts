@@ -7,7 +7,7 @@ export type DialectName = 'sqlite' | 'postgres';
 /**
  * What differs between the two databases, and what belongs to one open connection (its write queue,
  * prepared queries, key-cache epoch), in one object created per connection by `openSqlite` or
- * `openPostgres` (STYLE 3). Services and repositories speak Kysely and call these; they never test
+ * `openPostgres`. Services and repositories speak Kysely and call these; they never test
  * the dialect name themselves.
  */
 export interface Dialect {
@@ -51,7 +51,7 @@ export interface Dialect {
    */
   notifyOnCommit?(trx: Db): Promise<void>;
   /**
-   * Performance (docs/performance.md, change 4): a number that changes whenever a write that may change API keys or users has committed,
+   * Performance (docs/performance.md, "Earlier changes" 4): a number that changes whenever a write that may change API keys or users has committed,
    * or absent where no such number exists (PostgreSQL: other processes write without telling this
    * one). SQLite counts this connection's write transactions not marked `keepsKeys` (after COMMIT,
    * before any caller is answered) and commits by any other connection (`PRAGMA data_version`, e.g.
@@ -59,7 +59,7 @@ export interface Dialect {
    */
   readonly keysEpoch?: () => number;
   /**
-   * Performance (docs/performance.md, change 5): SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
+   * Performance (docs/performance.md, "Earlier changes" 5): SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
    * and connection mutex whenever no transaction is open. Absent on PostgreSQL.
    */
   readonly directReader?: DirectReader;
@@ -79,7 +79,7 @@ export const DELIVERY_CHANNEL = 'wsvc_deliveries';
 export interface WriteOptions {
   /**
    * The change writes no API key and no user's role or removal, so verified keys cached by this process
-   * stay valid (docs/performance.md, change 4, see Dialect.keysEpoch). Without it, a committed write invalidates them.
+   * stay valid (docs/performance.md, "Earlier changes" 4, see Dialect.keysEpoch). Without it, a committed write invalidates them.
    */
   keepsKeys?: boolean;
 }

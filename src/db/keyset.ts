@@ -25,7 +25,7 @@ export async function pageById<T extends PagedTable>(
   // Kysely cannot type a query over a table chosen at run time; the casts stay inside here.
   // biome-ignore lint/suspicious/noExplicitAny: see above
   const base = (db as any).selectFrom(table).where(where);
-  // A cursor carries the offset of its page (docs/performance.md, change 1); only an old cursor without it is counted.
+  // A cursor carries the offset of its page (docs/performance.md, "Earlier changes" 1); only an old cursor without it is counted.
   const countBefore = req.afterId !== null && (req.afterOffset ?? null) === null;
   let total: number;
   let before = 0;
@@ -48,7 +48,7 @@ export async function pageById<T extends PagedTable>(
     rowsQuery = rowsQuery.where('id', '>', req.afterId).limit(req.limit + 1);
   } else if (req.offset > 0) {
     // Skip through the (covering) index alone, then read only the page's rows: a deep offset no
-    // longer reads every skipped row (docs/performance.md, change 1: a 1,000,000-resource workspace).
+    // longer reads every skipped row (docs/performance.md, "Earlier changes" 1: a 1,000,000-resource workspace).
     const ids = base
       .select('id')
       .orderBy('id')

@@ -8,6 +8,7 @@ import * as resourceCounts from './migrations/005-resource-counts.js';
 import * as endpointKeyManagement from './migrations/007-endpoint-key-management.js';
 import * as consoleAuth from './migrations/008-console-auth.js';
 import * as deliveryLogIndexes from './migrations/009-delivery-log-indexes.js';
+import * as usage from './migrations/010-usage.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '007-endpoint-key-management': endpointKeyManagement,
   '008-console-auth': consoleAuth,
   '009-delivery-log-indexes': deliveryLogIndexes,
+  '010-usage': usage,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -12,7 +12,7 @@ afterAll(async () => {
   for (const s of ['', '-wal', '-shm']) rmSync(path + s, { force: true });
 });
 
-describe('SQLite group commit (docs/performance.md, change 3)', () => {
+describe('SQLite group commit (docs/performance.md, "Earlier changes" 3)', () => {
   it('writes that arrive together commit together; a failing one rolls back alone', async () => {
     await sql`create table t (v integer primary key)`.execute(db);
     const results = await Promise.allSettled(

@@ -20,7 +20,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   const readers = new Map<string, RowReader | null>();
   neverCollected.add(readers);
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
-  // Performance (docs/performance.md, change 4; see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
+  // Performance (docs/performance.md, "Earlier changes" 4; see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
   const dataVersion = cached.prepare('pragma data_version').pluck();
   const dialect: Dialect = {
     name: 'sqlite',
@@ -98,7 +98,7 @@ function codeOf(err: unknown): string | undefined {
 const neverCollected = new Set<object>();
 
 /**
- * Performance (docs/performance.md, change 2): Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
+ * Performance (docs/performance.md, "Earlier changes" 2): Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
  * GET /v1/resources/{id} (--cpu-prof). better-sqlite3 is synchronous, so one cached Statement per SQL
  * text is safe to reuse. The cache has no bound on purpose: a Statement must never be left to the
  * garbage collector (see neverCollected).
@@ -148,7 +148,7 @@ const RELEASE = q('release w');
 const ROLLBACK_TO = q('rollback to w');
 
 /**
- * Performance (docs/performance.md, change 3): group commit under docs/api.md#deployment: write transactions that arrive together (one turn of the event loop)
+ * Performance (docs/performance.md, "Earlier changes" 3): group commit under docs/api.md#deployment: write transactions that arrive together (one turn of the event loop)
  * run one after another inside one SQLite transaction, each in its own savepoint, and the batch commits
  * once, with one fsync (synchronous=FULL). Each caller is answered only after that COMMIT returned, so an
  * acknowledged write is on disk, as before; a write that throws rolls back to its savepoint and leaves the

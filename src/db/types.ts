@@ -1,8 +1,11 @@
-import type { Generated } from 'kysely';
+import type { Env } from '../lib/environments.js';
+import type { AnyEventType } from '../modules/events/event-types.js';
+import type { Role } from '../modules/users/roles.js';
+import type { DeliveryStatus } from '../modules/webhooks/delivery-statuses.js';
 
-/** Environment of an API key and of the data it sees (docs/api.md#environments). */
-export type Env = 'live' | 'test';
-export type Role = 'admin' | 'member' | 'viewer';
+// The closed sets (environments, roles, delivery statuses, event types) are defined once, next to
+// their schemas, as type-only leaves this file may import; re-exported for the tables' users.
+export type { AnyEventType, DeliveryStatus, Env, Role };
 
 // Timestamps are ISO 8601 strings (docs/api.md#timestamps) on both dialects; JSON columns are written as JSON text
 // and read back through `readJson` (SQLite returns text, PostgreSQL jsonb returns objects).
@@ -68,7 +71,7 @@ export interface ResourcesTable {
   updated_at: string;
 }
 
-/** Performance (docs/performance.md, change 1): per-slot counts behind GET /resources meta.total (migration 004). */
+/** Performance (docs/performance.md, "Earlier changes" 1): per-slot counts behind GET /resources meta.total (migration 004). */
 export interface ResourceCountsTable {
   workspace_id: string;
   env: Env;
@@ -114,21 +117,20 @@ export interface EventsTable {
   id: string;
   workspace_id: string;
   env: Env;
-  type: string;
+  type: AnyEventType;
   resource_id: string | null;
   payload: string;
   created_at: string;
 }
 
 /** `cancelled`: still pending when its endpoint was disabled. */
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
 
 /** One event to one webhook (docs/api.md#webhook-deliveries); claimed by a worker with a lease (docs/api.md#deployment). */
 export interface DeliveriesTable {
   id: string;
   webhook_id: string;
   event_id: string;
-  event_type: string;
+  event_type: AnyEventType;
   workspace_id: string;
   env: Env;
   status: DeliveryStatus;
@@ -200,8 +202,40 @@ export interface ConsoleSignInFailuresTable {
   at: string;
 }
 
-export interface MigrationsMarker {
-  id: Generated<number>;
+/** Requests of one key, route and status in one period (migration 010, docs/usage.md). */
+export interface UsageCountsTable {
+  workspace_id: string;
+  env: Env;
+  key_id: string;
+  /** Method and route template, such as `GET /v1/resources/:id`. */
+  route: string;
+  status: number;
+  granularity: 'minute' | 'hour' | 'day';
+  /** Start of the period, ISO 8601 UTC with milliseconds. */
+  period_start: string;
+  count: number | string;
+  latency_sum_ms: number;
+  [bucket: `b${number}`]: number | string;
+}
+
+/** One 4xx/5xx answer to a key, kept 7 days (migration 010, docs/usage.md#request-log). */
+export interface RequestLogTable {
+  id: string;
+  request_id: string;
+  workspace_id: string;
+  env: Env;
+  key_id: string;
+  user_id: string;
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  error_code: string | null;
+  error_message: string | null;
+  latency_ms: number;
+  /** The request body as received, up to 8 KiB, with keys and secrets replaced by `[redacted]`. */
+  body: string | null;
+  created_at: string;
 }
 
 export interface Database {
@@ -220,4 +254,6 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   console_links: ConsoleLinksTable;
   console_sign_in_failures: ConsoleSignInFailuresTable;
+  usage_counts: UsageCountsTable;
+  request_log: RequestLogTable;
 }

@@ -23,7 +23,7 @@ declare module 'fastify' {
  */
 export function installAuth(app: FastifyInstance, keys: KeysService): void {
   app.decorateRequest('principal', null as never);
-  // Callback style (docs/performance.md, change 4): a key verified from the cache answers without a promise.
+  // Callback style (docs/performance.md, "Earlier changes" 4): a key verified from the cache answers without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
     // Console routes authenticate with the session cookie instead (console-session.ts).

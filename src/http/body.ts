@@ -3,6 +3,13 @@ import secureJson from 'secure-json-parse';
 import { AppError, ValidationError } from '../lib/errors.js';
 import { unstorableStrings } from './validation.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON body's text as received (unset without a JSON body). */
+    rawBody?: string;
+  }
+}
+
 /** Deepest nesting of objects and arrays a JSON body may have (the body itself is level 1). */
 export const MAX_JSON_DEPTH = 64;
 
@@ -15,8 +22,10 @@ export const MAX_JSON_DEPTH = 64;
  */
 export function installJsonBody(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
+    // As received, for the failed-request log (docs/usage.md#request-log), even when it does not parse.
+    req.rawBody = text;
     if (text === '') return done(null, undefined);
     if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
       const message = `body is nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`;

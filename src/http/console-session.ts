@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSessionsTable, Env } from '../db/types.js';
 import { AppError, fieldError } from '../lib/errors.js';
 import type { ConsoleAuthService } from '../modules/console-auth/console-auth.service.js';
-import { SESSION_ABSOLUTE_MS } from '../modules/console-auth/console-auth.service.js';
 import { sessionEndedError } from '../modules/console-auth/session-check.js';
 
 export const SESSION_COOKIE = 'wsvc_session';
@@ -33,7 +32,7 @@ const csrfFailed = (why: string) => new AppError(403, 'csrf_failed', `The reques
  */
 export async function installConsoleSession(
   app: FastifyInstance,
-  deps: { consoleAuth: ConsoleAuthService; publicUrl: string; secureCookie: boolean },
+  deps: { consoleAuth: ConsoleAuthService; publicUrl: string; secureCookie: boolean; cookieMaxAgeS: number },
 ): Promise<void> {
   await app.register(cookie);
   app.decorateRequest('consoleSession', null);
@@ -83,7 +82,8 @@ export async function installConsoleSession(
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'same-origin');
     reply.header('x-frame-options', 'DENY');
-    if (path.startsWith('/console/api/')) reply.header('cache-control', 'no-store');
+    // Pages (the set-password page's URL carries its token) and API answers (tokens, personal data) are never stored.
+    if (!path.startsWith('/console/assets/')) reply.header('cache-control', 'no-store');
     done(null, payload);
   });
 
@@ -94,7 +94,7 @@ export async function installConsoleSession(
         sameSite: 'lax',
         secure: deps.secureCookie,
         path: '/',
-        maxAge: SESSION_ABSOLUTE_MS / 1000,
+        maxAge: deps.cookieMaxAgeS,
       });
     },
     clear(reply: FastifyReply) {

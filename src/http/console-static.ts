@@ -17,7 +17,8 @@ export const CONSOLE_DIST = resolve(packageRoot(), 'dist/console');
 
 /**
  * Serves the built console at /console with the single-page fallback (every /console/… path that
- * is not a file is the app's index.html); `/` redirects there. Hashed assets are cached for a year.
+ * is not a file is the app's index.html); `/` redirects there. Hashed assets are cached for a year;
+ * pages are `no-store` (the set-password page's URL carries its token), as are console API answers.
  */
 export async function installConsoleStatic(app: FastifyInstance, root = CONSOLE_DIST): Promise<void> {
   app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/console/', 302));
@@ -51,12 +52,14 @@ export async function installConsoleStatic(app: FastifyInstance, root = CONSOLE_
     wildcard: false,
     index: false,
     schemaHide: true,
+    // Without this, send's own `public, max-age=0` replaces the header set here.
+    cacheControl: false,
     setHeaders(res, path) {
-      res.setHeader('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      res.setHeader('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-store');
     },
   });
   const index = (_req: unknown, reply: { header(k: string, v: string): { sendFile(f: string): unknown } }) =>
-    reply.header('cache-control', 'no-cache').sendFile('index.html');
+    reply.header('cache-control', 'no-store').sendFile('index.html');
   app.get('/console', { schema: { hide: true } }, (req, reply) => index(req, reply));
   app.get('/console/*', { schema: { hide: true } }, (req, reply) => index(req, reply));
 }

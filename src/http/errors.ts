@@ -29,6 +29,13 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
   },
 };
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The error code and message this request was answered with, if it failed. */
+    sentError?: { code: string; message: string };
+  }
+}
+
 /** Maps any thrown error to its status and error body, once for the whole app. */
 export function installErrorHandler(app: FastifyInstance, dialect: Dialect): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
@@ -74,8 +81,10 @@ export function frameworkErrors(_err: FastifyError, request: FastifyRequest, rep
   return send(reply, 404, errorBody(request, 'not_found', 'No such route or object.'));
 }
 
-function send(reply: FastifyReply, status: number, body: unknown) {
+function send(reply: FastifyReply, status: number, body: { error: { code: string; message: string } }) {
   closeIfBodyUnread(reply.request, reply);
+  // Kept for the failed-request log (docs/usage.md#request-log), read after the response.
+  reply.request.sentError = body.error;
   // The route's response schema may not list this status; send the error body as plain JSON.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
 }

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { lazyChildLogger } from './logging.js';
+import { lazyChildLogger, loggerOptions, redactLine, requestSerializer } from './logging.js';
 
 /** A Fastify app logging JSON lines into an array, with or without the lazy child logger. */
 async function appLogging(level: string, lazy: boolean) {
@@ -73,5 +73,66 @@ describe('lazyChildLogger', () => {
     log.warn('written');
     log.error('written too');
     expect(children).toBe(1);
+  });
+});
+
+describe('log redaction', () => {
+  const token = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde';
+  const key = 'svc_live_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefg';
+
+  it('cuts the query string of link routes, keeps other URLs', () => {
+    expect(requestSerializer({ method: 'GET', url: `/console/set-password?token=${token}` }).url).toBe(
+      '/console/set-password?[redacted]',
+    );
+    expect(requestSerializer({ method: 'GET', url: `/console/set-password/?token=${token}` }).url).toBe(
+      '/console/set-password/?[redacted]',
+    );
+    expect(requestSerializer({ method: 'GET', url: '/v1/resources?limit=5' }).url).toBe('/v1/resources?limit=5');
+  });
+
+  it('redacts every credential pattern, wherever it stands in a line', () => {
+    const cases: [string, string][] = [
+      [`{"reset_url":"https://x/console/set-password?token=${token}"}`, token],
+      [`{"msg":"key ${key} used"}`, key],
+      ['{"msg":"wsk_test_abcdefgh12345678"}', 'abcdefgh12345678'],
+      ['{"secret":"whsec_dGhpcyBpcyBhIHNlY3JldA=="}', 'dGhpcyBpcyBhIHNlY3JldA'],
+      ['{"url":"/v1/webhooks/whsec_dGhp%2BcyBp%2FcyBh"}', 'cyBh'],
+      ['{"headers":{"authorization":"Bearer abc.def"}}', 'abc.def'],
+      ['{"headers":{"cookie":"wsvc_session=hunter2"}}', 'hunter2'],
+      ['{"x-csrf-token":"short-csrf"}', 'short-csrf'],
+      ['{"password":"correct horse battery"}', 'correct horse'],
+      [`{"msg":"opened ${token} today"}`, token],
+      ['{"url":"/x?a=1&api_key=k3y&b=2"}', 'k3y'],
+    ];
+    for (const [line, secret] of cases) {
+      const out = redactLine(line);
+      expect(out, line).not.toContain(secret);
+      expect(out).toContain('[redacted]');
+      expect(() => JSON.parse(out)).not.toThrow();
+    }
+    const plain = '{"level":30,"reqId":"req_01JABCDEFGHJKMNPQRSTVWXYZ0","msg":"request completed","responseTime":1.2}';
+    expect(redactLine(plain)).toBe(plain);
+  });
+
+  it('applies to a Fastify app at debug level, request lines and handler lines alike', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
+    const app = Fastify({ logger: { ...loggerOptions('debug'), stream } });
+    app.get('/console/set-password', async (req) => {
+      req.log.debug({ cookie: req.headers.cookie, key }, 'debugging');
+      return { ok: true };
+    });
+    await app.inject({ method: 'GET', url: `/console/set-password?token=${token}`, headers: { cookie: 'a=b' } });
+    await app.close();
+    const all = lines.join('');
+    expect(all).toContain('/console/set-password?[redacted]');
+    expect(all).toContain('debugging');
+    expect(all).not.toContain(token);
+    expect(all).not.toContain(key);
   });
 });

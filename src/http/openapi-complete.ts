@@ -62,12 +62,23 @@ const COMMON_ERRORS: Record<string, string> = {
   '400': 'validation_error (with `details`) or invalid_json.',
   '401': 'missing_token, invalid_token or expired_token.',
   '403': 'insufficient_scope: the key’s scopes or its owner’s role do not allow this.',
+  '408': 'request_timeout: the request was not received in time (answered by the HTTP parser, before routing).',
   '413': 'payload_too_large: the body is over 1 MiB.',
   '415': 'unsupported_media_type: a body that is not `application/json`.',
+  '431': 'headers_too_large: the request line and headers are over 16 KiB (answered before routing).',
   '429': 'rate_limited: this API key used up its window; see `Retry-After`.',
   '500': 'internal_error: a fault on the server side; the log has the details under the request id.',
   '503': 'service_unavailable: the database is unreachable or busy; nothing was written. Retry after `Retry-After`.',
 };
+
+/** Answered on the raw socket before Fastify sees the request: no rate limit ran (src/http/protocol.ts). */
+const BEFORE_ROUTING = new Set(['408', '431']);
+
+/**
+ * Marker a route puts in its schema when its body may be left out (the server reads no body as `{}`);
+ * @fastify/swagger copies `x-` keys to the operation and always marks a body as required.
+ */
+export const BODY_OPTIONAL = 'x-body-optional';
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 /** A 404 for a path the router refuses (an id too long, broken %-encoding) comes before authentication. */
@@ -91,6 +102,11 @@ export function deriveOperationId(method: string, path: string): string {
 
 function completeOperation(method: string, path: string, op: Operation): void {
   op.operationId ??= deriveOperationId(method, path);
+  if (op[BODY_OPTIONAL] === true) {
+    const body = op.requestBody as Json | undefined;
+    if (body) body.required = false;
+    delete op[BODY_OPTIONAL];
+  }
   if (method === 'post') op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
   const hasPathParams = path.includes('{');
   const extra: Record<string, string> = { ...COMMON_ERRORS };
@@ -102,14 +118,14 @@ function completeOperation(method: string, path: string, op: Operation): void {
   for (const [status, response] of Object.entries(op.responses)) {
     const headers: Record<string, Json> = { 'X-Request-Id': ref('XRequestId') };
     // A 401 has no key to count against; a 5xx may come before the rate limit ran.
-    if (status !== '401' && !status.startsWith('5')) {
+    if (status !== '401' && !status.startsWith('5') && !BEFORE_ROUTING.has(status)) {
       for (const name of ['Limit', 'Remaining', 'Reset']) {
         headers[`X-RateLimit-${name}`] =
           status === '404' ? notBeforeAuth(`XRateLimit${name}`) : ref(`XRateLimit${name}`);
       }
     }
     if (status === '429' || status === '503') headers['Retry-After'] = ref('RetryAfter');
-    if (method === 'post' && status !== '401' && !status.startsWith('5')) {
+    if (method === 'post' && status !== '401' && !status.startsWith('5') && !BEFORE_ROUTING.has(status)) {
       headers['Idempotent-Replayed'] = ref('IdempotentReplayed');
     }
     response.headers = { ...headers, ...(response.headers as Json | undefined) };

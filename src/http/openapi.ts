@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { completeOpenApi } from './openapi-complete.js';
 
 const SIGNATURE_HEADERS: Record<string, string> = {
-  'X-Service-Signature': 'Hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret (UTF-8).',
+  'X-Service-Signature':
+    'Hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret (UTF-8); after a rotation, with the old ' +
+    'secret until it expires, then the new one.',
   'webhook-id': 'The event id; the same on every retry (deduplicate by it).',
   'webhook-timestamp': 'Unix seconds of this attempt.',
   'webhook-signature':
@@ -35,7 +37,7 @@ const deliveryWebhook = {
   },
 };
 
-/** OpenAPI 3.1 generated from the route schemas, served at /v1/openapi.json, rendered at /docs (docs/api.md#openapi). */
+/** OpenAPI 3.1 generated from the route schemas, served at /v1/openapi.json, rendered at /docs (docs/api.md#the-openapi-document). */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {

@@ -16,7 +16,7 @@ export type IdKind = keyof typeof ID_PREFIX;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-// Performance (docs/performance.md, change 2): the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
+// Performance (docs/performance.md, "Earlier changes" 2): the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
 // id under load, for its request id). Same format, from a pooled buffer of CSPRNG bytes instead.
 let pool = Buffer.alloc(0);
 let poolAt = 0;

@@ -37,6 +37,25 @@ export interface SystemPrincipal extends PrincipalBase {
 }
 
 /**
+ * The service itself acting across workspaces for no user: the delivery worker (`worker`), a
+ * periodic job (`scheduler:<job id>`), the CLI (`cli`). The write runner checks it like any principal.
+ */
+export interface SystemActor {
+  kind: 'system';
+  name: SystemActorName;
+  userId: null;
+}
+export type SystemActorName = 'cli' | 'worker' | `scheduler:${string}`;
+
+/** The actor of the worker, a job or the CLI, named once. */
+export function systemActor(name: SystemActorName): SystemActor {
+  return Object.freeze({ kind: 'system', name, userId: null });
+}
+
+/** Whoever a write runs for: a caller (principal) or the service itself (system actor). */
+export type Actor = Principal | SystemActor;
+
+/**
  * Who is calling, for every service call: the transport (HTTP key auth, the console's session, the
  * CLI, the worker) turns its credential into one of these, and services see nothing else.
  */
@@ -61,7 +80,7 @@ export function tenantOf(p: Tenant): Tenant {
 }
 
 /** A stable name for logs and rate-limit counters: `key:<id>`, `session:<id>`, `system:<name>`. */
-export function principalId(p: Principal): string {
+export function principalId(p: Actor): string {
   switch (p.kind) {
     case 'api_key':
       return `key:${p.keyId}`;

@@ -46,6 +46,8 @@ export async function startTestApp(
     wrapServices?: (services: Services) => void;
     /** DNS for the webhook URL check at webhook creation (default: the system's). */
     resolveHost?: (host: string) => Promise<string[]>;
+    /** Where the app's log lines go (set LOG_LEVEL in config too; it is silent by default). */
+    logStream?: { write(line: string): void };
   } = {},
 ): Promise<TestApp> {
   const storage = opts.storage ?? (await openTestStorage());
@@ -57,7 +59,16 @@ export async function startTestApp(
   const redisUrl = opts.redisUrl === undefined ? process.env.TEST_REDIS_URL || undefined : (opts.redisUrl ?? undefined);
   const redis = redisUrl ? openRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : undefined;
   const rateLimitNamespace = opts.rateLimitNamespace ?? `wsvc-test:${randomBytes(6).toString('hex')}:`;
-  const app = await buildApp({ config, storage, clock, services, redis, rateLimitNamespace, redisLog: opts.redisLog });
+  const app = await buildApp({
+    config,
+    storage,
+    clock,
+    services,
+    redis,
+    rateLimitNamespace,
+    redisLog: opts.redisLog,
+    logStream: opts.logStream,
+  });
   await app.ready();
   if (redis) await waitForRedis(redis, 5000);
   // Every response a test receives is checked against the served OpenAPI document (contract.ts).

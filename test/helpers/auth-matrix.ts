@@ -18,6 +18,9 @@ export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   // docs/api.md#keys-scopes-and-roles: every role manages keys; a non-admin only their own (see prepareOwn).
   'keys:read': ['admin', 'member', 'viewer'],
   'keys:write': ['admin', 'member', 'viewer'],
+  // docs/usage.md: usage and the failed-request log (members: their own keys' requests).
+  'usage:read': ['admin', 'member'],
+  'requests:read': ['admin', 'member'],
 };
 const ALL_SCOPES = Object.keys(ROLE_SCOPES);
 

@@ -15,8 +15,7 @@ export function testWorker(
   opts: { clock?: Clock; random?: () => number; listen?: boolean; log?: WorkerLogger } = {},
 ): DeliveryWorker {
   return createDeliveryWorker({
-    db: t.storage.db,
-    dialect: t.storage.dialect,
+    outbox: t.services.outbox,
     clock: opts.clock ?? { now: () => Date.now() },
     config: t.config,
     deliveriesDue: opts.listen === false ? undefined : t.services.deliveriesDue,

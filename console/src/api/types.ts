@@ -1,5 +1,6 @@
-// The console's request and response types come from the server's TypeBox schemas (Static<>),
-// so a change of the API contract fails the console's type check instead of a page at run time.
+// The console's response types come from the server's TypeBox schemas (Static<>), type-only, so a
+// change of a response fails the console's type check instead of a page at run time (request
+// bodies are written by hand in the pages and are not checked this way).
 
 export type {
   ConsoleSession,
@@ -11,6 +12,7 @@ export type {
 export type { Event } from '../../../src/modules/events/events.schemas.js';
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
 export type { Resource } from '../../../src/modules/resources/resources.schemas.js';
+export type { LoggedRequest, UsageSeries } from '../../../src/modules/usage/usage.schemas.js';
 export type { User } from '../../../src/modules/users/users.schemas.js';
 export type {
   CreatedWebhook,
@@ -30,5 +32,10 @@ export interface List<T> {
   data: T[];
   meta: PageMeta;
 }
-export type Env = 'live' | 'test';
-export type Role = 'admin' | 'member' | 'viewer';
+
+// The closed sets, defined once on the server (type-only: the console bundles no server code).
+export type { Env } from '../../../src/lib/environments.js';
+export type { EventType } from '../../../src/modules/events/event-types.js';
+export type { Scope } from '../../../src/modules/keys/scopes.js';
+export type { Role } from '../../../src/modules/users/roles.js';
+export type { DeliveryStatus } from '../../../src/modules/webhooks/delivery-statuses.js';

@@ -10,7 +10,8 @@ const NAV: { to: string; label: string; soon?: boolean; admin?: boolean }[] = [
   { to: '/resources', label: 'Resources' },
   { to: '/events', label: 'Events' },
   { to: '/webhooks', label: 'Webhooks', admin: true },
-  { to: '/usage', label: 'Usage', soon: true },
+  { to: '/usage', label: 'Usage' },
+  { to: '/usage/requests', label: 'Failed requests' },
   { to: '/notifications', label: 'Notifications', soon: true },
 ];
 const SETTINGS: typeof NAV = [
@@ -57,7 +58,7 @@ export function SignedInLayout() {
       .filter((i) => !i.admin || isAdmin)
       .map((i) => (
         <li key={i.to}>
-          <NavLink to={link(i.to)}>
+          <NavLink to={link(i.to)} end={i.to === '/usage'}>
             {i.label}
             {i.soon ? <span className="soon"> (soon)</span> : null}
           </NavLink>

@@ -1,6 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import { type AppError, SessionEndedError, UnauthorizedError } from '../../lib/errors.js';
-import type { Principal } from '../../lib/principal.js';
+import type { Actor } from '../../lib/principal.js';
 
 /**
  * Re-checks, as the last statement of a write transaction, that a principal's credential still holds
@@ -9,7 +9,7 @@ import type { Principal } from '../../lib/principal.js';
  * lock on the credential: a revocation waits only for writes between this check and their commit,
  * and every write that checks later sees it (ARCHITECTURE.md, "Revocation").
  */
-export type PrincipalCheck<P extends Principal = Principal> = (trx: Db, principal: P) => Promise<boolean>;
+export type PrincipalCheck<P extends Actor = Actor> = (trx: Db, principal: P) => Promise<boolean>;
 
 /** Revocation lock names: a write holds its credentials' shared, a revocation one exclusive. */
 export const keyLock = (keyId: string) => `key:${keyId}`;
@@ -20,12 +20,20 @@ export const sessionLock = (sessionId: string) => `session:${sessionId}`;
  * The answer when a principal's credential no longer holds: a key's caller hears 401 expired_token, a console
  * session's 401 unauthenticated, the same code its reads get once the session has ended (docs/console.md#sessions).
  */
-export function credentialEnded(principal: Principal): AppError {
+export function credentialEnded(principal: Actor): AppError {
   return principal.kind === 'session' ? new SessionEndedError() : new UnauthorizedError('expired_token');
 }
 
 /** One check per kind of principal, registered by the wiring (services.ts). */
-export type PrincipalChecks = { [K in Principal['kind']]?: PrincipalCheck<Extract<Principal, { kind: K }>> };
+export type PrincipalChecks = { [K in Actor['kind']]?: PrincipalCheck<Extract<Actor, { kind: K }>> };
+
+declare const writeTxBrand: unique symbol;
+/**
+ * A transaction opened by the write runner for a named actor (`writeAs`), and nothing else: repository
+ * functions that write take this, not a plain `Db`, so a write that skips the runner (and so the
+ * principal's re-check) does not compile (test/types/write-tx.test-d.ts).
+ */
+export type WriteTx = Db & { readonly [writeTxBrand]: true };
 
 /** Work that joins a write's transaction: the idempotency record of the request, for one. */
 export interface WriteHooks<T> {
@@ -36,16 +44,18 @@ export interface WriteHooks<T> {
 }
 
 /**
- * Runs a change in a write transaction that re-checks the principal last, just before the commit, so
- * a credential revoked before the transaction commits changes nothing: 401 (credentialEnded). `fn` must not write API keys,
- * sessions or users' role or removal (those go through their services without `writeAs`): such
+ * Runs a change in a write transaction that re-checks the principal (or the system actor) last, just before the commit, so
+ * a credential revoked before the transaction commits changes nothing: 401 (credentialEnded). Unless
+ * `opts.changesKeys`, `fn` must not write API keys, sessions or users' role or removal: such
  * transactions leave this process's cache of verified keys valid (`Dialect.keysEpoch`).
  */
 export function createWriteRunner(deps: { db: Db; dialect: Dialect; checks: PrincipalChecks }) {
   return async function writeAs<T>(
-    principal: Principal,
-    fn: (trx: Db) => Promise<T>,
+    principal: Actor,
+    fn: (trx: WriteTx) => Promise<T>,
     hooks?: WriteHooks<T>,
+    /** `changesKeys`: `fn` may write API keys or users (the CLI's commands): cached keys are re-verified after. */
+    opts?: { changesKeys?: boolean },
   ): Promise<T> {
     const check = deps.checks[principal.kind] as PrincipalCheck | undefined;
     // Fail closed: a kind nobody registered a check for cannot write.
@@ -54,13 +64,13 @@ export function createWriteRunner(deps: { db: Db; dialect: Dialect; checks: Prin
       deps.db,
       async (trx) => {
         await hooks?.before?.(trx);
-        const result = await fn(trx);
+        const result = await fn(trx as WriteTx);
         await hooks?.after?.(trx, result);
         // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
         if (!(await check(trx, principal))) throw credentialEnded(principal);
         return result;
       },
-      { keepsKeys: true },
+      { keepsKeys: !opts?.changesKeys },
     );
   };
 }

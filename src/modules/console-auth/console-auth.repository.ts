@@ -56,16 +56,6 @@ export const consoleAuthRepository = {
   },
 
   /** A current member of a workspace by user id. */
-  userInWorkspace(db: Db, workspaceId: string, userId: string) {
-    return db
-      .selectFrom('users')
-      .select(['id', 'email', 'role'])
-      .where('id', '=', userId)
-      .where('workspace_id', '=', workspaceId)
-      .where('removed_at', 'is', null)
-      .executeTakeFirst();
-  },
-
   insertSession(db: Db, row: ConsoleSessionsTable) {
     return db.insertInto('console_sessions').values(row).execute();
   },

@@ -27,7 +27,6 @@ export const ConsoleSessionSchema = Type.Object({
 export type ConsoleSession = Static<typeof ConsoleSessionSchema>;
 
 export const SignInBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
-export type SignInInput = Static<typeof SignInBody>;
 export const ForgotBody = Type.Object({ email: Email }, { additionalProperties: false });
 export const SetPasswordBody = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },

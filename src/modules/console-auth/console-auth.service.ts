@@ -8,19 +8,21 @@ import { sessionLock } from '../auth/write-runner.js';
 import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
+import { weakPasswordProblem } from './password-strength.js';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-/** Session lifetimes (docs/console.md#sessions). */
-export const SESSION_IDLE_MS = 12 * HOUR;
-export const SESSION_ABSOLUTE_MS = 30 * DAY;
+/** Default session lifetimes (docs/console.md#sessions): ASVS 4.0.3 level 2, 30 minutes idle and 12 hours in all. */
+export const DEFAULT_SESSIONS = { idleMin: 30, maxH: 12 } as const;
 /** Link lifetimes (docs/console.md#passwords-and-links): invites and first passwords 7 days, password resets 1 hour. */
 const LINK_TTL_MS: Record<ConsoleLinkPurpose, number> = { set_password: 7 * DAY, invite: 7 * DAY, reset: HOUR };
 const THROTTLE_WINDOW_MS = 15 * MINUTE;
-const MAX_FAILURES_PER_EMAIL = 5;
+/** Failed sign-ins allowed in a window: per account from one address, per account from anywhere, per address. */
+const MAX_FAILURES_PER_EMAIL_AND_IP = 5;
+const MAX_FAILURES_PER_EMAIL = 100;
 const MAX_FAILURES_PER_IP = 50;
 /** last_seen_at is written at most once a minute per session. */
 const TOUCH_EVERY_MS = MINUTE;
@@ -43,8 +45,14 @@ export function createConsoleAuthService(deps: {
   users: UsersService;
   /** Base URL of every link (PUBLIC_URL). */
   publicUrl: () => string;
+  /** Delivers a reset link to its person (email, once it exists); without it "forgot password" only logs the request. */
+  sendPasswordReset?: (link: { email: string; url: string; expires_at: string }) => Promise<void>;
+  /** Minutes without a request and hours in all after which a session ends (default DEFAULT_SESSIONS). */
+  sessions?: { idleMin: number; maxH: number };
 }) {
   const { db, dialect, clock } = deps;
+  const idleMs = (deps.sessions ?? DEFAULT_SESSIONS).idleMin * MINUTE;
+  const absoluteMs = (deps.sessions ?? DEFAULT_SESSIONS).maxH * HOUR;
 
   /** Ends sessions of a person under their exclusive locks, so no write of theirs is still in flight. */
   async function endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }) {
@@ -79,14 +87,31 @@ export function createConsoleAuthService(deps: {
     return { url: `${deps.publicUrl()}/console/set-password?token=${token}`, expires_at };
   }
 
-  /** docs/console.md: 5 failures per email and 50 per IP in 15 minutes, then 429 until the window moves on. */
+  /** What each failed sign-in counts against (docs/console.md#sign-in-throttling). */
+  const subjects = (email: string, ip: string) => ({
+    emailAndIp: `email_ip:${ip}|${email}`,
+    email: `email:${email}`,
+    ip: `ip:${ip}`,
+  });
+
+  /**
+   * docs/console.md: 5 failures for an account from one address, 100 for an account from all addresses,
+   * 50 from one address, in 15 minutes; then 429 until the window moves on. One client can thus lock
+   * only itself out, of one account or of all: never everyone else.
+   */
   async function throttle(email: string, ip: string): Promise<void> {
     const since = isoAt(clock.now() - THROTTLE_WINDOW_MS);
-    const [byEmail, byIp] = await Promise.all([
-      repo.countFailures(db, `email:${email}`, since),
-      repo.countFailures(db, `ip:${ip}`, since),
+    const s = subjects(email, ip);
+    const [byEmailAndIp, byEmail, byIp] = await Promise.all([
+      repo.countFailures(db, s.emailAndIp, since),
+      repo.countFailures(db, s.email, since),
+      repo.countFailures(db, s.ip, since),
     ]);
-    if (byEmail >= MAX_FAILURES_PER_EMAIL || byIp >= MAX_FAILURES_PER_IP) {
+    if (
+      byEmailAndIp >= MAX_FAILURES_PER_EMAIL_AND_IP ||
+      byEmail >= MAX_FAILURES_PER_EMAIL ||
+      byIp >= MAX_FAILURES_PER_IP
+    ) {
       throw new AppError(
         429,
         'rate_limited',
@@ -115,8 +140,9 @@ export function createConsoleAuthService(deps: {
     if (!ok || !credential || memberships.length === 0) {
       const at = isoAt(clock.now());
       await dialect.writeTransaction(db, async (trx) => {
-        await repo.insertFailure(trx, newId('request'), `email:${email}`, at);
-        await repo.insertFailure(trx, newId('request'), `ip:${input.ip}`, at);
+        for (const subject of Object.values(subjects(email, input.ip))) {
+          await repo.insertFailure(trx, newId('request'), subject, at);
+        }
       });
       throw new AppError(401, 'invalid_credentials', 'The email or password is incorrect.');
     }
@@ -128,7 +154,7 @@ export function createConsoleAuthService(deps: {
       email,
       created_at: isoAt(now),
       last_seen_at: isoAt(now),
-      expires_at: isoAt(now + SESSION_ABSOLUTE_MS),
+      expires_at: isoAt(now + absoluteMs),
       ended_at: null,
       user_agent: input.userAgent?.slice(0, 200) ?? null,
       ip: input.ip,
@@ -137,13 +163,13 @@ export function createConsoleAuthService(deps: {
     return { token, session, csrfToken: csrfTokenFor(token) };
   }
 
-  /** The open session of a cookie token, or undefined (unknown, ended, idle or past 30 days). */
+  /** The open session of a cookie token, or undefined (unknown, ended, idle, or past its absolute lifetime). */
   async function sessionOf(token: string | undefined): Promise<OpenSession | undefined> {
     if (!isTokenShaped(token)) return undefined;
     const session = await repo.findSessionByDigest(db, tokenDigest(token));
     if (!session || session.ended_at !== null) return undefined;
     const now = clock.now();
-    if (Date.parse(session.expires_at) <= now || Date.parse(session.last_seen_at) + SESSION_IDLE_MS <= now) {
+    if (Date.parse(session.expires_at) <= now || Date.parse(session.last_seen_at) + idleMs <= now) {
       return undefined;
     }
     if (now - Date.parse(session.last_seen_at) >= TOUCH_EVERY_MS) {
@@ -169,12 +195,17 @@ export function createConsoleAuthService(deps: {
     });
   }
 
-  /** Sets the password from a single-use link; ends every session of that person. Throws 400 invalid_link. */
+  /** Sets the password from a single-use link; ends every session of that person. Throws 400 invalid_link, 400 on a weak password. */
   async function redeemLink(token: string, password: string): Promise<{ email: string }> {
     const problem = passwordProblem(password);
     if (problem) throw fieldError('password', 'invalid_length', problem);
     if (!isTokenShaped(token)) throw badLink();
     const digest = tokenDigest(token);
+    // The link first: the strength check costs CPU, so only a live link's holder can ask for it.
+    const found = await repo.findLink(db, digest);
+    if (!found || found.used_at !== null || Date.parse(found.expires_at) <= clock.now()) throw badLink();
+    const weak = weakPasswordProblem(password, [found.email]);
+    if (weak) throw fieldError('password', 'too_common', weak);
     const hash = await hashPassword(password);
     return dialect.writeTransaction(db, async (trx) => {
       const link = await repo.findLink(trx, digest);
@@ -188,14 +219,27 @@ export function createConsoleAuthService(deps: {
     });
   }
 
-  /**
-   * "Forgot password": a reset link valid 1 hour when the email is a member somewhere; the same
-   * answer either way. Returns the link for the caller to deliver (logged until email exists).
-   */
-  async function forgotPassword(emailInput: string): Promise<{ url: string } | undefined> {
+  /** A reset link valid 1 hour for a member's email (`wsvc users reset-link`, in the CLI's transaction when given one); undefined when no one has it. */
+  async function resetLink(emailInput: string, inTrx?: Db): Promise<{ url: string; expires_at: string } | undefined> {
     const email = normalizeEmail(emailInput);
-    if ((await repo.memberships(db, email)).length === 0) return undefined;
+    if ((await repo.memberships(inTrx ?? db, email)).length === 0) return undefined;
+    if (inTrx) return makeLink('reset', email, {}, inTrx);
     return dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx));
+  }
+
+  /**
+   * "Forgot password": the same answer whether or not the email is a member. A reset link is made and
+   * sent only when a sender exists (email); the link is never returned, so it never reaches a log.
+   * Returns the ids of the members with that email, for the log line.
+   */
+  async function forgotPassword(emailInput: string): Promise<{ userIds: string[] }> {
+    const email = normalizeEmail(emailInput);
+    const userIds = (await repo.memberships(db, email)).map((m) => m.user_id);
+    if (userIds.length > 0 && deps.sendPasswordReset) {
+      const link = await dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx));
+      await deps.sendPasswordReset({ email, ...link });
+    }
+    return { userIds };
   }
 
   /** Changes a signed-in person's password; ends their other sessions. Throws 400 on a wrong current one. */
@@ -206,6 +250,8 @@ export function createConsoleAuthService(deps: {
     if (!credential || !(await verifyPassword(current, credential.password_hash))) {
       throw fieldError('current_password', 'incorrect', 'The current password is incorrect.');
     }
+    const weak = weakPasswordProblem(next, [session.email]);
+    if (weak) throw fieldError('new_password', 'too_common', weak);
     const hash = await hashPassword(next);
     const at = isoAt(clock.now());
     await dialect.writeTransaction(db, async (trx) => {
@@ -218,15 +264,17 @@ export function createConsoleAuthService(deps: {
   async function invite(
     workspaceId: string,
     input: { email: string; role: Role; name?: string },
+    inTrx?: Db,
   ): Promise<{ user: User; invite_url: string; expires_at: string }> {
-    return dialect.writeTransaction(db, async (trx) => {
+    const run = async (trx: Db) => {
       const user = await deps.users.create(
         { workspaceId, email: input.email, role: input.role, name: input.name },
         trx,
       );
       const link = await makeLink('invite', user.email, { workspaceId, userId: user.id }, trx);
       return { user, invite_url: link.url, expires_at: link.expires_at };
-    });
+    };
+    return inTrx ? run(inTrx) : dialect.writeTransaction(db, run);
   }
 
   return {
@@ -237,6 +285,7 @@ export function createConsoleAuthService(deps: {
     signOut,
     redeemLink,
     forgotPassword,
+    resetLink,
     changePassword,
     invite,
     memberships: (email: string) => repo.memberships(db, email),

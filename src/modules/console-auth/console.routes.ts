@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { sessionOf } from '../../http/console-session.js';
 import { DataOf, IdParam } from '../../http/schemas.js';
+import { type MembersService, requireAdmin } from '../users/members.service.js';
 import {
   ChangePasswordBody,
   ConsoleSessionSchema,
@@ -16,7 +17,6 @@ import {
   SignInBody,
 } from './console-auth.schemas.js';
 import type { ConsoleAuthService } from './console-auth.service.js';
-import { type ConsoleMembers, requireAdmin } from './console-members.js';
 
 const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
@@ -27,7 +27,7 @@ const NoContent = Type.Null({ description: 'Done' });
  */
 export const consoleRoutes: FastifyPluginAsyncTypebox<{
   consoleAuth: ConsoleAuthService;
-  members: ConsoleMembers;
+  members: MembersService;
 }> = async (app, { consoleAuth, members }) => {
   const describe = async (open: { session: { id: string; email: string; expires_at: string }; csrfToken: string }) => {
     return {
@@ -77,9 +77,9 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/password/forgot',
     { config: { console: 'public' }, schema: { hide, body: ForgotBody, response: { 202: NoContent } } },
     async (req, reply) => {
-      const link = await consoleAuth.forgotPassword(req.body.email);
-      // Until email notifications exist, the reset link goes to the server log for an operator.
-      if (link) req.log.info({ reset_url: link.url }, 'password reset link made');
+      // The link goes by email once email exists, never to the log; operators use `wsvc users reset-link`.
+      const { userIds } = await consoleAuth.forgotPassword(req.body.email);
+      if (userIds.length > 0) req.log.info({ user_ids: userIds }, 'password reset requested');
       return reply.code(202).send(null);
     },
   );

@@ -2,7 +2,7 @@ import type { Dialect } from '../../db/dialect.js';
 import { type AppError, SessionEndedError } from '../../lib/errors.js';
 import type { SessionPrincipal } from '../../lib/principal.js';
 import { type PrincipalCheck, sessionLock, userLock } from '../auth/write-runner.js';
-import { usersRepository } from '../users/users.repository.js';
+import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository } from './console-auth.repository.js';
 
 /** The console's answer when its session has ended (sign-out, password change, expiry) or never was. */
@@ -14,9 +14,12 @@ export function sessionEndedError(): AppError {
  * The write-time check of a console session (docs/console.md): the session is not ended and its user is still a
  * member, so a sign-out or a removal that commits first wins over a write in flight.
  */
-export function sessionCheck(dialect: Dialect): PrincipalCheck<SessionPrincipal> {
+export function sessionCheck(
+  dialect: Dialect,
+  users: Pick<UsersService, 'isMember'>,
+): PrincipalCheck<SessionPrincipal> {
   return async (trx, p) => {
     await dialect.holdShared(trx, [sessionLock(p.sessionId), userLock(p.userId)]);
-    return (await consoleAuthRepository.sessionOpen(trx, p.sessionId)) && usersRepository.isMember(trx, p.userId);
+    return (await consoleAuthRepository.sessionOpen(trx, p.sessionId)) && users.isMember(trx, p.userId);
   };
 }

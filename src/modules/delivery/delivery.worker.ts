@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config.js';
-import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
+import { systemActor } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
+import type { AttemptResult, ClaimedDelivery, Outbox } from '../webhooks/outbox.js';
 import { afterAttempt, type RetryPolicy } from './backoff.js';
-import { type AttemptResult, type ClaimedDelivery, deliveryRepository as repo } from './delivery.repository.js';
 import { createSender, type Send } from './sender.js';
 import { deliveryHeaders } from './signing.js';
 
@@ -14,8 +14,8 @@ export interface WorkerLogger {
 }
 
 export interface DeliveryWorkerDeps {
-  db: Db;
-  dialect: Dialect;
+  /** The webhooks module's outbox: the worker's claims and outcomes are written through it. */
+  outbox: Pick<Outbox, 'workerCycle'>;
   clock: Clock;
   config: Pick<
     Config,
@@ -45,7 +45,9 @@ const CLAIM_BATCH = 100;
  * delivery is attempted at least once, always with the same event id and body.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
-  const { db, dialect, clock, config } = deps;
+  const { outbox, clock, config } = deps;
+  /** Whom the worker writes as: the write runner checks it like any principal. */
+  const actor = systemActor('worker');
   const workerId = `wrk_${randomBytes(8).toString('hex')}`;
   const send =
     deps.send ??
@@ -89,23 +91,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       const now = clock.now();
       let claimed: ClaimedDelivery[] = [];
       try {
-        claimed = await dialect.writeTransaction(
-          db,
-          async (trx) => {
-            if (batch.length > 0) await repo.complete(trx, workerId, batch, isoAt(now));
-            if (limit === 0) return [];
-            return repo.claim(trx, {
-              now: isoAt(now),
-              leaseUntil: isoAt(now + leaseMs),
-              workerId,
-              limit,
-              perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
-              busy,
-            });
-            // Deliveries only, never keys or users: this process's cached keys stay valid (keysEpoch).
-          },
-          { keepsKeys: true },
-        );
+        claimed = await outbox.workerCycle(actor, workerId, batch, {
+          now: isoAt(now),
+          leaseUntil: isoAt(now + leaseMs),
+          limit,
+          perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+          busy,
+        });
       } catch (err) {
         // Not written: those leases lapse and the attempts run again (at least once, docs/api.md#webhook-deliveries).
         deps.log?.warn({ err, outcomes: batch.length }, 'delivery cycle failed; retrying on the next tick');

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { assertDialableHost, guardedLookup } from './url-guard.js';
+import { assertDialableHost, guardedLookup } from '../webhooks/url-guard.js';
 
 /** What one attempt produced; `ok` is a 2xx within the timeout (docs/api.md#webhook-deliveries). */
 export interface SendResult {
@@ -17,12 +17,38 @@ export type Send = (url: string, headers: Record<string, string>, body: string) 
 const BODY_KEPT = 1024;
 
 /**
+ * How long a kept-alive socket may sit idle in the pool before the sender closes it: below the 5 s
+ * keep-alive of Node's HTTP server (and the longer ones of most others), so the sender seldom
+ * writes to a socket the receiver is closing at that moment.
+ */
+export const IDLE_SOCKET_MS = 4000;
+
+/**
  * The HTTP client of the delivery worker: POST, no redirects followed, the whole exchange bounded
  * by `timeoutMs`, and unless `allowInsecure`, the webhook URL check on the address actually dialled (literal hosts
  * checked before, names through a guarded DNS lookup, so rebinding cannot reach private space).
+ *
+ * Sockets are kept alive between attempts and closed after `idleSocketMs` idle (IDLE_SOCKET_MS). A
+ * receiver may still close an idle socket just as a request is written to it; that request fails
+ * with ECONNRESET or EPIPE before any response, without the receiver having handled it. Such a
+ * failure on a reused socket is retried once, at once, on a fresh connection, within the same
+ * attempt and time bound (the race described for `request.reusedSocket` in Node's documentation).
+ * On a fresh socket the same error is the receiver's doing and fails the attempt.
  */
-export function createSender(opts: { timeoutMs: number; allowInsecure: boolean; maxSockets?: number }): Send {
-  const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 64, scheduling: 'lifo' as const };
+export function createSender(opts: {
+  timeoutMs: number;
+  allowInsecure: boolean;
+  maxSockets?: number;
+  idleSocketMs?: number;
+}): Send {
+  const agentOpts = {
+    keepAlive: true,
+    maxSockets: opts.maxSockets ?? 64,
+    scheduling: 'lifo' as const,
+    // Set on each socket when it is created and again whenever it returns to the pool; the agent destroys an idle
+    // (free) socket when it fires. On a socket in use it only emits 'timeout', which the attempt's own timer ignores.
+    timeout: opts.idleSocketMs ?? IDLE_SOCKET_MS,
+  };
   const agents = { 'http:': new http.Agent(agentOpts), 'https:': new https.Agent(agentOpts) };
   const lookup = opts.allowInsecure ? undefined : guardedLookup();
 
@@ -52,12 +78,7 @@ export function createSender(opts: { timeoutMs: number; allowInsecure: boolean; 
         clearTimeout(timer);
         resolve(done(r));
       };
-      const req = client.request(url, {
-        method: 'POST',
-        agent: agents[url.protocol as 'http:' | 'https:'],
-        headers: { ...headers, 'content-length': String(payload.length) },
-        lookup,
-      });
+      let current: http.ClientRequest | undefined;
       const timer = setTimeout(() => {
         finish({
           ok: false,
@@ -65,10 +86,34 @@ export function createSender(opts: { timeoutMs: number; allowInsecure: boolean; 
           body: null,
           error: `timeout: no complete response within ${opts.timeoutMs} ms`,
         });
-        req.destroy();
+        current?.destroy();
       }, opts.timeoutMs);
-      req.on('error', (err) => finish({ ok: false, status: null, body: null, error: describe(err) }));
-      req.on('response', (res) => {
+      /** One request; `retry`: the second try after a reset on a reused socket, on a connection of its own. */
+      const exchange = (retry: boolean) => {
+        const req = client.request(url, {
+          method: 'POST',
+          // No agent: a new connection, never another pooled socket that may be just as stale.
+          agent: retry ? false : agents[url.protocol as 'http:' | 'https:'],
+          headers: { ...headers, 'content-length': String(payload.length) },
+          lookup,
+        });
+        current = req;
+        let responded = false;
+        req.on('error', (err) => {
+          const code = (err as { code?: string }).code;
+          if (!retry && !settled && !responded && req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')) {
+            exchange(true);
+            return;
+          }
+          finish({ ok: false, status: null, body: null, error: describe(err) });
+        });
+        req.on('response', (res) => {
+          responded = true;
+          respond(res);
+        });
+        req.end(payload);
+      };
+      const respond = (res: http.IncomingMessage) => {
         const chunks: Buffer[] = [];
         let kept = 0;
         res.on('data', (c: Buffer) => {
@@ -86,8 +131,8 @@ export function createSender(opts: { timeoutMs: number; allowInsecure: boolean; 
           const ok = status >= 200 && status < 300;
           finish({ ok, status, body: text, error: ok ? null : statusError(status) });
         });
-      });
-      req.end(payload);
+      };
+      exchange(false);
     });
   };
 }

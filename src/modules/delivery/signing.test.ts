@@ -29,7 +29,7 @@ describe('delivery signatures (docs/api.md#webhook-deliveries)', () => {
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
   });
 
-  it('during a rotation: one signature per live secret, each verifies; X-Service-Signature uses the newest', () => {
+  it('during a rotation: one signature per live secret, each verifies; X-Service-Signature uses the old one until it expires', () => {
     const older = newWebhookSecret();
     const headers = deliveryHeaders([secret, older], 'evt_2', body, Date.now());
     const parts = headers['webhook-signature']?.split(' ') ?? [];
@@ -38,6 +38,11 @@ describe('delivery signatures (docs/api.md#webhook-deliveries)', () => {
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(new Webhook(older).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
-    expect(headers['x-service-signature']).toBe(serviceSignature(secret, body));
+    expect(headers['x-service-signature']).toBe(serviceSignature(older, body));
+    expect(headers['x-service-signature']).not.toBe(serviceSignature(secret, body));
+    // Once the old secret is no longer live, the new one keys it.
+    expect(deliveryHeaders([secret], 'evt_2', body, Date.now())['x-service-signature']).toBe(
+      serviceSignature(secret, body),
+    );
   });
 });

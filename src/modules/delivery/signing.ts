@@ -18,7 +18,9 @@ export function standardSignature(secret: string, id: string, timestampS: number
 /**
  * Every header of one delivery attempt (docs/api.md#webhook-deliveries); `nowMs` becomes `webhook-timestamp`. `secrets` are
  * the live ones, newest first: each gives one Standard Webhooks signature (space-separated, as the
- * standard allows during a rotation), and `X-Service-Signature` uses the newest.
+ * standard allows during a rotation). `X-Service-Signature` holds one value only, so it uses the
+ * oldest live secret: after a rotation it stays keyed with the old secret until that expires, and a
+ * receiver that knows only the old one keeps working through the overlap (docs/api.md#webhooks).
  */
 export function deliveryHeaders(
   secrets: readonly [string, ...string[]],
@@ -27,10 +29,11 @@ export function deliveryHeaders(
   nowMs: number,
 ): Record<string, string> {
   const ts = Math.floor(nowMs / 1000);
+  const oldest = secrets[secrets.length - 1] ?? secrets[0];
   return {
     'content-type': 'application/json',
     'user-agent': 'workspace-service-webhooks/1',
-    'x-service-signature': serviceSignature(secrets[0], body),
+    'x-service-signature': serviceSignature(oldest, body),
     'webhook-id': eventId,
     'webhook-timestamp': String(ts),
     'webhook-signature': secrets.map((s) => standardSignature(s, eventId, ts, body)).join(' '),

@@ -4,6 +4,7 @@ import { type Param, prepared } from '../../db/prepared.js';
 import type { EventsTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
+import type { WriteTx } from '../auth/write-runner.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
 /** Row → API object: the stored payload is the event object itself (docs/api.md#webhook-deliveries). */
@@ -11,7 +12,7 @@ export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
   return JSON.parse(row.payload) as Event;
 }
 
-// Performance (docs/performance.md, change 2): every resource write runs this; built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md, "Earlier changes" 2): every resource write runs this; built and compiled once (src/db/prepared.ts).
 const insertQuery = prepared((db, $: Param<EventsTable>) =>
   db.insertInto('events').values({
     id: $('id'),
@@ -24,9 +25,9 @@ const insertQuery = prepared((db, $: Param<EventsTable>) =>
   }),
 );
 
-/** SQL for the outbox; reads are confined to one workspace and environment (docs/api.md#environments). */
+/** SQL of the events table (its only owner); reads are confined to one workspace and environment (docs/api.md#environments). */
 export const eventsRepository = {
-  async insert(db: Db, row: EventsTable): Promise<void> {
+  async insert(db: WriteTx, row: EventsTable): Promise<void> {
     await insertQuery.execute(db, row);
   },
 
@@ -48,21 +49,18 @@ export const eventsRepository = {
     );
   },
 
-  /** docs/api.md#resources: a deleted resource's events and their pending deliveries go with it. */
-  async purgeResource(db: Db, tenant: Tenant, resourceId: string): Promise<void> {
-    const ids = db
+  /** The ids of a resource's events, as a subquery (a deleted resource's deliveries go with them). */
+  resourceEventIds(db: Db, tenant: Tenant, resourceId: string) {
+    return db
       .selectFrom('events')
       .select('id')
       .where('workspace_id', '=', tenant.workspaceId)
       .where('env', '=', tenant.env)
       .where('resource_id', '=', resourceId);
-    const pending = db
-      .selectFrom('deliveries')
-      .select('id')
-      .where('event_id', 'in', ids)
-      .where('status', '=', 'pending');
-    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', pending).execute();
-    await db.deleteFrom('deliveries').where('event_id', 'in', ids).where('status', '=', 'pending').execute();
+  },
+
+  /** docs/api.md#resources: a deleted resource's events go with it (its pending deliveries first). */
+  async deleteForResource(db: WriteTx, tenant: Tenant, resourceId: string): Promise<void> {
     await db
       .deleteFrom('events')
       .where('workspace_id', '=', tenant.workspaceId)
@@ -71,11 +69,8 @@ export const eventsRepository = {
       .execute();
   },
 
-  /** Deletes events, and deliveries with their attempts, created before `cutoff` (30-day retention, docs/api.md#events). */
-  async purgeBefore(db: Db, cutoff: string): Promise<number> {
-    const old = db.selectFrom('deliveries').select('id').where('created_at', '<', cutoff);
-    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', old).execute();
-    await db.deleteFrom('deliveries').where('created_at', '<', cutoff).execute();
+  /** Deletes events created before `cutoff` (30-day retention, docs/api.md#events); returns how many. */
+  async purgeBefore(db: WriteTx, cutoff: string): Promise<number> {
     const r = await db.deleteFrom('events').where('created_at', '<', cutoff).executeTakeFirst();
     return Number(r.numDeletedRows);
   },

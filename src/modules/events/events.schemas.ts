@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { ALL_EVENT_TYPES, type AnyEventType } from './event-types.js';
 
 /**
  * The resource object as the resources module defines it (schema `Resource`, registered by the app),
@@ -7,20 +8,13 @@ import { PageQueryProps, Timestamp } from '../../http/schemas.js';
  */
 const ResourceRef = Type.Unsafe<Record<string, unknown>>(Type.Ref('Resource'));
 
-/** docs/api.md#events: the event catalogue. `*` in a webhook's `events` subscribes to all, current and future. */
-export const EVENT_TYPES = [
-  'resource.created',
-  'resource.updated',
-  'resource.status_changed',
-  'resource.deleted',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** Sent by `POST /webhooks/{id}/test` to that endpoint only; `*` does not subscribe to it. */
-export const TEST_EVENT_TYPE = 'webhook.test';
-/** Every type an event can have: the catalogue and the test event. */
-export const ALL_EVENT_TYPES = [...EVENT_TYPES, TEST_EVENT_TYPE] as const;
-export type AnyEventType = (typeof ALL_EVENT_TYPES)[number];
+export {
+  ALL_EVENT_TYPES,
+  type AnyEventType,
+  EVENT_TYPES,
+  type EventType,
+  TEST_EVENT_TYPE,
+} from './event-types.js';
 
 const ResourceId = Type.String({ examples: ['res_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] });
 /** Receivers must tolerate `paused` (docs/api.md#resources); the service never emits it in v1. */

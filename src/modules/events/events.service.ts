@@ -1,5 +1,4 @@
-import type { Db, Dialect } from '../../db/dialect.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
+import type { Db } from '../../db/dialect.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { isId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
@@ -10,9 +9,9 @@ import type { Event, ListEventsFilter } from './events.schemas.js';
 /** Events are readable, and purged after, this long (docs/api.md#events). */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** The events API (docs/api.md#events) and the events' retention; events are written by the outbox module. */
-export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
-  const { db, dialect, clock } = deps;
+/** The events API (docs/api.md#events) and the events table's SQL; the webhooks module's outbox writes and purges through it. */
+export function createEventsService(deps: { db: Db }) {
+  const { db } = deps;
 
   async function get(principal: Principal, id: string): Promise<Event> {
     const row = isId('event', id) ? await repo.find(db, tenantOf(principal), id) : undefined;
@@ -25,12 +24,14 @@ export function createEventsService(deps: { db: Db; dialect: Dialect; clock: Clo
     return { ...p, items: p.items.map(toEvent) };
   }
 
-  /** Deletes events and delivery logs older than 30 days; returns the number of events removed. */
-  function purgeExpired(): Promise<number> {
-    const cutoff = isoAt(clock.now() - EVENT_RETENTION_MS);
-    return dialect.writeTransaction(db, (trx) => repo.purgeBefore(trx, cutoff), { keepsKeys: true });
-  }
-
-  return { get, list, purgeExpired, purgeResource: repo.purgeResource };
+  return {
+    get,
+    list,
+    /** Writes one event row in the caller's write transaction (the outbox, webhooks/outbox.ts). */
+    insert: repo.insert,
+    resourceEventIds: repo.resourceEventIds,
+    deleteForResource: repo.deleteForResource,
+    purgeBefore: repo.purgeBefore,
+  };
 }
 export type EventsService = ReturnType<typeof createEventsService>;

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/dialect.js';
 import type { IdempotencyKeysTable } from '../../db/types.js';
 import type { Tenant } from '../../lib/principal.js';
+import type { WriteTx } from '../auth/write-runner.js';
 
 export type IdempotencyRecord = IdempotencyKeysTable;
 
@@ -72,7 +73,7 @@ export const idempotencyRepository = {
       .execute();
   },
 
-  async purgeBefore(db: Db, at: string): Promise<number> {
+  async purgeBefore(db: WriteTx, at: string): Promise<number> {
     const r = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', at).executeTakeFirst();
     return Number(r.numDeletedRows);
   },

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, StoredResponse } from '../../lib/errors.js';
-import type { Tenant } from '../../lib/principal.js';
-import type { WriteHooks } from '../auth/write-runner.js';
+import type { Actor, Tenant } from '../../lib/principal.js';
+import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { type IdempotencyRecord, idempotencyRepository as repo } from './idempotency.repository.js';
 
 /** A stored answer is replayed for this long (docs/api.md, "Idempotency"). */
@@ -41,7 +41,7 @@ const reused = () =>
  * that runs while another with the same key does is 409 idempotency_key_in_use: seen in this process
  * (`running`) or through a lock that only a live transaction holds (`Dialect.tryHoldExclusive`).
  */
-export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
+export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock: Clock; writeAs: WriteRunner }) {
   const { db, dialect, clock } = deps;
   /** Keys of requests running in this process (a duplicate is 409 in_use before it does any work). */
   const running = new Set<string>();
@@ -132,9 +132,9 @@ export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock
     await repo.insertIfAbsent(db, record(req, clock.now(), status, body));
   }
 
-  /** Deletes records past their 24 h retention; returns how many. */
-  function purgeExpired(): Promise<number> {
-    return repo.purgeBefore(db, isoAt(clock.now()));
+  /** Deletes records past their 24 h retention, as `actor` (the scheduler); returns how many. */
+  function purgeExpired(actor: Actor): Promise<number> {
+    return deps.writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now())));
   }
 
   return { check, done, hooks, remember, purgeExpired };

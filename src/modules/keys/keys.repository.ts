@@ -17,7 +17,7 @@ export interface KeyWithOwner {
   role: Role | null;
 }
 
-// Performance (docs/performance.md, change 2): verification runs on every request, so its queries are built and compiled once.
+// Performance (docs/performance.md, "Earlier changes" 2): verification runs on every request, so its queries are built and compiled once.
 const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { BODY_OPTIONAL } from '../../http/openapi-complete.js';
 import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import type { WriteHooks } from '../auth/write-runner.js';
@@ -124,6 +125,7 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService 
         if (req.body === undefined) (req as { body: unknown }).body = {};
       },
       schema: {
+        [BODY_OPTIONAL]: true,
         tags,
         operationId: 'rollKey',
         summary: 'Roll an API key',

@@ -1,13 +1,17 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { ENVIRONMENTS } from '../../lib/environments.js';
 import { SCOPES } from './scopes.js';
 
 /** Longest overlap of a rolled key with its successor: 7 days. */
 export const MAX_ROLL_OVERLAP_S = 604_800;
 
-const EnvField = Type.Union([Type.Literal('live'), Type.Literal('test')], {
-  description: '`live` keys (`svc_live_…`) act on live data, `test` keys (`svc_test_…`) on the sandbox.',
-});
+const EnvField = Type.Union(
+  ENVIRONMENTS.map((e) => Type.Literal(e)),
+  {
+    description: '`live` keys (`svc_live_…`) act on live data, `test` keys (`svc_test_…`) on the sandbox.',
+  },
+);
 const ScopeField = Type.Union(
   SCOPES.map((s) => Type.Literal(s)),
   { description: 'A permission; the owner’s current role still limits it.' },

@@ -5,7 +5,7 @@ import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { ApiKeyPrincipal } from '../../lib/principal.js';
 import { keyLock } from '../auth/write-runner.js';
-import { usersRepository } from '../users/users.repository.js';
+import type { UsersService } from '../users/users.service.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
 import { keysRepository } from './keys.repository.js';
 import { isScope, SCOPES } from './scopes.js';
@@ -26,9 +26,14 @@ export interface CreatedKey {
 }
 
 /** API keys: generation (docs/api.md#keys-scopes-and-roles), verification on every request, listing and revocation. */
-export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
+export function createKeysService(deps: {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  users: Pick<UsersService, 'row' | 'workspaceExists'>;
+}) {
   const { db, clock } = deps;
-  // Performance (docs/performance.md, change 4): verified keys, reused only while no write that may change keys or users has committed
+  // Performance (docs/performance.md, "Earlier changes" 4): verified keys, reused only while no write that may change keys or users has committed
   // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
   // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
   // writer at a time); elsewhere other processes write unannounced and every request reads the key.
@@ -59,7 +64,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
       if (!isScope(s))
         throw fieldError('scopes', 'invalid_value', `Unknown scope "${s}"; known: ${SCOPES.join(', ')}.`);
     }
-    const user = await usersRepository.find(trx, input.userId);
+    const user = await deps.users.row(trx, input.userId);
     if (!user || user.removed_at) throw new NotFoundError('user');
     const key = generateKey(input.env);
     const now = clock.now();
@@ -91,14 +96,14 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
     };
   }
 
-  /** Checks an Authorization header value; never throws for a bad key (STYLE 6). */
+  /** Checks an Authorization header value; never throws for a bad key: a tagged result. */
   async function verify(header: string | undefined): Promise<VerifyResult> {
     return verifyNow(header);
   }
 
   /**
    * verify, answering synchronously when no query is needed (malformed header, or a key verified
-   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, change 5).
+   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, "Earlier changes" 5).
    */
   function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
@@ -144,7 +149,7 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
 
   /** Keys of a workspace, never with secrets. */
   async function list(workspaceId: string) {
-    if (!(await usersRepository.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
+    if (!(await deps.users.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
     const rows = await keysRepository.listByWorkspace(db, workspaceId);
     return rows.map((r) => ({
       ...r,
@@ -156,11 +161,11 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
    * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive revocation lock
    * waits only for writes with the key already running; any write that commits later sees the revocation.
    */
-  async function revoke(keyId: string) {
+  async function revoke(keyId: string, inTrx?: Db) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
     // One short transaction (docs/api.md#keys-scopes-and-roles: a revocation commits at once, whatever the load).
-    const revokedAt = await deps.dialect.writeTransaction(db, async (trx) => {
+    const run = async (trx: Db) => {
       if (await keysRepository.revoke(trx, keyId, at)) {
         // After the update: a write that changed the same row first must not wait for us while we wait for it.
         await deps.dialect.holdExclusive(trx, keyLock(keyId));
@@ -169,7 +174,8 @@ export function createKeysService(deps: { db: Db; dialect: Dialect; clock: Clock
       const existing = await keysRepository.findById(trx, keyId);
       if (!existing) throw new NotFoundError('API key');
       return existing.revoked_at ?? at; // revoked before: the first revocation's time
-    });
+    };
+    const revokedAt = await (inTrx ? run(inTrx) : deps.dialect.writeTransaction(db, run));
     return { id: keyId, revoked_at: revokedAt };
   }
 

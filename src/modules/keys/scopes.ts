@@ -1,6 +1,6 @@
-import type { Role } from '../../db/types.js';
+import type { Role } from '../users/roles.js';
 
-/** Every scope. */
+/** Every scope (docs/api.md#keys-scopes-and-roles): the one definition, used by the schemas, the services, the CLI and (type-only) the console. */
 export const SCOPES = [
   'users:read',
   'users:write',
@@ -11,6 +11,8 @@ export const SCOPES = [
   'webhooks:write',
   'keys:read',
   'keys:write',
+  'usage:read',
+  'requests:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -26,6 +28,8 @@ const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
     'events:read',
     'keys:read',
     'keys:write',
+    'usage:read',
+    'requests:read',
   ]),
   viewer: new Set(['users:read', 'users:write', 'resources:read', 'events:read', 'keys:read', 'keys:write']),
 };

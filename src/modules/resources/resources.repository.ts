@@ -25,7 +25,7 @@ const COUNT_SLOTS = 16;
 
 /**
  * Adds `delta` to the resource_counts row of (tenant, status, type) in a random slot: callers pass
- * their transaction, so the count commits with the change (docs/performance.md, change 1 meta.total without COUNT(*)).
+ * their transaction, so the count commits with the change (docs/performance.md, "Earlier changes" 1 meta.total without COUNT(*)).
  */
 async function bump(
   db: Db,
@@ -51,7 +51,7 @@ interface ListParams {
 }
 type Keyed = Pick<ListParams, 'ws' | 'env'> & { id: string };
 
-// Performance (docs/performance.md, change 2): the hot queries are built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md, "Earlier changes" 2): the hot queries are built and compiled once (src/db/prepared.ts).
 const bumpQuery = prepared(
   (
     db,

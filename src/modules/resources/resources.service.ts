@@ -5,10 +5,9 @@ import { NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { type Principal, tenantOf } from '../../lib/principal.js';
-import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
+import type { WriteHooks, WriteTx } from '../auth/write-runner.js';
 import type { Event, EventType } from '../events/events.schemas.js';
-import type { EventsService } from '../events/events.service.js';
-import type { Outbox } from '../outbox/outbox.service.js';
+import type { Outbox } from '../webhooks/outbox.js';
 import { resourcesRepository as repo, toResource } from './resources.repository.js';
 import type { CreateResourceInput, ListResourcesFilter, Resource, UpdateResourceInput } from './resources.schemas.js';
 
@@ -18,32 +17,16 @@ type Emit = (type: EventType, resourceId: string, data: Event['data'], now: numb
  * The rules of resources: create, read, list, replace name/metadata, archive (docs/api.md#resources), delete (docs/api.md#resources).
  * Every change records its event in the same transaction (outbox).
  */
-export function createResourcesService(deps: {
-  db: Db;
-  clock: Clock;
-  writeAs: WriteRunner;
-  outbox: Outbox;
-  events: EventsService;
-}) {
-  const { db, clock, outbox, events } = deps;
+export function createResourcesService(deps: { db: Db; clock: Clock; outbox: Outbox }) {
+  const { db, clock, outbox } = deps;
 
-  /** Runs a change as `principal`, then wakes the delivery worker if the change queued deliveries. */
-  async function change<T>(
+  /** Runs a change as `principal` through the outbox (events queued with it, the worker woken after). */
+  function change<T>(
     principal: Principal,
-    fn: (trx: Db, emit: Emit) => Promise<T>,
+    fn: (trx: WriteTx, emit: Emit) => Promise<T>,
     hooks: WriteHooks<T> | undefined,
   ): Promise<T> {
-    let queued = 0;
-    const result = await deps.writeAs(
-      principal,
-      (trx) =>
-        fn(trx, async (type, resourceId, data, now) => {
-          queued += await outbox.record(trx, tenantOf(principal), type, resourceId, data, now);
-        }),
-      hooks,
-    );
-    outbox.committed(queued);
-    return result;
+    return outbox.write(principal, (trx, queue) => fn(trx, queue.event), hooks);
   }
 
   /**
@@ -172,7 +155,7 @@ export function createResourcesService(deps: {
       async (trx, emit) => {
         const before = await lockOrThrow(trx, principal, id);
         if (!(await repo.delete(trx, tenantOf(principal), id))) throw new NotFoundError('resource');
-        await events.purgeResource(trx, tenantOf(principal), id);
+        await outbox.purgeResource(trx, tenantOf(principal), id);
         // Written after the purge, so the deletion itself stays on record (id only, docs/api.md#resources).
         await emit('resource.deleted', id, { resource_id: id }, changeTime(before));
       },

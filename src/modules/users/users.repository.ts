@@ -40,6 +40,16 @@ export const usersRepository = {
     return row !== undefined;
   },
 
+  memberOf(db: Db, workspaceId: string, userId: string) {
+    return db
+      .selectFrom('users')
+      .select(['id', 'email', 'role'])
+      .where('id', '=', userId)
+      .where('workspace_id', '=', workspaceId)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+  },
+
   find(db: Db, id: string) {
     return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   },

@@ -1,7 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQueryProps, Timestamp } from '../../http/schemas.js';
 
-export const ROLES = ['admin', 'member', 'viewer'] as const;
+import { ROLES } from './roles.js';
+
+export { ROLES };
 export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
 
 /** docs/api.md#users: every field of a user, plus timezone (null until set) and name (null until set). */

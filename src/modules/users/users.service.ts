@@ -95,10 +95,15 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     return trx ? run(trx) : dialect.writeTransaction(db, run);
   }
 
+  /** Runs `fn` in the caller's transaction (the CLI's, as `cli`), or in one of its own. */
+  function within<T>(trx: Db | undefined, fn: (trx: Db) => Promise<T>): Promise<T> {
+    return trx ? fn(trx) : dialect.writeTransaction(db, fn);
+  }
+
   /** docs/api.md#keys-scopes-and-roles: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
-  async function setRole(userId: string, role: Role): Promise<User> {
+  async function setRole(userId: string, role: Role, inTrx?: Db): Promise<User> {
     assertValid(RoleSchema, role);
-    return dialect.writeTransaction(db, async (trx) => {
+    return within(inTrx, async (trx) => {
       const row = await repo.find(trx, userId);
       if (!row || row.removed_at) throw new NotFoundError('user');
       const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
@@ -110,8 +115,8 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   }
 
   /** docs/api.md#keys-scopes-and-roles: removes a member; every key they hold answers 401 expired_token from now on. */
-  async function remove(userId: string): Promise<{ id: string; removed_at: string }> {
-    return dialect.writeTransaction(db, async (trx) => {
+  async function remove(userId: string, inTrx?: Db): Promise<{ id: string; removed_at: string }> {
+    return within(inTrx, async (trx) => {
       const now = isoAt(clock.now());
       if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
         throw new NotFoundError('user');
@@ -127,6 +132,22 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     return (await repo.listAll(db, workspaceId)).map((u) => toUser(u));
   }
 
-  return { me, patchMe, list, listAll, create, setRole, remove };
+  return {
+    me,
+    patchMe,
+    list,
+    listAll,
+    create,
+    setRole,
+    remove,
+    /** For other modules, in their transaction: the user's row (removed ones included). */
+    row: repo.find,
+    /** Whether the user is a current (not removed) member. */
+    isMember: repo.isMember,
+    /** Whether the workspace exists. */
+    workspaceExists: repo.workspaceExists,
+    /** The current member `userId` of `workspaceId` (id, email, role), if any. */
+    memberOf: repo.memberOf,
+  };
 }
 export type UsersService = ReturnType<typeof createUsersService>;

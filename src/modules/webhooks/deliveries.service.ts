@@ -5,9 +5,9 @@ import { ConflictError, NotFoundError } from '../../lib/errors.js';
 import { isId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { type Principal, tenantOf } from '../../lib/principal.js';
-import type { Signal } from '../../lib/signal.js';
-import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
-import { deliveryRepository as repo, toDelivery } from '../delivery/delivery.repository.js';
+import type { WriteHooks } from '../auth/write-runner.js';
+import { deliveriesRepository as repo, toDelivery } from './deliveries.repository.js';
+import type { Outbox } from './outbox.js';
 import {
   type BulkRetryInput,
   DELIVERY_STATUSES,
@@ -28,11 +28,10 @@ export function createDeliveriesService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  writeAs: WriteRunner;
-  deliveriesDue: Signal;
+  outbox: Pick<Outbox, 'write'>;
   webhooks: Pick<WebhooksService, 'findOrThrow'>;
 }) {
-  const { db, dialect, clock, writeAs } = deps;
+  const { db, dialect, clock } = deps;
   const { findOrThrow } = deps.webhooks;
 
   /** One endpoint's log, oldest first, optionally in one state. Throws NotFoundError. */
@@ -126,9 +125,9 @@ export function createDeliveriesService(deps: {
     id: string,
     hooks?: WriteHooks<DeliveryDetail>,
   ): Promise<DeliveryDetail> {
-    const detail = await writeAs(
+    return deps.outbox.write(
       principal,
-      async (trx) => {
+      async (trx, queue) => {
         assertEnabled(await findOrThrow(trx, principal, webhookId, true));
         const found = isId('delivery', id) ? await repo.find(trx, webhookId, id) : undefined;
         if (!found) throw new NotFoundError('delivery');
@@ -140,14 +139,12 @@ export function createDeliveriesService(deps: {
           );
         }
         await repo.requeue(trx, id, now);
-        await dialect.notifyOnCommit?.(trx);
+        await queue.due(1);
         // Read in the transaction: the response is what this change committed (and what a replay sends).
         return repo.detail(trx, (await repo.find(trx, webhookId, id)) as NonNullable<typeof found>);
       },
       hooks,
     );
-    deps.deliveriesDue.notify();
-    return detail;
   }
 
   /**
@@ -160,22 +157,20 @@ export function createDeliveriesService(deps: {
     input: BulkRetryInput,
     hooks?: WriteHooks<{ requeued: number }>,
   ): Promise<{ requeued: number }> {
-    const requeued = await writeAs(
+    return deps.outbox.write(
       principal,
-      async (trx) => {
+      async (trx, queue) => {
         assertEnabled(await findOrThrow(trx, principal, webhookId, true));
         const n = await repo.requeueMatching(trx, webhookId, {
           status: input.status ?? 'failed',
           since: new Date(input.since).toISOString(),
           now: isoAt(clock.now()),
         });
-        if (n > 0) await dialect.notifyOnCommit?.(trx);
+        await queue.due(n);
         return { requeued: n };
       },
       hooks,
     );
-    if (requeued.requeued > 0) deps.deliveriesDue.notify();
-    return requeued;
   }
 
   return { listForWebhook, list, summary, get, retry, retryMatching };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { BODY_OPTIONAL } from '../../http/openapi-complete.js';
 import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import {
@@ -137,13 +138,15 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         if (req.body === undefined) (req as { body: unknown }).body = {};
       },
       schema: {
+        [BODY_OPTIONAL]: true,
         tags,
         operationId: 'rotateWebhookSecret',
         summary: "Rotate a webhook endpoint's secret",
         description:
           'Answers the new `secret`, shown only here. For `expire_old_in_s` seconds (default 86400, at most 604800, ' +
           '0 to stop at once) every delivery carries two Standard Webhooks signatures, `webhook-signature: v1,<new> v1,<old>`, ' +
-          'so receivers can switch without missing a delivery; `X-Service-Signature` uses the new secret at once. ' +
+          'so receivers can switch without missing a delivery; `X-Service-Signature` (one value) stays keyed with the old ' +
+          'secret until it expires (`previous_secret_expires_at`), then with the new one. ' +
           'The body may be left out.',
         params: Params,
         body: RotateSecretBody,

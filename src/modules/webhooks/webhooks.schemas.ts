@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQueryProps, Timestamp } from '../../http/schemas.js';
-import { DELIVERY_STATUSES } from '../delivery/delivery.schemas.js';
 import { ALL_EVENT_TYPES, EVENT_TYPES } from '../events/events.schemas.js';
+import { DELIVERY_STATUSES } from './delivery.schemas.js';
 
 /** docs/api.md#webhooks: at most this many webhooks per workspace and environment. */
 export const MAX_WEBHOOKS = 16;
@@ -112,7 +112,7 @@ export {
   DeliverySummarySchema,
   SUMMARY_WINDOWS,
   type SummaryWindow,
-} from '../delivery/delivery.schemas.js';
+} from './delivery.schemas.js';
 
 const DeliveryStatusFilter = Type.Union(
   DELIVERY_STATUSES.map((s) => Type.Literal(s)),

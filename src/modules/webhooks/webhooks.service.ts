@@ -6,12 +6,10 @@ import { ConflictError, fieldError, NotFoundError, ValidationError } from '../..
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { type Principal, tenantOf } from '../../lib/principal.js';
-import type { Signal } from '../../lib/signal.js';
-import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
-import { deliveryRepository, toDelivery } from '../delivery/delivery.repository.js';
-import { checkWebhookUrl, type UrlGuardOptions } from '../delivery/url-guard.js';
-import type { Outbox } from '../outbox/outbox.service.js';
-import { workspacesRepository } from '../workspaces/workspaces.repository.js';
+import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
+import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
+import type { Outbox } from './outbox.js';
+import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
   type CreatedWebhook,
@@ -33,9 +31,10 @@ export function createWebhooksService(deps: {
   dialect: Dialect;
   clock: Clock;
   writeAs: WriteRunner;
-  deliveriesDue: Signal;
   urlGuard: UrlGuardOptions;
-  outbox: Pick<Outbox, 'recordTest'>;
+  outbox: Pick<Outbox, 'write'>;
+  /** Locks the workspace's row until `trx` ends (the workspaces module's `lock`, wired in services.ts). */
+  lockWorkspace: (trx: Db, workspaceId: string) => Promise<void>;
 }) {
   const { db, clock, writeAs } = deps;
 
@@ -58,7 +57,7 @@ export function createWebhooksService(deps: {
       principal,
       async (trx) => {
         // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
-        await workspacesRepository.lock(trx, principal.workspaceId);
+        await deps.lockWorkspace(trx, principal.workspaceId);
         if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
           const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment; delete one first.`;
           throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
@@ -142,7 +141,7 @@ export function createWebhooksService(deps: {
         const row = await findOrThrow(trx, principal, id, true);
         if (row.status === status) return toWebhook(row, isoAt(clock.now()));
         const now = isoAt(clock.now());
-        if (status === 'disabled') await deliveryRepository.cancelPending(trx, id, now);
+        if (status === 'disabled') await deliveriesRepository.cancelPending(trx, id, now);
         return save(trx, principal, row, { status, disabled_reason: status === 'disabled' ? 'manual' : null });
       },
       hooks,
@@ -179,21 +178,19 @@ export function createWebhooksService(deps: {
 
   /** Queues a `webhook.test` event to this endpoint only; 409 webhook_disabled when it is disabled. */
   async function sendTest(principal: Principal, id: string, hooks?: WriteHooks<Delivery>): Promise<Delivery> {
-    const delivery = await writeAs(
+    return deps.outbox.write(
       principal,
-      async (trx) => {
+      async (trx, queue) => {
         const hook = await findOrThrow(trx, principal, id, true);
         assertEnabled(hook);
-        return toDelivery(await deps.outbox.recordTest(trx, tenantOf(principal), id, clock.now()));
+        return toDelivery(await queue.test(id, clock.now()));
       },
       hooks,
     );
-    deps.deliveriesDue.notify();
-    return delivery;
   }
 
   async function save(
-    trx: Db,
+    trx: WriteTx,
     principal: Principal,
     row: WebhooksTable,
     patch: Partial<WebhooksTable>,

@@ -32,14 +32,17 @@ export function createWorkspacesService(deps: {
   /** Makes the admin's single-use set-password link (the console's first sign-in). */
   links: Pick<ConsoleAuthService, 'makeLink'>;
 }) {
-  async function create(input: { name: string; adminEmail: string; adminName?: string }): Promise<{
+  async function create(
+    input: { name: string; adminEmail: string; adminName?: string },
+    inTrx?: Db,
+  ): Promise<{
     workspace: Workspace;
     user: User;
     keys: { live: CreatedKey; test: CreatedKey };
     set_password_url: string;
   }> {
     assertValid(CreateWorkspaceInput, input);
-    return deps.dialect.writeTransaction(deps.db, async (trx) => {
+    const run = async (trx: Db) => {
       const now = isoAt(deps.clock.now());
       const workspace = { id: newId('workspace'), name: input.name, created_at: now, updated_at: now };
       await workspacesRepository.insert(trx, workspace);
@@ -56,7 +59,8 @@ export function createWorkspacesService(deps: {
         trx,
       );
       return { workspace, user, keys: { live, test }, set_password_url: link.url };
-    });
+    };
+    return inTrx ? run(inTrx) : deps.dialect.writeTransaction(deps.db, run);
   }
 
   /** Every workspace with its number of current members (CLI `workspaces list`). */
@@ -65,6 +69,11 @@ export function createWorkspacesService(deps: {
     return rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at, members: Number(r.members) }));
   }
 
-  return { create, list };
+  /** Locks the workspace's row until `trx` ends: serialises a per-workspace limit (webhooks). */
+  function lock(trx: Db, workspaceId: string): Promise<void> {
+    return workspacesRepository.lock(trx, workspaceId);
+  }
+
+  return { create, list, lock };
 }
 export type WorkspacesService = ReturnType<typeof createWorkspacesService>;

@@ -13,8 +13,8 @@ export default function ForgotPasswordPage() {
     <AuthFrame title="Forgot your password">
       {forgot.isSuccess ? (
         <p role="status">
-          If this email belongs to a member, a reset link valid for one hour has been made. Until email delivery is set
-          up, your administrator finds it in the server log or makes one with <code>wsvc users reset-link</code>.
+          If this email belongs to a member, the request has been noted. Until email delivery is set up, ask your
+          administrator for a reset link: they make one, valid for one hour, with <code>wsvc users reset-link</code>.
         </p>
       ) : (
         <form onSubmit={onSubmit((d) => forgot.mutate(String(d.get('email'))))}>

@@ -1,12 +1,13 @@
 import { useState } from 'react';
-import { useScopedList, useScopedMutation, useScopedQuery } from '../../api/hooks';
 import type { Delivery, DeliveryDetail, Event } from '../../api/types';
+import { DELIVERY_STATUSES, EVENT_TYPES } from '../../lib/closed-sets';
+import { useV1Mutation } from '../../lib/mutations';
+import { useScopedList, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { useUrlFilters } from '../../lib/url-filters';
 import { DataTable, ListTable } from '../../ui/list';
 import { Badge, FilterSelect, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading, QueryView } from '../../ui/states';
-import { EVENT_TYPES } from '../events/events-page';
 
 const TONE = { succeeded: 'good', failed: 'bad', pending: 'warn', cancelled: 'neutral' } as const;
 
@@ -36,7 +37,7 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
         <FilterSelect
           label="Status"
           value={status}
-          options={['pending', 'succeeded', 'failed', 'cancelled']}
+          options={[...DELIVERY_STATUSES]}
           onChange={(v) => filters.set('status', v)}
         />
         <FilterSelect
@@ -153,10 +154,7 @@ function Attempts({ webhookId, deliveryId, eventId }: { webhookId: string; deliv
   const { isAdmin } = useCurrent();
   const detail = useScopedQuery<{ data: DeliveryDetail }>(`/v1/webhooks/${webhookId}/deliveries/${deliveryId}`);
   const event = useScopedQuery<{ data: Event }>(`/v1/events/${eventId}`);
-  const retry = useScopedMutation<undefined, unknown>(
-    'POST',
-    `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/retry`,
-  );
+  const retry = useV1Mutation('post', '/v1/webhooks/{id}/deliveries/{delivery_id}/retry');
   return (
     <div className="attempts">
       <QueryView query={detail} what="Loading attempts">
@@ -179,7 +177,11 @@ function Attempts({ webhookId, deliveryId, eventId }: { webhookId: string; deliv
               </p>
             ) : null}
             {isAdmin && data.status !== 'pending' ? (
-              <button type="button" onClick={() => retry.mutate(undefined)} disabled={retry.isPending}>
+              <button
+                type="button"
+                onClick={() => retry.mutate({ params: { path: { id: webhookId, delivery_id: deliveryId } } })}
+                disabled={retry.isPending}
+              >
                 Retry delivery
               </button>
             ) : null}

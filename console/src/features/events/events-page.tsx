@@ -1,11 +1,10 @@
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { useScopedList } from '../../api/hooks';
 import type { Event } from '../../api/types';
+import { EVENT_TYPES } from '../../lib/closed-sets';
+import { useScopedList } from '../../lib/queries';
 import { ListTable } from '../../ui/list';
 import { FilterSelect, PageHeader, Time } from '../../ui/primitives';
-
-export const EVENT_TYPES = ['resource.created', 'resource.updated', 'resource.status_changed', 'resource.deleted'];
 
 export default function EventsPage() {
   const [params, setParams] = useSearchParams();
@@ -21,7 +20,7 @@ export default function EventsPage() {
         <FilterSelect
           label="Event type"
           value={event}
-          options={EVENT_TYPES}
+          options={[...EVENT_TYPES]}
           onChange={(v) => setParams(v ? { event: v } : {}, { replace: true })}
         />
       </div>

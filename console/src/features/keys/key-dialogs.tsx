@@ -1,7 +1,7 @@
 // The server's own list of scopes (its module holds only that list and the role table), so a new scope shows here too.
-import { SCOPES } from '../../../../src/modules/keys/scopes.js';
-import { useScopedMutation } from '../../api/hooks';
-import type { ApiKey, CreatedApiKey, RolledApiKey } from '../../api/types';
+import type { ApiKey, CreatedApiKey, Env, RolledApiKey } from '../../api/types';
+import { SCOPES } from '../../lib/closed-sets';
+import { type KeyScope, useV1Mutation } from '../../lib/mutations';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';
 import { Field, SecretOnce, Time } from '../../ui/primitives';
 
@@ -21,12 +21,9 @@ export function GenerateKeyDialog({
 }: {
   open: boolean;
   onClose: () => void;
-  defaultEnv: 'live' | 'test';
+  defaultEnv: Env;
 }) {
-  const create = useScopedMutation<{ name: string; env: 'live' | 'test'; scopes: string[] }, { data: CreatedApiKey }>(
-    'POST',
-    '/v1/keys',
-  );
+  const create = useV1Mutation('post', '/v1/keys');
   return (
     <MutationDialog
       title="Generate New Key"
@@ -37,9 +34,11 @@ export function GenerateKeyDialog({
       submitLabel="Generate key"
       onSubmit={(d) =>
         create.mutate({
-          name: String(d.get('name')),
-          env: d.get('env') === 'test' ? 'test' : 'live',
-          scopes: d.getAll('scopes').map(String),
+          body: {
+            name: String(d.get('name')),
+            env: d.get('env') === 'test' ? 'test' : 'live',
+            scopes: d.getAll('scopes').map(String) as KeyScope[],
+          },
         })
       }
       made={({ data }) =>
@@ -75,10 +74,7 @@ export function GenerateKeyDialog({
 
 /** Roll: a successor with the same name, scopes and owner; the old key keeps working for the overlap. */
 export function RollKeyDialog({ apiKey, onClose }: { apiKey: ApiKey | null; onClose: () => void }) {
-  const roll = useScopedMutation<{ _id: string; expire_old_in_s: number }, { data: RolledApiKey }>(
-    'POST',
-    (b) => `/v1/keys/${b._id}/roll`,
-  );
+  const roll = useV1Mutation('post', '/v1/keys/{id}/roll');
   return (
     <MutationDialog
       title={`Roll ${apiKey?.name ?? 'key'}`}
@@ -88,7 +84,8 @@ export function RollKeyDialog({ apiKey, onClose }: { apiKey: ApiKey | null; onCl
       mutation={roll}
       submitLabel="Roll key"
       onSubmit={(d) => {
-        if (apiKey) roll.mutate({ _id: apiKey.id, expire_old_in_s: Number(d.get('overlap')) });
+        if (apiKey)
+          roll.mutate({ params: { path: { id: apiKey.id } }, body: { expire_old_in_s: Number(d.get('overlap')) } });
       }}
       made={({ data }) =>
         data.key ? (

@@ -1,19 +1,24 @@
 import { useState } from 'react';
-import { SCOPES } from '../../../../src/modules/keys/scopes.js';
-import { useScopedList, useScopedMutation } from '../../api/hooks';
 import type { ApiKey, User } from '../../api/types';
+import { SCOPES } from '../../lib/closed-sets';
+import { useV1Mutation } from '../../lib/mutations';
+import { useScopedList } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { ListTable } from '../../ui/list';
 import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
+import { Sparkline, useKeySparklines } from '../usage/sparkline';
 import { GenerateKeyDialog, RollKeyDialog } from './key-dialogs';
 
 const STATUS_TONE = { active: 'good', expired: 'warn', revoked: 'bad' } as const;
 
 export default function KeysPage() {
-  const { isAdmin, scope } = useCurrent();
+  const { isAdmin, scope, membership } = useCurrent();
+  // Viewers have no usage:read: no 30-day column for them.
+  const canSeeUsage = membership.role !== 'viewer';
+  const sparklines = useKeySparklines(canSeeUsage);
   const keys = useScopedList<ApiKey>('/v1/keys', {}, 100);
   const members = useScopedList<User>('/v1/users', {}, 100);
-  const revoke = useScopedMutation<{ _id: string }, unknown>('DELETE', (b) => `/v1/keys/${b._id}`);
+  const revoke = useV1Mutation('delete', '/v1/keys/{id}');
   const [open, setOpen] = useState(false);
   const [rolling, setRolling] = useState<ApiKey | null>(null);
   const owners = new Map((members.data?.pages ?? []).flatMap((p) => p.data).map((u) => [u.id, u.email]));
@@ -45,6 +50,7 @@ export default function KeysPage() {
           'Scopes',
           'Created',
           'Last used',
+          ...(canSeeUsage ? ['Requests, 30 days'] : []),
           'Status',
           { hidden: 'Actions' },
         ]}
@@ -69,6 +75,11 @@ export default function KeysPage() {
               <td>
                 <Time iso={k.last_used_at} />
               </td>
+              {canSeeUsage ? (
+                <td>
+                  <Sparkline values={sparklines.get(k.id)} />
+                </td>
+              ) : null}
               <td>
                 <Badge tone={STATUS_TONE[k.status]}>{k.status}</Badge>
                 {k.status === 'active' && k.expires_at ? (
@@ -89,7 +100,7 @@ export default function KeysPage() {
                       title="Revoke this key?"
                       message={`Requests with ${k.name} (svc_${k.env}_${k.prefix}…) will fail at once with 401 expired_token. This cannot be undone.`}
                       confirmLabel="Revoke key"
-                      onConfirm={() => revoke.mutateAsync({ _id: k.id })}
+                      onConfirm={() => revoke.mutateAsync({ params: { path: { id: k.id } } })}
                     />
                   </div>
                 ) : null}

@@ -1,13 +1,12 @@
 import { useState } from 'react';
-import { useScopedList, useScopedMutation, useScopedQuery } from '../../api/hooks';
 import type { Invited, PendingInvite, Role, User } from '../../api/types';
+import { ROLES } from '../../lib/closed-sets';
+import { useScopedList, useScopedMutation, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
 import { ListTable } from '../../ui/list';
 import { Badge, ConfirmButton, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
-
-const ROLES: Role[] = ['admin', 'member', 'viewer'];
 
 export default function MembersPage() {
   const { isAdmin, membership } = useCurrent();

@@ -1,16 +1,19 @@
 import { lazy, Suspense } from 'react';
 import { Link } from 'react-router';
-import { useScopedQuery } from '../../api/hooks';
-import type { DeliverySummary, Event, List, Resource } from '../../api/types';
+import { ApiError } from '../../api/client';
+import type { DeliverySummary, Event, List, Resource, UsageSeries } from '../../api/types';
+import { useScopedQuery } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { periodName } from '../../lib/time';
 import { useUrlFilters } from '../../lib/url-filters';
 import { DataTable } from '../../ui/list';
 import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
-import { Empty, Loading, QueryView } from '../../ui/states';
+import { Empty, ErrorState, Loading, QueryView } from '../../ui/states';
+import { chartData, usageQuery } from '../usage/usage-data';
 
 // uPlot is the console's largest dependency: its chunk loads only when there is something to draw.
 const DeliveriesChart = lazy(() => import('./deliveries-chart'));
+const UsageChart = lazy(() => import('../usage/usage-chart'));
 
 const WINDOWS = { '24h': 'the last 24 hours', '7d': 'the last 7 days', '30d': 'the last 30 days' } as const;
 type Window = keyof typeof WINDOWS;
@@ -24,6 +27,9 @@ export default function OverviewPage() {
   const resources = useScopedQuery<List<Resource>>('/v1/resources', { limit: '1' });
   const events = useScopedQuery<List<Event>>('/v1/events', { limit: '10' });
   const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window });
+  // Viewers have no usage:read: their overview leaves requests out instead of showing an error.
+  const canSeeUsage = membership.role !== 'viewer';
+  const usage = useScopedQuery<{ data: UsageSeries }>('/v1/usage', usageQuery(window), canSeeUsage);
   return (
     <section>
       <PageHeader title="Overview">
@@ -56,14 +62,34 @@ export default function OverviewPage() {
             )}
           </QueryView>
         </div>
-        <div className="card">
-          <h2>Requests, errors and plan usage</h2>
-          <p className="muted">
-            API requests and errors over time, and usage against the plan, come with usage metering; the service does
-            not count requests yet.
-          </p>
-        </div>
+        {canSeeUsage ? (
+          <div className="card">
+            <h2>API requests</h2>
+            <QueryView query={usage} what="Counting requests">
+              {({ data }) => {
+                const count = data.series.reduce((n, s) => n + s.total.count, 0);
+                const errors = data.series.reduce((n, s) => n + s.total.errors, 0);
+                return (
+                  <>
+                    <p className="big">
+                      <Link to={to('/usage')}>{count}</Link>
+                    </p>
+                    <p className="muted">
+                      {errors} errors ({count === 0 ? '0' : ((errors / count) * 100).toFixed(1)} %) in {WINDOWS[window]}
+                    </p>
+                  </>
+                );
+              }}
+            </QueryView>
+          </div>
+        ) : null}
       </div>
+      {canSeeUsage ? (
+        <section aria-labelledby="requests-title">
+          <h2 id="requests-title">API requests and errors over time</h2>
+          <RequestsOverTime usage={usage} window={window} />
+        </section>
+      ) : null}
       <section aria-labelledby="deliveries-title">
         <div className="section-header">
           <h2 id="deliveries-title">Webhook deliveries over time</h2>
@@ -98,6 +124,34 @@ export default function OverviewPage() {
         }
       </QueryView>
     </section>
+  );
+}
+
+/** Requests and errors per period of the window, or why there is nothing to draw. */
+function RequestsOverTime({
+  usage,
+  window,
+}: {
+  usage: { isPending: boolean; error: unknown; data: { data: UsageSeries } | undefined; refetch: () => unknown };
+  window: Window;
+}) {
+  const { timeZone } = useCurrent();
+  if (usage.isPending) return <Loading what="Loading requests" />;
+  if (usage.error instanceof ApiError && usage.error.status === 403) return null;
+  if (usage.error || !usage.data) return <ErrorState error={usage.error} retry={() => usage.refetch()} />;
+  const data = usage.data.data;
+  if (data.series.length === 0) return <Empty>No API requests in {WINDOWS[window]}.</Empty>;
+  const { times, lines } = chartData(data, { errors: true });
+  return (
+    <Suspense fallback={<Loading what="Drawing the chart" />}>
+      <UsageChart
+        times={times}
+        series={lines}
+        yLabel="Requests"
+        timeZone={timeZone}
+        label={`API requests and errors per ${data.granularity} in ${WINDOWS[window]}`}
+      />
+    </Suspense>
   );
 }
 

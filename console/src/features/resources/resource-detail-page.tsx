@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { useScopedList, useScopedMutation, useScopedQuery } from '../../api/hooks';
 import type { Event, Resource } from '../../api/types';
+import { useV1Mutation } from '../../lib/mutations';
+import { useScopedList, useScopedQuery } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { Badge, ConfirmButton, Dialog, PageHeader, Time } from '../../ui/primitives';
 import { Empty, QueryView } from '../../ui/states';
@@ -15,12 +16,11 @@ export default function ResourceDetailPage() {
   const resource = useScopedQuery<{ data: Resource }>(`/v1/resources/${id}`);
   const events = useScopedList<Event>('/v1/events', { resource_id: id });
   const [editing, setEditing] = useState(false);
-  const update = useScopedMutation<{ name: string; metadata: Record<string, string> }, unknown>(
-    'PUT',
-    `/v1/resources/${id}`,
-  );
-  const action = useScopedMutation<{ _action: string }, unknown>('POST', (b) => `/v1/resources/${id}/${b._action}`);
-  const remove = useScopedMutation<undefined, unknown>('DELETE', `/v1/resources/${id}`);
+  const path = { path: { id } };
+  const update = useV1Mutation('put', '/v1/resources/{id}');
+  const archive = useV1Mutation('post', '/v1/resources/{id}/archive');
+  const unarchive = useV1Mutation('post', '/v1/resources/{id}/unarchive');
+  const remove = useV1Mutation('delete', '/v1/resources/{id}');
   return (
     <QueryView query={resource} what="Loading the resource">
       {({ data: r }) => (
@@ -35,8 +35,8 @@ export default function ResourceDetailPage() {
                   </button>
                   <button
                     type="button"
-                    onClick={() => action.mutate({ _action: r.status === 'active' ? 'archive' : 'unarchive' })}
-                    disabled={action.isPending}
+                    onClick={() => (r.status === 'active' ? archive : unarchive).mutate({ params: path })}
+                    disabled={archive.isPending || unarchive.isPending}
                   >
                     {r.status === 'active' ? 'Archive' : 'Unarchive'}
                   </button>
@@ -46,7 +46,7 @@ export default function ResourceDetailPage() {
                     message="The resource and its stored events are removed for good."
                     confirmLabel="Delete resource"
                     onConfirm={async () => {
-                      await remove.mutateAsync(undefined);
+                      await remove.mutateAsync({ params: path });
                       navigate(to('/resources'));
                     }}
                   />
@@ -107,7 +107,10 @@ export default function ResourceDetailPage() {
               busy={update.isPending}
               onCancel={() => setEditing(false)}
               onSubmit={(v) =>
-                update.mutate({ name: v.name, metadata: v.metadata }, { onSuccess: () => setEditing(false) })
+                update.mutate(
+                  { params: path, body: { name: v.name, metadata: v.metadata } },
+                  { onSuccess: () => setEditing(false) },
+                )
               }
             />
           </Dialog>

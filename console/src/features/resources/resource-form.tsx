@@ -1,10 +1,9 @@
 import { useState } from 'react';
 import type { Resource } from '../../api/types';
+import { RESOURCE_TYPES } from '../../lib/mutations';
 import { FormActions } from '../../ui/forms';
 import { Field } from '../../ui/primitives';
 import { FormError } from '../../ui/states';
-
-export const RESOURCE_TYPES = ['standard', 'premium', 'custom'] as const;
 
 /** Metadata as `key=value` lines (string values, as the API takes them). */
 function parseMetadata(text: string): Record<string, string> {
@@ -29,7 +28,7 @@ export function ResourceForm({
 }: {
   initial?: Resource;
   submitLabel: string;
-  onSubmit: (v: { name: string; type: string; metadata: Record<string, string> }) => void;
+  onSubmit: (v: { name: string; type: Resource['type']; metadata: Record<string, string> }) => void;
   error: unknown;
   busy: boolean;
   onCancel: () => void;
@@ -48,7 +47,11 @@ export function ResourceForm({
         try {
           const metadata = parseMetadata(String(d.get('metadata') ?? ''));
           setParseError(null);
-          onSubmit({ name: String(d.get('name')), type: String(d.get('type') ?? initial?.type), metadata });
+          onSubmit({
+            name: String(d.get('name')),
+            type: String(d.get('type') ?? initial?.type) as Resource['type'],
+            metadata,
+          });
         } catch (err) {
           setParseError((err as Error).message);
         }

@@ -1,12 +1,13 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { useScopedList, useScopedMutation } from '../../api/hooks';
 import type { Resource } from '../../api/types';
+import { RESOURCE_TYPES, useV1Mutation } from '../../lib/mutations';
+import { useScopedList } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { useUrlFilters } from '../../lib/url-filters';
 import { ListTable } from '../../ui/list';
 import { Badge, Dialog, FilterSelect, PageHeader, Time } from '../../ui/primitives';
-import { RESOURCE_TYPES, ResourceForm } from './resource-form';
+import { ResourceForm } from './resource-form';
 
 export default function ResourcesPage() {
   const { canWriteResources } = useCurrent();
@@ -16,10 +17,7 @@ export default function ResourcesPage() {
   const type = filters.get('type');
   const list = useScopedList<Resource>('/v1/resources', { status, type });
   const [open, setOpen] = useState(false);
-  const create = useScopedMutation<{ name: string; type: string; metadata: Record<string, string> }, unknown>(
-    'POST',
-    '/v1/resources',
-  );
+  const create = useV1Mutation('post', '/v1/resources');
   return (
     <section>
       <PageHeader
@@ -75,7 +73,7 @@ export default function ResourcesPage() {
           error={create.error}
           busy={create.isPending}
           onCancel={() => setOpen(false)}
-          onSubmit={(v) => create.mutate(v, { onSuccess: () => setOpen(false) })}
+          onSubmit={(v) => create.mutate({ body: v }, { onSuccess: () => setOpen(false) })}
         />
       </Dialog>
     </section>

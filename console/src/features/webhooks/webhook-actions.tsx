@@ -1,10 +1,10 @@
 import { useState } from 'react';
-import { useScopedMutation } from '../../api/hooks';
 import type { CreatedWebhook, Webhook } from '../../api/types';
+import { EVENT_TYPES } from '../../lib/closed-sets';
+import { type EventName, useV1Mutation } from '../../lib/mutations';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';
 import { Field, SecretOnce } from '../../ui/primitives';
 import { FormError } from '../../ui/states';
-import { EVENT_TYPES } from '../events/events-page';
 
 /** Edit the URL, events and label; the secret and the delivery log stay. */
 export function EditWebhookDialog({
@@ -16,10 +16,7 @@ export function EditWebhookDialog({
   open: boolean;
   onClose: () => void;
 }) {
-  const save = useScopedMutation<{ url: string; events: string[]; label: string | null }, unknown>(
-    'PATCH',
-    `/v1/webhooks/${webhook.id}`,
-  );
+  const save = useV1Mutation('patch', '/v1/webhooks/{id}');
   return (
     <MutationDialog
       title="Edit endpoint"
@@ -30,7 +27,14 @@ export function EditWebhookDialog({
       onSubmit={(d) => {
         const label = String(d.get('label') ?? '');
         save.mutate(
-          { url: String(d.get('url')), events: d.getAll('events').map(String), label: label || null },
+          {
+            params: { path: { id: webhook.id } },
+            body: {
+              url: String(d.get('url')),
+              events: d.getAll('events').map(String) as EventName[],
+              label: label || null,
+            },
+          },
           { onSuccess: onClose },
         );
       }}
@@ -63,10 +67,7 @@ export function EventChoices({ selected = ['*'] }: { selected?: string[] }) {
 /** A new signing secret, shown once; the old one keeps signing during the chosen overlap. */
 export function RotateSecretButton({ webhook }: { webhook: Webhook }) {
   const [open, setOpen] = useState(false);
-  const rotate = useScopedMutation<{ expire_old_in_s: number }, { data: CreatedWebhook }>(
-    'POST',
-    `/v1/webhooks/${webhook.id}/rotate-secret`,
-  );
+  const rotate = useV1Mutation('post', '/v1/webhooks/{id}/rotate-secret');
   return (
     <>
       <button type="button" onClick={() => setOpen(true)}>
@@ -79,7 +80,9 @@ export function RotateSecretButton({ webhook }: { webhook: Webhook }) {
         onClose={() => setOpen(false)}
         mutation={rotate}
         submitLabel="Rotate"
-        onSubmit={(d) => rotate.mutate({ expire_old_in_s: Number(d.get('overlap')) })}
+        onSubmit={(d) =>
+          rotate.mutate({ params: { path: { id: webhook.id } }, body: { expire_old_in_s: Number(d.get('overlap')) } })
+        }
         made={({ data }) => <SecretOnce label="New signing secret" value={data.secret} />}
       >
         <OverlapSelect label="Keep signing with the old secret for" />
@@ -90,17 +93,17 @@ export function RotateSecretButton({ webhook }: { webhook: Webhook }) {
 
 /** Re-queues every failed delivery since a date (one job on the server). */
 export function RetryFailedSince({ webhookId }: { webhookId: string }) {
-  const retry = useScopedMutation<{ status: 'failed'; since: string }, { data: { requeued: number } }>(
-    'POST',
-    `/v1/webhooks/${webhookId}/deliveries/retry`,
-  );
+  const retry = useV1Mutation('post', '/v1/webhooks/{id}/deliveries/retry');
   return (
     <form
       className="inline-form"
       onSubmit={(e) => {
         e.preventDefault();
         const day = String(new FormData(e.currentTarget).get('since'));
-        retry.mutate({ status: 'failed', since: new Date(`${day}T00:00:00Z`).toISOString() });
+        retry.mutate({
+          params: { path: { id: webhookId } },
+          body: { status: 'failed', since: new Date(`${day}T00:00:00Z`).toISOString() },
+        });
       }}
     >
       <Field label="Retry all failed since (date, UTC)">

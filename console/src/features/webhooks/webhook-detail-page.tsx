@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { useScopedMutation, useScopedQuery } from '../../api/hooks';
 import type { Webhook } from '../../api/types';
+import { useV1Mutation } from '../../lib/mutations';
+import { useScopedQuery } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
 import { FormError, QueryView } from '../../ui/states';
@@ -14,12 +15,11 @@ export default function WebhookDetailPage() {
   const to = usePathTo();
   const navigate = useNavigate();
   const webhook = useScopedQuery<{ data: Webhook }>(`/v1/webhooks/${id}`);
-  const remove = useScopedMutation<undefined, unknown>('DELETE', `/v1/webhooks/${id}`);
-  const toggle = useScopedMutation<{ _action: 'enable' | 'disable' }, unknown>(
-    'POST',
-    (b) => `/v1/webhooks/${id}/${b._action}`,
-  );
-  const test = useScopedMutation<undefined, unknown>('POST', `/v1/webhooks/${id}/test`);
+  const path = { path: { id } };
+  const remove = useV1Mutation('delete', '/v1/webhooks/{id}');
+  const enable = useV1Mutation('post', '/v1/webhooks/{id}/enable');
+  const disable = useV1Mutation('post', '/v1/webhooks/{id}/disable');
+  const test = useV1Mutation('post', '/v1/webhooks/{id}/test');
   const [editing, setEditing] = useState(false);
   return (
     <QueryView query={webhook} what="Loading the endpoint">
@@ -35,15 +35,15 @@ export default function WebhookDetailPage() {
                   </button>
                   <button
                     type="button"
-                    onClick={() => toggle.mutate({ _action: w.status === 'enabled' ? 'disable' : 'enable' })}
-                    disabled={toggle.isPending}
+                    onClick={() => (w.status === 'enabled' ? disable : enable).mutate({ params: path })}
+                    disabled={enable.isPending || disable.isPending}
                   >
                     {w.status === 'enabled' ? 'Disable' : 'Enable'}
                   </button>
                   <RotateSecretButton webhook={w} />
                   <button
                     type="button"
-                    onClick={() => test.mutate(undefined)}
+                    onClick={() => test.mutate({ params: path })}
                     disabled={test.isPending || w.status !== 'enabled'}
                   >
                     Send test event
@@ -54,7 +54,7 @@ export default function WebhookDetailPage() {
                     message="It stops receiving events at once; its delivery log is removed."
                     confirmLabel="Delete endpoint"
                     onConfirm={async () => {
-                      await remove.mutateAsync(undefined);
+                      await remove.mutateAsync({ params: path });
                       navigate(to('/webhooks'));
                     }}
                   />
@@ -66,7 +66,7 @@ export default function WebhookDetailPage() {
               <code>{w.url}</code> <Badge tone={w.status === 'enabled' ? 'good' : 'warn'}>{w.status}</Badge>
             </p>
           </PageHeader>
-          <FormError error={toggle.error ?? test.error} />
+          <FormError error={enable.error ?? disable.error ?? test.error} />
           {test.isSuccess ? <p role="status">Test event queued; it appears in the log below.</p> : null}
           <dl className="props">
             <dt>Id</dt>

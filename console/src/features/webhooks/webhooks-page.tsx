@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { useScopedList, useScopedMutation } from '../../api/hooks';
 import type { CreatedWebhook, Webhook } from '../../api/types';
+import { type EventName, useV1Mutation } from '../../lib/mutations';
+import { useScopedList } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
 import { ListTable } from '../../ui/list';
@@ -58,10 +59,7 @@ export default function WebhooksPage() {
 }
 
 function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
-  const create = useScopedMutation<{ url: string; events: string[]; label?: string }, { data: CreatedWebhook }>(
-    'POST',
-    '/v1/webhooks',
-  );
+  const create = useV1Mutation('post', '/v1/webhooks');
   return (
     <MutationDialog
       title="Add endpoint"
@@ -73,9 +71,11 @@ function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => 
       onSubmit={(d) => {
         const label = String(d.get('label') ?? '');
         create.mutate({
-          url: String(d.get('url')),
-          events: d.getAll('events').map(String),
-          ...(label ? { label } : {}),
+          body: {
+            url: String(d.get('url')),
+            events: d.getAll('events').map(String) as EventName[],
+            ...(label ? { label } : {}),
+          },
         });
       }}
       made={({ data }) => (

@@ -1,11 +1,18 @@
-import { sql } from 'kysely';
+import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Db, Dialect } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
-import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
+import type {
+  Database,
+  DeliveriesTable,
+  DeliveryAttemptsTable,
+  DeliveryStatus,
+  WebhooksTable,
+} from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
+import type { WriteTx } from '../auth/write-runner.js';
 import type { Delivery, DeliveryDetail, DeliveryFilter } from './delivery.schemas.js';
 
 /** Row → API object. */
@@ -52,7 +59,7 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
-// Performance (docs/performance.md, change 2): every resource write reads this (the outbox fan-out); built and compiled once.
+// Performance (docs/performance.md, "Earlier changes" 2): every resource write reads this (the outbox fan-out); built and compiled once.
 const enabledQuery = prepared((db, $: Param<Tenant>) =>
   db
     .selectFrom('webhooks')
@@ -63,14 +70,17 @@ const enabledQuery = prepared((db, $: Param<Tenant>) =>
     .orderBy('id'),
 );
 
+/** A query of event ids, built by the events module (it owns that table). */
+export type EventIdsQuery = SelectQueryBuilder<Database, 'events', { id: string }>;
+
 /** SQL of the delivery log and of the workers' claims (docs/api.md#webhook-deliveries, #deployment). */
-export const deliveryRepository = {
+export const deliveriesRepository = {
   /** The enabled webhooks an event of this tenant fans out to (≤ 16, docs/api.md#webhooks). */
   async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
     return (await enabledQuery.execute(db, tenant)).rows;
   },
 
-  insertMany(db: Db, rows: DeliveriesTable[]) {
+  insertMany(db: WriteTx, rows: DeliveriesTable[]) {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('deliveries').values(rows).execute();
   },
 
@@ -83,7 +93,7 @@ export const deliveryRepository = {
    * other's rows (withRowLockSkipping, docs/api.md#deployment).
    */
   async claim(
-    db: Db,
+    db: WriteTx,
     opts: {
       now: string;
       leaseUntil: string;
@@ -150,7 +160,7 @@ export const deliveryRepository = {
    * Writes attempts back, each only if `workerId` still holds the claim (a delivery cancelled or
    * taken over meanwhile is left alone). Returns how many were written.
    */
-  async complete(db: Db, workerId: string, results: AttemptResult[], now: string): Promise<number> {
+  async complete(db: WriteTx, workerId: string, results: AttemptResult[], now: string): Promise<number> {
     let written = 0;
     for (const r of results) {
       const u = await db
@@ -290,7 +300,7 @@ export const deliveryRepository = {
    * being attempted right now, is due now again, in one statement. Returns how many.
    */
   async requeueMatching(
-    db: Db,
+    db: WriteTx,
     webhookId: string,
     opts: { status: DeliveryStatus; since: string; now: string },
   ): Promise<number> {
@@ -305,7 +315,7 @@ export const deliveryRepository = {
   },
 
   /** Cancels every pending delivery of the webhook (it was disabled); returns how many. */
-  async cancelPending(db: Db, webhookId: string, now: string): Promise<number> {
+  async cancelPending(db: WriteTx, webhookId: string, now: string): Promise<number> {
     const r = await db
       .updateTable('deliveries')
       .set({ status: 'cancelled', next_attempt_at: null, lease_until: null, leased_by: null, updated_at: now })
@@ -315,8 +325,29 @@ export const deliveryRepository = {
     return Number(r.numUpdatedRows);
   },
 
+  /**
+   * A deleted resource's pending deliveries go with its events (docs/api.md#resources); `eventIds`
+   * is the events module's query of that resource's event ids.
+   */
+  async deletePendingOfEvents(db: WriteTx, eventIds: EventIdsQuery): Promise<void> {
+    const pending = db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('event_id', 'in', eventIds)
+      .where('status', '=', 'pending');
+    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', pending).execute();
+    await db.deleteFrom('deliveries').where('event_id', 'in', eventIds).where('status', '=', 'pending').execute();
+  },
+
+  /** Deletes deliveries with their attempts created before `cutoff` (30-day retention, docs/api.md#events). */
+  async purgeBefore(db: WriteTx, cutoff: string): Promise<void> {
+    const old = db.selectFrom('deliveries').select('id').where('created_at', '<', cutoff);
+    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', old).execute();
+    await db.deleteFrom('deliveries').where('created_at', '<', cutoff).execute();
+  },
+
   /** Manual resend: the delivery is due now again (one more attempt, whatever its state). */
-  async requeue(db: Db, id: string, now: string): Promise<void> {
+  async requeue(db: WriteTx, id: string, now: string): Promise<void> {
     await db
       .updateTable('deliveries')
       .set({ status: 'pending', next_attempt_at: now, updated_at: now })

@@ -1,7 +1,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api } from '../api/client';
+import type { List } from '../api/types';
 import { useCurrent } from '../lib/session';
-import { api } from './client';
-import type { List } from './types';
 
 type Query = Record<string, string | undefined>;
 

@@ -2,8 +2,7 @@ import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
 import { ForbiddenError, NotFoundError } from '../../lib/errors.js';
 import type { Principal } from '../../lib/principal.js';
-import type { UsersService } from '../users/users.service.js';
-import { consoleAuthRepository as repo } from './console-auth.repository.js';
+import type { UsersService } from './users.service.js';
 
 /** docs/console.md: only admins manage members (and everyone's keys). Throws ForbiddenError. */
 export function requireAdmin(principal: Principal): void {
@@ -11,14 +10,14 @@ export function requireAdmin(principal: Principal): void {
 }
 
 /**
- * Members as the console manages them, on top of the users service: the checks that the caller's
+ * Members as an admin manages them (the console's members page), on top of the users service: the checks that the caller's
  * workspace and role allow the change (docs/api.md#keys-scopes-and-roles).
  */
-export function createConsoleMembers(deps: { db: Db; users: UsersService }) {
+export function createMembersService(deps: { db: Db; users: UsersService }) {
   const { db, users } = deps;
 
   async function memberOrThrow(principal: Principal, userId: string) {
-    const m = await repo.userInWorkspace(db, principal.workspaceId, userId);
+    const m = await users.memberOf(db, principal.workspaceId, userId);
     if (!m) throw new NotFoundError('member');
     return m;
   }
@@ -36,4 +35,4 @@ export function createConsoleMembers(deps: { db: Db; users: UsersService }) {
     },
   };
 }
-export type ConsoleMembers = ReturnType<typeof createConsoleMembers>;
+export type MembersService = ReturnType<typeof createMembersService>;

@@ -1,15 +1,16 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { DeliveryStatus } from '../../db/types.js';
 import { Timestamp } from '../../http/schemas.js';
 
-/** Every state of a delivery. */
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+import type { AnyEventType } from '../events/event-types.js';
+import { DELIVERY_STATUSES, type DeliveryStatus } from './delivery-statuses.js';
+
+export { DELIVERY_STATUSES };
 
 /** Filters of the environment-wide delivery log (`GET /deliveries`); times are ISO 8601 UTC. */
 export type DeliveryFilter = {
   webhook_id?: string;
   status?: DeliveryStatus;
-  event?: string;
+  event?: AnyEventType;
   created_after?: string;
   created_before?: string;
 };

@@ -1,0 +1,77 @@
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { zoneAbbreviation } from '../../lib/time';
+
+export interface ChartSeries {
+  label: string;
+  values: number[];
+  stroke: string;
+}
+
+/** Up to 8 distinguishable line colours, in order. */
+export const PALETTE = ['#0969da', '#cf222e', '#1a7f37', '#9a6700', '#8250df', '#bf3989', '#57606a', '#0a3069'];
+
+/**
+ * Lines over time drawn by uPlot, the time axis in the person's profile timezone (loaded on its own:
+ * uPlot is the console's largest dependency). The caller puts the numbers in a table too.
+ */
+export default function UsageChart({
+  times,
+  series,
+  yLabel,
+  timeZone,
+  label,
+}: {
+  /** Period starts, ISO. */
+  times: string[];
+  series: ChartSeries[];
+  yLabel: string;
+  timeZone: string;
+  /** The text alternative. */
+  label: string;
+}) {
+  const ref = useRef<HTMLDivElement>(null);
+  const zone = zoneAbbreviation(new Date(times[times.length - 1] ?? Date.now()), timeZone);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const data: uPlot.AlignedData = [times.map((t) => Date.parse(t) / 1000), ...series.map((s) => s.values)];
+    const chart = new uPlot(
+      {
+        width: Math.max(320, el.clientWidth),
+        height: 240,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), timeZone),
+        legend: { show: false },
+        cursor: { show: true, drag: { x: false, y: false } },
+        scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        axes: [
+          { label: `Time (${zone})`, stroke: '#57606a' },
+          { label: yLabel, stroke: '#57606a' },
+        ],
+        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: false } }))],
+      },
+      data,
+      el,
+    );
+    const resize = () => chart.setSize({ width: Math.max(320, el.clientWidth), height: 240 });
+    window.addEventListener('resize', resize);
+    return () => {
+      window.removeEventListener('resize', resize);
+      chart.destroy();
+    };
+  }, [times, series, yLabel, timeZone, zone]);
+  return (
+    <figure className="chart">
+      <div ref={ref} role="img" aria-label={label} />
+      <figcaption className="legend">
+        {series.map((s) => (
+          <span key={s.label} className="legend-item" style={{ borderColor: s.stroke }}>
+            {s.label}
+          </span>
+        ))}
+        <span className="muted">Times in {zone}</span>
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, settingWarnings, trustProxy } from './config.js';
+
+const load = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'sqlite::memory:', ...env });
+
+describe('TRUST_PROXY', () => {
+  it('is off by default', () => {
+    expect(trustProxy(load({}))).toBe(false);
+    expect(trustProxy(load({ TRUST_PROXY: 'off' }))).toBe(false);
+    expect(trustProxy(load({ TRUST_PROXY: '0' }))).toBe(false);
+  });
+
+  it('takes a hop count or a list of addresses and CIDR ranges', () => {
+    expect(trustProxy(load({ TRUST_PROXY: '1' }))).toBe(1);
+    expect(trustProxy(load({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1,loopback' }))).toEqual([
+      '10.0.0.5',
+      '10.1.0.0/16',
+      '::1',
+      'loopback',
+    ]);
+  });
+
+  it('refuses anything else, naming the bad entry', () => {
+    for (const bad of ['true', '10.0.0.300', 'proxy.example.com', '10.0.0.0/99', '1;2']) {
+      expect(() => load({ TRUST_PROXY: bad }), bad).toThrow(ConfigError);
+    }
+    expect(() => load({ TRUST_PROXY: '10.0.0.5,nope' })).toThrow(/"nope"/);
+  });
+
+  it('warns when PUBLIC_URL is https and TRUST_PROXY is off', () => {
+    const https = { PUBLIC_URL: 'https://console.example.com' };
+    expect(settingWarnings(load(https)).join()).toMatch(/TRUST_PROXY is off/);
+    expect(settingWarnings(load({ ...https, TRUST_PROXY: '1' })).join()).not.toMatch(/TRUST_PROXY/);
+    expect(settingWarnings(load({})).join()).not.toMatch(/TRUST_PROXY/);
+  });
+});
+
+describe('console session lifetimes', () => {
+  it('default to ASVS level 2: 30 minutes idle, 12 hours in all; both can be set', () => {
+    expect(load({})).toMatchObject({ CONSOLE_SESSION_IDLE_MIN: 30, CONSOLE_SESSION_MAX_H: 12 });
+    expect(load({ CONSOLE_SESSION_IDLE_MIN: '15', CONSOLE_SESSION_MAX_H: '8' })).toMatchObject({
+      CONSOLE_SESSION_IDLE_MIN: 15,
+      CONSOLE_SESSION_MAX_H: 8,
+    });
+    expect(() => load({ CONSOLE_SESSION_IDLE_MIN: '0' })).toThrow(/CONSOLE_SESSION_IDLE_MIN/);
+  });
+});

@@ -1,0 +1,222 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Db } from '../../db/dialect.js';
+import type { Env, RequestLogTable, UsageCountsTable } from '../../db/types.js';
+import { isoAt } from '../../lib/clock.js';
+import { ulid } from '../../lib/ids.js';
+import { BUCKET_COUNT } from './buckets.js';
+import type { UsageBatch } from './meter.js';
+
+export type Granularity = 'minute' | 'hour' | 'day';
+
+/** One stored period of one key, route and status, numbers read as numbers. */
+export interface UsageRow {
+  keyId: string;
+  route: string;
+  status: number;
+  granularity: Granularity;
+  periodStart: string;
+  count: number;
+  latencySumMs: number;
+  buckets: number[];
+}
+
+const BUCKET_COLUMNS = Array.from({ length: BUCKET_COUNT }, (_, i) => `b${i}` as const);
+const ADDED = ['count', 'latency_sum_ms', ...BUCKET_COLUMNS] as const;
+const KEY_COLUMNS = ['workspace_id', 'env', 'granularity', 'period_start', 'key_id', 'route', 'status'] as const;
+/** Rows per INSERT: 25 parameters each, far below either database's limit. */
+const CHUNK = 200;
+
+type NewUsage = Omit<UsageCountsTable, 'count'> & { count: number };
+
+/**
+ * Adds `rows` to what is stored (INSERT … ON CONFLICT DO UPDATE SET count = count + excluded.count …),
+ * so processes writing the same period add up. Rows go in primary-key order, so two PostgreSQL
+ * transactions adding to the same rows take their locks in the same order and never deadlock.
+ */
+export async function addUsage(trx: Db, rows: NewUsage[]): Promise<void> {
+  rows.sort((a, b) => compareKeys(a, b));
+  const set = Object.fromEntries(
+    ADDED.map((c) => [c, sql<number>`${sql.ref(`usage_counts.${c}`)} + ${sql.ref(`excluded.${c}`)}`]),
+  ) as Record<(typeof ADDED)[number], RawBuilder<number>>;
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await trx
+      .insertInto('usage_counts')
+      .values(rows.slice(i, i + CHUNK))
+      .onConflict((oc) => oc.columns([...KEY_COLUMNS]).doUpdateSet(set))
+      .execute();
+  }
+}
+
+function compareKeys(a: NewUsage, b: NewUsage): number {
+  for (const c of KEY_COLUMNS) {
+    const x = a[c];
+    const y = b[c];
+    if (x < y) return -1;
+    if (x > y) return 1;
+  }
+  return 0;
+}
+
+/** Writes one meter flush: counts, failed requests, keys' last use (minute precision). */
+export async function writeBatch(trx: Db, batch: UsageBatch): Promise<void> {
+  await addUsage(
+    trx,
+    batch.cells.map((c) => {
+      const row: NewUsage = {
+        workspace_id: c.workspaceId,
+        env: c.env,
+        key_id: c.keyId,
+        route: c.route,
+        status: c.status,
+        granularity: 'minute',
+        period_start: isoAt(c.minute),
+        count: c.count,
+        latency_sum_ms: c.latencySumMs,
+      };
+      for (let i = 0; i < BUCKET_COUNT; i++) row[`b${i}`] = c.buckets[i] ?? 0;
+      return row;
+    }),
+  );
+  for (let i = 0; i < batch.failures.length; i += 100) {
+    const rows: RequestLogTable[] = batch.failures.slice(i, i + 100).map((f) => ({
+      id: `rql_${ulid(f.at)}`,
+      request_id: f.requestId,
+      workspace_id: f.workspaceId,
+      env: f.env,
+      key_id: f.keyId,
+      user_id: f.userId,
+      method: f.method,
+      route: f.route,
+      path: f.path,
+      status: f.status,
+      error_code: f.errorCode,
+      error_message: f.errorMessage,
+      latency_ms: f.latencyMs,
+      body: f.body,
+      created_at: isoAt(f.at),
+    }));
+    await trx.insertInto('request_log').values(rows).execute();
+  }
+  const keys = [...batch.lastUsed].sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [keyId, minute] of keys) {
+    const at = isoAt(minute);
+    await trx
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+      .execute();
+  }
+}
+
+/** Moves `from` rows older than `before` into `to` periods (start cut by `cut`); returns rows removed. */
+export async function rollUp(
+  trx: Db,
+  from: Granularity,
+  to: Granularity,
+  before: string,
+  cut: (iso: string) => string,
+): Promise<number> {
+  // DELETE … RETURNING: exactly the rows removed are added up, whoever else runs the rollup.
+  const removed = await trx
+    .deleteFrom('usage_counts')
+    .where('granularity', '=', from)
+    .where('period_start', '<', before)
+    .returningAll()
+    .execute();
+  const sums = new Map<string, NewUsage>();
+  for (const r of removed) {
+    const period = cut(r.period_start);
+    const id = `${r.workspace_id}|${r.env}|${r.key_id}|${r.status}|${period}|${r.route}`;
+    let s = sums.get(id);
+    if (!s) {
+      s = { ...r, granularity: to, period_start: period, count: 0, latency_sum_ms: 0 };
+      for (const c of BUCKET_COLUMNS) s[c] = 0;
+      sums.set(id, s);
+    }
+    s.count += Number(r.count);
+    s.latency_sum_ms += Number(r.latency_sum_ms);
+    for (const c of BUCKET_COLUMNS) s[c] = Number(s[c]) + Number(r[c]);
+  }
+  await addUsage(trx, [...sums.values()]);
+  return removed.length;
+}
+
+/** Deletes `granularity` rows older than `before`; returns how many. */
+export async function deleteUsageBefore(trx: Db, granularity: Granularity, before: string): Promise<number> {
+  const r = await trx
+    .deleteFrom('usage_counts')
+    .where('granularity', '=', granularity)
+    .where('period_start', '<', before)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Deletes failed requests logged before `before`; returns how many. */
+export async function deleteRequestLogBefore(db: Db, before: string): Promise<number> {
+  const r = await db.deleteFrom('request_log').where('created_at', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Every stored period of a workspace and environment starting in [from, to), any granularity. */
+export async function readUsage(db: Db, scope: { workspaceId: string; env: Env }, from: string, to: string) {
+  const rows = await db
+    .selectFrom('usage_counts')
+    .selectAll()
+    .where('workspace_id', '=', scope.workspaceId)
+    .where('env', '=', scope.env)
+    .where('period_start', '>=', from)
+    .where('period_start', '<', to)
+    .execute();
+  return rows.map(
+    (r): UsageRow => ({
+      keyId: r.key_id,
+      route: r.route,
+      status: Number(r.status),
+      granularity: r.granularity,
+      periodStart: r.period_start,
+      count: Number(r.count),
+      latencySumMs: Number(r.latency_sum_ms),
+      buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
+    }),
+  );
+}
+
+export interface RequestLogFilter {
+  workspaceId: string;
+  env: Env;
+  /** Only requests made with keys of this user (members). */
+  userId?: string;
+  status?: { min: number; max: number };
+  code?: string;
+  keyId?: string;
+  route?: string;
+  requestId?: string;
+  from?: string;
+  to?: string;
+}
+
+/** A page of failed requests, newest first; `afterId` continues a cursor. */
+export async function listRequestLog(
+  db: Db,
+  f: RequestLogFilter,
+  page: { limit: number; offset: number; afterId: string | null },
+) {
+  let q = db.selectFrom('request_log').where('workspace_id', '=', f.workspaceId).where('env', '=', f.env);
+  if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
+  if (f.status) q = q.where('status', '>=', f.status.min).where('status', '<=', f.status.max);
+  if (f.code !== undefined) q = q.where('error_code', '=', f.code);
+  if (f.keyId !== undefined) q = q.where('key_id', '=', f.keyId);
+  if (f.route !== undefined) q = q.where('route', '=', f.route);
+  if (f.requestId !== undefined) q = q.where('request_id', '=', f.requestId);
+  if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
+  if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+  const total = await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  let items = q.selectAll().orderBy('id', 'desc');
+  if (page.afterId !== null) items = items.where('id', '<', page.afterId);
+  const rows = await items
+    .offset(page.afterId === null ? page.offset : 0)
+    .limit(page.limit + 1)
+    .execute();
+  return { rows, total: Number(total.n) };
+}

@@ -1,0 +1,234 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { Env } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
+import { isoAt } from '../../lib/clock.js';
+import { fieldError } from '../../lib/errors.js';
+import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
+import type { Principal } from '../../lib/principal.js';
+import { BUCKET_COUNT, quantile } from './buckets.js';
+import { createUsageMeter, type UsageMeter } from './meter.js';
+import {
+  deleteRequestLogBefore,
+  deleteUsageBefore,
+  type Granularity,
+  listRequestLog,
+  readUsage,
+  rollUp,
+  writeBatch,
+} from './usage.repository.js';
+import type { LoggedRequest, UsageQuery, UsageSeries } from './usage.schemas.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const STEP: Record<Granularity, number> = { minute: MINUTE, hour: HOUR, day: DAY };
+/** docs/usage.md: minutes become hours after 48 h, hours become days after 90 days, days go after 400. */
+export const RETENTION = { minutes: 48 * HOUR, hours: 90 * DAY, days: 400 * DAY, requestLog: 7 * DAY } as const;
+/** Most periods one /usage answer may span. */
+export const MAX_POINTS = 10_000;
+
+export interface RequestLogQuery {
+  status?: string;
+  code?: string;
+  key_id?: string;
+  route?: string;
+  request_id?: string;
+  from?: string;
+  to?: string;
+}
+
+/** Metering, its queries and its upkeep (docs/usage.md); callable from routes, the CLI and the worker. */
+export function createUsageService(deps: {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  flushMs: number;
+  onFlushError?(err: unknown): void;
+}) {
+  const { db, dialect, clock } = deps;
+  const meter: UsageMeter = createUsageMeter({
+    clock,
+    flushMs: deps.flushMs,
+    // keepsKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
+    write: (batch) => dialect.writeTransaction(db, (trx) => writeBatch(trx, batch), { keepsKeys: true }),
+    onError: deps.onFlushError,
+  });
+
+  return {
+    meter,
+
+    /** Time series of the caller's workspace (docs/usage.md#get-v1usage); throws ValidationError for a bad range. */
+    async series(p: Principal, q: UsageQuery): Promise<UsageSeries> {
+      const granularity = q.granularity ?? 'hour';
+      const to = q.to === undefined ? clock.now() : Date.parse(instant('to', q.to));
+      const from = q.from === undefined ? to - DAY : Date.parse(instant('from', q.from));
+      if (!(from < to)) throw fieldError('to', 'invalid_range', 'to must be after from.');
+      const step = STEP[granularity];
+      const start = from - (from % step);
+      const points = Math.ceil((to - start) / step);
+      if (points > MAX_POINTS) {
+        throw fieldError(
+          'granularity',
+          'too_many_points',
+          `from..to at ${granularity} granularity is ${points} points; at most ${MAX_POINTS}: use a coarser granularity or a shorter range.`,
+        );
+      }
+      const env: Env = q.env ?? p.env;
+      const rows = await readUsage(db, { workspaceId: p.workspaceId, env }, isoAt(start), isoAt(to));
+      type Acc = { count: number; errors: number; sum: number; buckets: number[] };
+      const groups = new Map<string, Map<number, Acc>>();
+      const groupOf = (r: (typeof rows)[number]) =>
+        q.group_by === 'key'
+          ? r.keyId
+          : q.group_by === 'route'
+            ? r.route
+            : q.group_by === 'status'
+              ? String(r.status)
+              : '';
+      for (const r of rows) {
+        const t = Date.parse(r.periodStart);
+        const period = t - (t % step);
+        const g = groupOf(r);
+        let series = groups.get(g);
+        if (!series) {
+          series = new Map();
+          groups.set(g, series);
+        }
+        let acc = series.get(period);
+        if (!acc) {
+          acc = { count: 0, errors: 0, sum: 0, buckets: new Array(BUCKET_COUNT).fill(0) };
+          series.set(period, acc);
+        }
+        acc.count += r.count;
+        if (r.status >= 400) acc.errors += r.count;
+        acc.sum += r.latencySumMs;
+        for (let i = 0; i < BUCKET_COUNT; i++) acc.buckets[i] = (acc.buckets[i] ?? 0) + (r.buckets[i] ?? 0);
+      }
+      const stats = (a: Acc) => ({
+        count: a.count,
+        errors: a.errors,
+        latency_avg_ms: a.count === 0 ? null : Math.round((a.sum / a.count) * 1000) / 1000,
+        p50_ms: quantile(a.buckets, 0.5),
+        p95_ms: quantile(a.buckets, 0.95),
+        p99_ms: quantile(a.buckets, 0.99),
+      });
+      const series = [...groups]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([group, byPeriod]) => {
+          const total: Acc = { count: 0, errors: 0, sum: 0, buckets: new Array(BUCKET_COUNT).fill(0) };
+          const pts = [...byPeriod]
+            .sort(([a], [b]) => a - b)
+            .map(([t, a]) => {
+              total.count += a.count;
+              total.errors += a.errors;
+              total.sum += a.sum;
+              for (let i = 0; i < BUCKET_COUNT; i++) total.buckets[i] = (total.buckets[i] ?? 0) + (a.buckets[i] ?? 0);
+              return { t: isoAt(t), ...stats(a) };
+            });
+          return { group: q.group_by === undefined ? null : group, total: stats(total), points: pts };
+        });
+      return { from: isoAt(start), to: isoAt(to), granularity, group_by: q.group_by ?? null, env, series };
+    },
+
+    /** Failed requests of the caller's workspace, newest first; members see their own keys' (docs/usage.md#request-log). */
+    async requests(p: Principal, q: RequestLogQuery, page: PageRequest): Promise<Page<LoggedRequest>> {
+      const status = q.status === undefined ? undefined : statusRange(q.status);
+      const { rows, total } = await listRequestLog(
+        db,
+        {
+          workspaceId: p.workspaceId,
+          env: p.env,
+          userId: p.role === 'admin' ? undefined : (p.userId ?? undefined),
+          status,
+          code: q.code,
+          keyId: q.key_id,
+          route: q.route,
+          requestId: q.request_id,
+          from: q.from === undefined ? undefined : instant('from', q.from),
+          to: q.to === undefined ? undefined : instant('to', q.to),
+        },
+        page,
+      );
+      const more = rows.length > page.limit;
+      const items = rows.slice(0, page.limit).map(
+        (r): LoggedRequest => ({
+          id: r.id,
+          request_id: r.request_id,
+          created_at: isoAt(Date.parse(String(r.created_at))),
+          key_id: r.key_id,
+          env: r.env,
+          method: r.method,
+          route: r.route,
+          path: r.path,
+          status: Number(r.status),
+          error_code: r.error_code,
+          error_message: r.error_message,
+          latency_ms: Number(r.latency_ms),
+          body: r.body,
+        }),
+      );
+      const offset = page.afterId === null ? page.offset : (page.afterOffset ?? 0);
+      const last = items[items.length - 1];
+      return {
+        items,
+        total,
+        limit: page.limit,
+        offset,
+        nextCursor: more && last ? encodeCursor(last.id, offset + items.length) : null,
+      };
+    },
+
+    /**
+     * The periodic upkeep (docs/usage.md#retention): minutes older than 48 h into hours, hours older
+     * than 90 days into days, days older than 400 days and failed requests older than 7 days removed.
+     * Returns the rows removed. Each rollup is one transaction, so the totals never change.
+     */
+    async rollup(): Promise<number> {
+      const now = clock.now();
+      const hourCut = now - RETENTION.minutes;
+      const dayCut = now - RETENTION.hours;
+      let removed = 0;
+      removed += await dialect.writeTransaction(
+        db,
+        (trx) =>
+          rollUp(trx, 'minute', 'hour', isoAt(hourCut - (hourCut % HOUR)), (iso) => `${iso.slice(0, 13)}:00:00.000Z`),
+        { keepsKeys: true },
+      );
+      removed += await dialect.writeTransaction(
+        db,
+        (trx) =>
+          rollUp(trx, 'hour', 'day', isoAt(dayCut - (dayCut % DAY)), (iso) => `${iso.slice(0, 10)}T00:00:00.000Z`),
+        { keepsKeys: true },
+      );
+      removed += await dialect.writeTransaction(
+        db,
+        (trx) => deleteUsageBefore(trx, 'day', isoAt(now - RETENTION.days)),
+        { keepsKeys: true },
+      );
+      removed += await dialect.writeTransaction(
+        db,
+        (trx) => deleteRequestLogBefore(trx, isoAt(now - RETENTION.requestLog)),
+        { keepsKeys: true },
+      );
+      return removed;
+    },
+  };
+}
+export type UsageService = ReturnType<typeof createUsageService>;
+
+/** A query time as ISO UTC; a 400 for one JavaScript cannot place (the schema checks the form). */
+function instant(field: string, value: string): string {
+  const t = Date.parse(value);
+  if (Number.isNaN(t) || t < 0 || t > 253_402_300_799_999) {
+    throw fieldError(field, 'invalid_value', `${field} must be a date-time between 1970 and 9999.`);
+  }
+  return isoAt(t);
+}
+
+/** `4xx`, `5xx` or one status such as `429`, as an inclusive range. */
+function statusRange(s: string): { min: number; max: number } {
+  const m = /^([45])(xx|\d\d)$/.exec(s);
+  if (!m) throw fieldError('status', 'invalid_value', 'status must be 4xx, 5xx or a status code from 400 to 599.');
+  if (m[2] === 'xx') return { min: Number(m[1]) * 100, max: Number(m[1]) * 100 + 99 };
+  return { min: Number(s), max: Number(s) };
+}

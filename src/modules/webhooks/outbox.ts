@@ -1,0 +1,194 @@
+import { type Dialect, readJson } from '../../db/dialect.js';
+import type { DeliveriesTable, EventsTable } from '../../db/types.js';
+import { isoAt } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { type Actor, type Tenant, tenantOf } from '../../lib/principal.js';
+import type { Signal } from '../../lib/signal.js';
+import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
+import { type AnyEventType, type Event, type EventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
+import { EVENT_RETENTION_MS, type EventsService } from '../events/events.service.js';
+import { type AttemptResult, type ClaimedDelivery, deliveriesRepository } from './deliveries.repository.js';
+
+export type { AttemptResult, ClaimedDelivery };
+
+/** What a change written through the outbox can queue in its transaction (`Outbox.write`). */
+export interface Queue {
+  /** Records an event and one delivery per enabled webhook subscribed to it. */
+  event(type: EventType, resourceId: string | null, data: Event['data'], now: number): Promise<void>;
+  /** Records a `webhook.test` event and its one delivery, to `webhookId` only; returns the delivery row. */
+  test(webhookId: string, now: number): Promise<DeliveriesTable>;
+  /** Says that `count` existing deliveries were made due again (a resend). */
+  due(count: number): Promise<void>;
+}
+
+/**
+ * The transactional outbox (docs/api.md#events): a change and the events and deliveries it queues
+ * commit together or not at all, and the delivery worker is woken after the commit.
+ */
+export function createOutbox(deps: {
+  dialect: Dialect;
+  writeAs: WriteRunner;
+  deliveriesDue: Signal;
+  events: Pick<EventsService, 'insert' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore'>;
+}) {
+  const { dialect, deliveriesDue, events } = deps;
+
+  /**
+   * Runs `fn` as `actor` in one write transaction (the write runner's), with a `Queue` for what it
+   * queues; after the commit, wakes this process's delivery worker if anything was queued. The one
+   * "enqueue, then wake the worker after commit" every writer of deliveries goes through.
+   */
+  async function write<T>(
+    actor: Actor,
+    fn: (trx: WriteTx, queue: Queue) => Promise<T>,
+    hooks?: WriteHooks<T>,
+  ): Promise<T> {
+    let queued = 0;
+    const result = await deps.writeAs(
+      actor,
+      (trx) => {
+        const tenant = (): Tenant => {
+          if (actor.kind === 'system' && !('workspaceId' in actor)) throw new Error('a system actor queues no event');
+          return tenantOf(actor);
+        };
+        const queue: Queue = {
+          async event(type, resourceId, data, now) {
+            queued += await record(trx, tenant(), type, resourceId, data, now);
+          },
+          async test(webhookId, now) {
+            const row = await recordTest(trx, tenant(), webhookId, now);
+            queued += 1;
+            return row;
+          },
+          async due(count) {
+            if (count > 0) await dialect.notifyOnCommit?.(trx);
+            queued += count;
+          },
+        };
+        return fn(trx, queue);
+      },
+      hooks,
+    );
+    if (queued > 0) deliveriesDue.notify();
+    return result;
+  }
+
+  /** Writes an event and its deliveries in `trx`; returns how many deliveries it queued. */
+  async function record(
+    trx: WriteTx,
+    tenant: Tenant,
+    type: EventType,
+    resourceId: string | null,
+    data: Event['data'],
+    now: number,
+  ): Promise<number> {
+    const event = await insertEvent(trx, tenant, type, resourceId, data, now);
+    const hooks = await deliveriesRepository.subscribers(trx, tenant);
+    const targets = hooks
+      .filter((h) => {
+        const events = readJson<string[]>(h.events);
+        return events.includes('*') || events.includes(type);
+      })
+      .map((h) => h.id);
+    return queue(trx, tenant, event, targets, now);
+  }
+
+  async function recordTest(trx: WriteTx, tenant: Tenant, webhookId: string, now: number): Promise<DeliveriesTable> {
+    const data = { webhook_id: webhookId, message: 'This is a test event sent from the API.' };
+    const event = await insertEvent(trx, tenant, TEST_EVENT_TYPE, null, data, now);
+    await queue(trx, tenant, event, [webhookId], now);
+    return (await deliveriesRepository.findByEvent(trx, event.id)) as DeliveriesTable;
+  }
+
+  async function insertEvent(
+    trx: WriteTx,
+    tenant: Tenant,
+    type: AnyEventType,
+    resourceId: string | null,
+    data: Event['data'],
+    now: number,
+  ): Promise<EventsTable> {
+    const createdAt = isoAt(now);
+    const id = newId('event', now);
+    const payload = JSON.stringify({ id, event: type, created_at: createdAt, data });
+    const row: EventsTable = {
+      id,
+      workspace_id: tenant.workspaceId,
+      env: tenant.env,
+      type,
+      resource_id: resourceId,
+      payload,
+      created_at: createdAt,
+    };
+    await events.insert(trx, row);
+    return row;
+  }
+
+  async function queue(trx: WriteTx, tenant: Tenant, event: EventsTable, webhookIds: string[], now: number) {
+    const deliveries: DeliveriesTable[] = webhookIds.map((webhookId) => ({
+      id: newId('delivery', now),
+      webhook_id: webhookId,
+      event_id: event.id,
+      event_type: event.type,
+      workspace_id: tenant.workspaceId,
+      env: tenant.env,
+      status: 'pending',
+      attempt_count: 0,
+      next_attempt_at: event.created_at,
+      lease_until: null,
+      leased_by: null,
+      last_response_status: null,
+      last_error: null,
+      created_at: event.created_at,
+      updated_at: event.created_at,
+    }));
+    await deliveriesRepository.insertMany(trx, deliveries);
+    if (deliveries.length > 0) await dialect.notifyOnCommit?.(trx);
+    return deliveries.length;
+  }
+
+  /** docs/api.md#resources: a deleted resource's events and their pending deliveries go with it, in `trx`. */
+  async function purgeResource(trx: WriteTx, tenant: Tenant, resourceId: string): Promise<void> {
+    await deliveriesRepository.deletePendingOfEvents(trx, events.resourceEventIds(trx, tenant, resourceId));
+    await events.deleteForResource(trx, tenant, resourceId);
+  }
+
+  /**
+   * The retention job: deletes events, and deliveries with their attempts, older than 30 days
+   * (docs/api.md#events), as `actor` (the scheduler); returns the number of events removed.
+   */
+  function purgeExpired(actor: Actor, now: number): Promise<number> {
+    const cutoff = isoAt(now - EVENT_RETENTION_MS);
+    return deps.writeAs(actor, async (trx) => {
+      await deliveriesRepository.purgeBefore(trx, cutoff);
+      return events.purgeBefore(trx, cutoff);
+    });
+  }
+
+  /**
+   * The delivery worker's one write transaction per cycle, as `actor` (the worker): the outcomes of
+   * the attempts finished since the last cycle, then claims of up to `claim.limit` due deliveries
+   * (docs/api.md#deployment). Deliveries only, never keys or users (the runner's keepsKeys).
+   */
+  function workerCycle(
+    actor: Actor,
+    workerId: string,
+    outcomes: AttemptResult[],
+    claim: {
+      now: string;
+      leaseUntil: string;
+      limit: number;
+      perEndpoint: number;
+      busy: ReadonlyMap<string, number>;
+    },
+  ): Promise<ClaimedDelivery[]> {
+    return deps.writeAs(actor, async (trx) => {
+      if (outcomes.length > 0) await deliveriesRepository.complete(trx, workerId, outcomes, claim.now);
+      if (claim.limit === 0) return [];
+      return deliveriesRepository.claim(trx, { ...claim, workerId });
+    });
+  }
+
+  return { write, purgeResource, purgeExpired, workerCycle };
+}
+export type Outbox = ReturnType<typeof createOutbox>;
