@@ -97,8 +97,8 @@ export function createServices(deps: {
   });
   const usage = createUsageService({
     db,
-    dialect,
     clock,
+    writeAs,
     flushMs: deps.config.USAGE_FLUSH_MS,
     onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
   });
@@ -119,7 +119,7 @@ export function createServices(deps: {
       id: 'usage-rollup',
       name: 'usage-rollup: minutes into hours after 48 h, hours into days after 90 days, request log after 7 days',
       everyMs: 10 * 60_000,
-      run: usage.rollup,
+      run: () => usage.rollup(systemActor('scheduler:usage-rollup')),
     },
   ];
   return {

@@ -45,7 +45,7 @@ function clientFor(ws: TestWorkspace, seen = new Set<string>()) {
 }
 
 describe('every operation through the client', () => {
-  it('calls each of the 32 operations of the served document once, typed end to end', async () => {
+  it('calls each of the 34 operations of the served document once, typed end to end', async () => {
     const ws = await newWorkspace(t);
     const seen = new Set<string>();
     const c = clientFor(ws, seen);
@@ -116,6 +116,16 @@ describe('every operation through the client', () => {
     );
     expect((await c.GET('/v1/deliveries/summary', { params: { query: { window: '24h' } } })).data).toBeDefined();
     expect(await c.DELETE('/v1/webhooks/{id}', hookPath)).toBeUndefined();
+
+    // A failed call, then usage and the failed-request log once the meter has flushed.
+    const missing = { params: { path: { id: 'res_01JD3K8Z6W6J9Q4X1V5N2M7P8R' } } };
+    const notFound = await c.GET('/v1/resources/{id}', missing).catch((e: unknown) => e);
+    expect(notFound).toBeInstanceOf(ApiError);
+    await t.services.usage.meter.flush();
+    const usage = (await c.GET('/v1/usage', { params: { query: { granularity: 'hour', group_by: 'status' } } })).data;
+    expect(usage.series.map((s) => s.group)).toContain('404');
+    const failures = (await c.GET('/v1/requests', { params: { query: { status: '404' } } })).data;
+    expect(failures.map((f) => f.request_id)).toContain((notFound as ApiError).requestId);
     expect(await c.DELETE('/v1/resources/{id}', path)).toBeUndefined();
 
     const doc = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, object> };
@@ -124,7 +134,7 @@ describe('every operation through the client', () => {
         .filter((m) => ['get', 'put', 'post', 'patch', 'delete'].includes(m))
         .map((m) => `${m.toUpperCase()} ${p}`),
     );
-    expect(all.length).toBe(32);
+    expect(all.length).toBe(34);
     expect([...seen].sort()).toEqual(all.sort());
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemActor } from '../src/lib/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError } from './helpers/expect.js';
 
@@ -71,6 +72,29 @@ describe('failed-request log (docs/usage.md#request-log)', () => {
     expect(entry.body).toBe('{"name":"x","client_secret":"[redacted]", "k":"[redacted]"');
   });
 
+  it('keeps a failed request carrying NUL characters, and the flush after it still writes', async () => {
+    // PostgreSQL's text cannot hold U+0000: stored as the six characters \u0000 on both databases.
+    const ws = await newWorkspace(t);
+    const bad = await t.request({
+      method: 'POST',
+      url: '/v1/resources',
+      key: ws.live,
+      body: '{"name":"a\u0000b"',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(bad.statusCode).toBe(400);
+    await t.request({ method: 'GET', url: '/v1/events?resource_id=%00', key: ws.live });
+    await flush();
+    const logged = (await list(ws.live)).data;
+    expect(logged).toHaveLength(2);
+    const body = logged.find((e: { body: string | null }) => e.body !== null)?.body;
+    expect(body).toBe('{"name":"a\\u0000b"');
+    // The next flush is not stuck behind them.
+    await t.request({ method: 'GET', url: '/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R', key: ws.live });
+    await flush();
+    expect((await list(ws.live)).data).toHaveLength(3);
+  });
+
   it('filters by status class, status, code, key and route; test and other workspaces apart', async () => {
     const ws = await newWorkspace(t);
     const missing = '/v1/resources/res_01JD3K8Z6W6J9Q4X1V5N2M7P8R';
@@ -139,10 +163,10 @@ describe('failed-request log (docs/usage.md#request-log)', () => {
     const saved = now;
     try {
       now = saved + 7 * 24 * 3600_000 - 60_000;
-      await t.services.usage.rollup();
+      await t.services.usage.rollup(systemActor('scheduler:usage-rollup'));
       expect((await list(ws.live)).meta.total).toBe(1);
       now = saved + 7 * 24 * 3600_000 + 60_000;
-      await t.services.usage.rollup();
+      await t.services.usage.rollup(systemActor('scheduler:usage-rollup'));
       expect((await list(ws.live)).meta.total).toBe(0);
     } finally {
       now = saved;

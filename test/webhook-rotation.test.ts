@@ -32,10 +32,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The receiver of README.md ("Verify `X-Service-Signature`"), listening on a free port instead of 3000. */
+/** The receiver of README.md that needs no client ("verify `X-Service-Signature` on the raw body"), listening on a free port instead of 3000. */
 function readmeReceiver(): string {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const from = readme.indexOf('Verify `X-Service-Signature` on the raw body');
+  const from = readme.indexOf('verify `X-Service-Signature` on the raw body');
   const block = /```js\n([\s\S]*?)```/.exec(readme.slice(from));
   const code = block?.[1] ?? '';
   expect(code).toContain('.listen(3000);');

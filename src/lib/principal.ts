@@ -45,7 +45,8 @@ export interface SystemActor {
   name: SystemActorName;
   userId: null;
 }
-export type SystemActorName = 'cli' | 'worker' | `scheduler:${string}`;
+/** `meter`: each API process's usage flush (docs/usage.md). */
+export type SystemActorName = 'cli' | 'worker' | 'meter' | `scheduler:${string}`;
 
 /** The actor of the worker, a job or the CLI, named once. */
 export function systemActor(name: SystemActorName): SystemActor {

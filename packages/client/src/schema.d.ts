@@ -150,6 +150,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List failed requests
+         * @description Every 4xx and 5xx answer to an API key of this environment, newest first, kept 7 days; members see their own keys only. Filter by `status` (`4xx`, `5xx`, `429`…), `code`, `key_id`, `route`, `request_id`, `from`, `to`.
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/resources": {
         parameters: {
             query?: never;
@@ -236,6 +256,26 @@ export interface paths {
          * @description `archived → active`. Unarchiving an active resource answers 200 and changes nothing.
          */
         post: operations["unarchiveResource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage time series
+         * @description Requests answered to API keys of the workspace, per period, optionally one series per key, route or status, with latency percentiles. Counted in memory and written every few seconds, so the current minute may lag by up to USAGE_FLUSH_MS. More than 10,000 periods, `to` not after `from`, an unknown `granularity` or `group_by`: 400.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -469,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's secret
-         * @description Answers the new `secret`, shown only here. For `expire_old_in_s` seconds (default 86400, at most 604800, 0 to stop at once) every delivery carries two Standard Webhooks signatures, `webhook-signature: v1,<new> v1,<old>`, so receivers can switch without missing a delivery; `X-Service-Signature` uses the new secret at once. The body may be left out.
+         * @description Answers the new `secret`, shown only here. For `expire_old_in_s` seconds (default 86400, at most 604800, 0 to stop at once) every delivery carries two Standard Webhooks signatures, `webhook-signature: v1,<new> v1,<old>`, so receivers can switch without missing a delivery; `X-Service-Signature` (one value) stays keyed with the old secret until it expires (`previous_secret_expires_at`), then with the new one. The body may be left out.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -523,7 +563,7 @@ export interface webhooks {
                     "webhook-signature": string;
                     /** @description Unix seconds of this attempt. */
                     "webhook-timestamp": string;
-                    /** @description Hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret (UTF-8). */
+                    /** @description Hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret (UTF-8); after a rotation, with the old secret until it expires, then the new one. */
                     "X-Service-Signature": string;
                 };
                 path?: never;
@@ -721,6 +761,31 @@ export interface components {
             /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
         };
+        /** LoggedRequest */
+        LoggedRequest: {
+            /** @description The request body, up to 8 KiB, with keys and secrets replaced by `[redacted]`; headers are never kept. */
+            body: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            env: string;
+            error_code: string | null;
+            error_message: string | null;
+            /** @example rql_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            key_id: string;
+            latency_ms: number;
+            method: string;
+            path: string;
+            /** @description The X-Request-Id of the failed request. */
+            request_id: string;
+            /** @description Route template. */
+            route: string;
+            status: number;
+        };
         /** Resource */
         Resource: {
             /**
@@ -744,6 +809,57 @@ export interface components {
              */
             updated_at: string;
             workspace_id: string;
+        };
+        /** UsageSeries */
+        UsageSeries: {
+            env: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            from: string;
+            granularity: string;
+            group_by: string | null;
+            series: {
+                /** @description The key id, route (`GET /v1/resources/:id`) or status of this series; null without group_by. */
+                group: string | null;
+                /** @description Periods with at least one request, oldest first; periods without requests are left out. */
+                points: {
+                    /** @description Requests answered. */
+                    count: number;
+                    /** @description Of which answered 4xx or 5xx (429 included). */
+                    errors: number;
+                    latency_avg_ms: number | null;
+                    /** @description Latency percentiles, from fixed log-spaced buckets (within a factor of 2). */
+                    p50_ms: number | null;
+                    p95_ms: number | null;
+                    p99_ms: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the period.
+                     * @example 2026-11-22T10:15:30.123Z
+                     */
+                    t: string;
+                }[];
+                total: {
+                    /** @description Requests answered. */
+                    count: number;
+                    /** @description Of which answered 4xx or 5xx (429 included). */
+                    errors: number;
+                    latency_avg_ms: number | null;
+                    /** @description Latency percentiles, from fixed log-spaced buckets (within a factor of 2). */
+                    p50_ms: number | null;
+                    p95_ms: number | null;
+                    p99_ms: number | null;
+                };
+            }[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            to: string;
         };
         /** User */
         User: {
@@ -1734,7 +1850,7 @@ export interface operations {
                     /** @description 1..100 characters, to tell keys apart. */
                     name: string;
                     /** @description Left out: the scopes of the key making the request (every scope for an unrestricted key). */
-                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write")[];
+                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read")[];
                 };
             };
         };
@@ -2461,6 +2577,187 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request line and headers are over 16 KiB (answered before routing). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: a fault on the server side; the log has the details under the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unreachable or busy; nothing was written. Retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /** @description Error code, such as `validation_error`. */
+                code?: string;
+                /** @description `next_cursor` of the previous page (opaque). */
+                cursor?: string;
+                /** @example 2026-11-22T00:00:00.000Z */
+                from?: string;
+                key_id?: string;
+                /** @description Page size, 1..100 (default 20). */
+                limit?: number;
+                /** @description Records to skip (default 0); not allowed with cursor. */
+                offset?: number;
+                request_id?: string;
+                /** @description Route template, such as `/v1/resources/:id`. */
+                route?: string;
+                /** @description `4xx`, `5xx` or one status such as `429`. */
+                status?: string;
+                /** @example 2026-11-22T00:00:00.000Z */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LoggedRequest"][];
+                        meta: {
+                            /**
+                             * Format: int32
+                             * @description Page size applied to this response.
+                             */
+                            limit: number;
+                            /** @description Opaque token for `cursor=` to fetch the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /**
+                             * Format: int64
+                             * @description Records before this page (on a cursor page: the walk's position, carried in the cursor).
+                             */
+                            offset: number;
+                            /**
+                             * Format: int64
+                             * @description Matching records across all pages.
+                             */
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error or invalid_json */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_token, invalid_token or expired_token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_timeout: the request was not received in time (answered by the HTTP parser, before routing). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not `application/json`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (with Retry-After) */
+            429: {
+                headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
@@ -3702,6 +3999,166 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request line and headers are over 16 KiB (answered before routing). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: a fault on the server side; the log has the details under the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unreachable or busy; nothing was written. Retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description Which environment's requests (default: the caller's). */
+                env?: "live" | "test";
+                /**
+                 * @description Start, inclusive (default: 24 h before `to`); cut to the period.
+                 * @example 2026-11-22T00:00:00.000Z
+                 */
+                from?: string;
+                /** @description Period of each point (default hour). Minutes are kept 48 h and hours 90 days; older periods show at the start of the hour or day they were rolled into. */
+                granularity?: "minute" | "hour" | "day";
+                /** @description One series per key id, route template or status code; one series for all without it. */
+                group_by?: "key" | "route" | "status";
+                /**
+                 * @description End, exclusive (default: now).
+                 * @example 2026-11-22T00:00:00.000Z
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UsageSeries"];
+                    };
+                };
+            };
+            /** @description validation_error or invalid_json */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_token, invalid_token or expired_token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_timeout: the request was not received in time (answered by the HTTP parser, before routing). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not `application/json`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (with Retry-After) */
+            429: {
+                headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];

@@ -3,6 +3,7 @@ import type { Db } from '../../db/dialect.js';
 import type { Env, RequestLogTable, UsageCountsTable } from '../../db/types.js';
 import { isoAt } from '../../lib/clock.js';
 import { ulid } from '../../lib/ids.js';
+import type { WriteTx } from '../auth/write-runner.js';
 import { BUCKET_COUNT } from './buckets.js';
 import type { UsageBatch } from './meter.js';
 
@@ -33,7 +34,7 @@ type NewUsage = Omit<UsageCountsTable, 'count'> & { count: number };
  * so processes writing the same period add up. Rows go in primary-key order, so two PostgreSQL
  * transactions adding to the same rows take their locks in the same order and never deadlock.
  */
-export async function addUsage(trx: Db, rows: NewUsage[]): Promise<void> {
+export async function addUsage(trx: WriteTx, rows: NewUsage[]): Promise<void> {
   rows.sort((a, b) => compareKeys(a, b));
   const set = Object.fromEntries(
     ADDED.map((c) => [c, sql<number>`${sql.ref(`usage_counts.${c}`)} + ${sql.ref(`excluded.${c}`)}`]),
@@ -57,8 +58,16 @@ function compareKeys(a: NewUsage, b: NewUsage): number {
   return 0;
 }
 
+/**
+ * Text as the request log keeps it: a NUL character, which PostgreSQL's text type cannot hold (a
+ * failed request may well carry one), is written as the six characters `\\u0000`, on both databases.
+ */
+export function storable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\\u0000') : text;
+}
+
 /** Writes one meter flush: counts, failed requests, keys' last use (minute precision). */
-export async function writeBatch(trx: Db, batch: UsageBatch): Promise<void> {
+export async function writeBatch(trx: WriteTx, batch: UsageBatch): Promise<void> {
   await addUsage(
     trx,
     batch.cells.map((c) => {
@@ -85,14 +94,14 @@ export async function writeBatch(trx: Db, batch: UsageBatch): Promise<void> {
       env: f.env,
       key_id: f.keyId,
       user_id: f.userId,
-      method: f.method,
-      route: f.route,
-      path: f.path,
+      method: storable(f.method),
+      route: storable(f.route),
+      path: storable(f.path),
       status: f.status,
-      error_code: f.errorCode,
-      error_message: f.errorMessage,
+      error_code: f.errorCode === null ? null : storable(f.errorCode),
+      error_message: f.errorMessage === null ? null : storable(f.errorMessage),
       latency_ms: f.latencyMs,
-      body: f.body,
+      body: f.body === null ? null : storable(f.body),
       created_at: isoAt(f.at),
     }));
     await trx.insertInto('request_log').values(rows).execute();
@@ -111,7 +120,7 @@ export async function writeBatch(trx: Db, batch: UsageBatch): Promise<void> {
 
 /** Moves `from` rows older than `before` into `to` periods (start cut by `cut`); returns rows removed. */
 export async function rollUp(
-  trx: Db,
+  trx: WriteTx,
   from: Granularity,
   to: Granularity,
   before: string,
@@ -143,7 +152,7 @@ export async function rollUp(
 }
 
 /** Deletes `granularity` rows older than `before`; returns how many. */
-export async function deleteUsageBefore(trx: Db, granularity: Granularity, before: string): Promise<number> {
+export async function deleteUsageBefore(trx: WriteTx, granularity: Granularity, before: string): Promise<number> {
   const r = await trx
     .deleteFrom('usage_counts')
     .where('granularity', '=', granularity)
@@ -153,7 +162,7 @@ export async function deleteUsageBefore(trx: Db, granularity: Granularity, befor
 }
 
 /** Deletes failed requests logged before `before`; returns how many. */
-export async function deleteRequestLogBefore(db: Db, before: string): Promise<number> {
+export async function deleteRequestLogBefore(db: WriteTx, before: string): Promise<number> {
   const r = await db.deleteFrom('request_log').where('created_at', '<', before).executeTakeFirst();
   return Number(r.numDeletedRows);
 }

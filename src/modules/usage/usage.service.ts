@@ -1,10 +1,11 @@
-import type { Db, Dialect } from '../../db/dialect.js';
+import type { Db } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { isoAt } from '../../lib/clock.js';
 import { fieldError } from '../../lib/errors.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
-import type { Principal } from '../../lib/principal.js';
+import { type Actor, type Principal, systemActor } from '../../lib/principal.js';
+import type { WriteRunner } from '../auth/write-runner.js';
 import { BUCKET_COUNT, quantile } from './buckets.js';
 import { createUsageMeter, type UsageMeter } from './meter.js';
 import {
@@ -40,17 +41,18 @@ export interface RequestLogQuery {
 /** Metering, its queries and its upkeep (docs/usage.md); callable from routes, the CLI and the worker. */
 export function createUsageService(deps: {
   db: Db;
-  dialect: Dialect;
   clock: Clock;
+  writeAs: WriteRunner;
   flushMs: number;
   onFlushError?(err: unknown): void;
 }) {
-  const { db, dialect, clock } = deps;
+  const { db, clock, writeAs } = deps;
+  const meterActor = systemActor('meter');
   const meter: UsageMeter = createUsageMeter({
     clock,
     flushMs: deps.flushMs,
-    // keepsKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
-    write: (batch) => dialect.writeTransaction(db, (trx) => writeBatch(trx, batch), { keepsKeys: true }),
+    // Not changesKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
+    write: (batch) => writeAs(meterActor, (trx) => writeBatch(trx, batch)),
     onError: deps.onFlushError,
   });
 
@@ -183,33 +185,19 @@ export function createUsageService(deps: {
      * than 90 days into days, days older than 400 days and failed requests older than 7 days removed.
      * Returns the rows removed. Each rollup is one transaction, so the totals never change.
      */
-    async rollup(): Promise<number> {
+    async rollup(actor: Actor): Promise<number> {
       const now = clock.now();
       const hourCut = now - RETENTION.minutes;
       const dayCut = now - RETENTION.hours;
       let removed = 0;
-      removed += await dialect.writeTransaction(
-        db,
-        (trx) =>
-          rollUp(trx, 'minute', 'hour', isoAt(hourCut - (hourCut % HOUR)), (iso) => `${iso.slice(0, 13)}:00:00.000Z`),
-        { keepsKeys: true },
+      removed += await writeAs(actor, (trx) =>
+        rollUp(trx, 'minute', 'hour', isoAt(hourCut - (hourCut % HOUR)), (iso) => `${iso.slice(0, 13)}:00:00.000Z`),
       );
-      removed += await dialect.writeTransaction(
-        db,
-        (trx) =>
-          rollUp(trx, 'hour', 'day', isoAt(dayCut - (dayCut % DAY)), (iso) => `${iso.slice(0, 10)}T00:00:00.000Z`),
-        { keepsKeys: true },
+      removed += await writeAs(actor, (trx) =>
+        rollUp(trx, 'hour', 'day', isoAt(dayCut - (dayCut % DAY)), (iso) => `${iso.slice(0, 10)}T00:00:00.000Z`),
       );
-      removed += await dialect.writeTransaction(
-        db,
-        (trx) => deleteUsageBefore(trx, 'day', isoAt(now - RETENTION.days)),
-        { keepsKeys: true },
-      );
-      removed += await dialect.writeTransaction(
-        db,
-        (trx) => deleteRequestLogBefore(trx, isoAt(now - RETENTION.requestLog)),
-        { keepsKeys: true },
-      );
+      removed += await writeAs(actor, (trx) => deleteUsageBefore(trx, 'day', isoAt(now - RETENTION.days)));
+      removed += await writeAs(actor, (trx) => deleteRequestLogBefore(trx, isoAt(now - RETENTION.requestLog)));
       return removed;
     },
   };

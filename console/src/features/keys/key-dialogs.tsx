@@ -1,5 +1,5 @@
 // The server's own list of scopes (its module holds only that list and the role table), so a new scope shows here too.
-import type { ApiKey, CreatedApiKey, Env, RolledApiKey } from '../../api/types';
+import type { ApiKey, Env } from '../../api/types';
 import { SCOPES } from '../../lib/closed-sets';
 import { type KeyScope, useV1Mutation } from '../../lib/mutations';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';

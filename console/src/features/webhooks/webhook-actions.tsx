@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { CreatedWebhook, Webhook } from '../../api/types';
+import type { Webhook } from '../../api/types';
 import { EVENT_TYPES } from '../../lib/closed-sets';
 import { type EventName, useV1Mutation } from '../../lib/mutations';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';

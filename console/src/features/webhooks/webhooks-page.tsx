@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import type { CreatedWebhook, Webhook } from '../../api/types';
+import type { Webhook } from '../../api/types';
 import { type EventName, useV1Mutation } from '../../lib/mutations';
 import { useScopedList } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
