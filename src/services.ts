@@ -99,6 +99,7 @@ export function createServices(deps: {
     db,
     clock,
     writeAs,
+    keys,
     flushMs: deps.config.USAGE_FLUSH_MS,
     onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
   });

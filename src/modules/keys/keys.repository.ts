@@ -137,4 +137,16 @@ export const keysRepository = {
   async isActive(db: Db, id: string, now: string): Promise<boolean> {
     return (await isActiveQuery.execute(db, { id, now })).rows.length > 0;
   },
+
+  /** Moves each key's `last_used_at` forward to `at` (never back), in key order (the usage flush). */
+  async touchLastUsed(db: Db, uses: ReadonlyArray<readonly [keyId: string, at: string]>): Promise<void> {
+    for (const [keyId, at] of [...uses].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      await db
+        .updateTable('api_keys')
+        .set({ last_used_at: at })
+        .where('id', '=', keyId)
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+        .execute();
+    }
+  },
 };

@@ -4,7 +4,7 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { ApiKeyPrincipal } from '../../lib/principal.js';
-import { keyLock } from '../auth/write-runner.js';
+import { keyLock, type WriteTx } from '../auth/write-runner.js';
 import type { UsersService } from '../users/users.service.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
 import { keysRepository } from './keys.repository.js';
@@ -179,6 +179,17 @@ export function createKeysService(deps: {
     return { id: keyId, revoked_at: revokedAt };
   }
 
-  return { create, verify, verifyNow, list, revoke };
+  /**
+   * Moves keys' `last_used_at` forward to the minute they were last used, in the usage flush's
+   * transaction (docs/usage.md). It does not change whether a key verifies, so cached keys stay valid.
+   */
+  function recordUse(trx: WriteTx, lastUsed: ReadonlyMap<string, number>): Promise<void> {
+    return keysRepository.touchLastUsed(
+      trx,
+      [...lastUsed].map(([keyId, minute]) => [keyId, isoAt(minute)] as const),
+    );
+  }
+
+  return { create, verify, verifyNow, list, revoke, recordUse };
 }
 export type KeysService = ReturnType<typeof createKeysService>;

@@ -66,7 +66,7 @@ export function storable(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\\u0000') : text;
 }
 
-/** Writes one meter flush: counts, failed requests, keys' last use (minute precision). */
+/** Writes one meter flush's counts and failed requests (keys' last use is the keys module's: usage.service.ts). */
 export async function writeBatch(trx: WriteTx, batch: UsageBatch): Promise<void> {
   await addUsage(
     trx,
@@ -105,16 +105,6 @@ export async function writeBatch(trx: WriteTx, batch: UsageBatch): Promise<void>
       created_at: isoAt(f.at),
     }));
     await trx.insertInto('request_log').values(rows).execute();
-  }
-  const keys = [...batch.lastUsed].sort(([a], [b]) => (a < b ? -1 : 1));
-  for (const [keyId, minute] of keys) {
-    const at = isoAt(minute);
-    await trx
-      .updateTable('api_keys')
-      .set({ last_used_at: at })
-      .where('id', '=', keyId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
-      .execute();
   }
 }
 

@@ -6,6 +6,7 @@ import { fieldError } from '../../lib/errors.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
 import { type Actor, type Principal, systemActor } from '../../lib/principal.js';
 import type { WriteRunner } from '../auth/write-runner.js';
+import type { KeysService } from '../keys/keys.service.js';
 import { BUCKET_COUNT, quantile } from './buckets.js';
 import { createUsageMeter, type UsageMeter } from './meter.js';
 import {
@@ -43,6 +44,8 @@ export function createUsageService(deps: {
   db: Db;
   clock: Clock;
   writeAs: WriteRunner;
+  /** Owner of api_keys: moves keys' last_used_at in the flush's transaction. */
+  keys: Pick<KeysService, 'recordUse'>;
   flushMs: number;
   onFlushError?(err: unknown): void;
 }) {
@@ -52,7 +55,11 @@ export function createUsageService(deps: {
     clock,
     flushMs: deps.flushMs,
     // Not changesKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
-    write: (batch) => writeAs(meterActor, (trx) => writeBatch(trx, batch)),
+    write: (batch) =>
+      writeAs(meterActor, async (trx) => {
+        await writeBatch(trx, batch);
+        await deps.keys.recordUse(trx, batch.lastUsed);
+      }),
     onError: deps.onFlushError,
   });
 
