@@ -32,7 +32,7 @@ export interface PeriodicJob {
   /** What it does, for logs. */
   name: string;
   everyMs: number;
-  /** Returns how many records it removed. */
+  /** Returns how many records it handled (removed, rolled up, sent), for the log line. */
   run(): Promise<number>;
 }
 

@@ -94,8 +94,20 @@ export function createNotificationsService(deps: {
     await repo.insertMany(trx, rows);
   }
 
-  /** Sends every due notification as `actor` (the worker's job); returns how many were sent. */
-  async function sendDue(actor: Actor): Promise<number> {
+  let sending: Promise<number> | null = null;
+
+  /**
+   * Sends every due notification as `actor` (the worker's job); returns how many were sent. A call
+   * while a run is under way (a slow SMTP server outlasting the job's interval) waits for that run.
+   */
+  function sendDue(actor: Actor): Promise<number> {
+    sending ??= sendAll(actor).finally(() => {
+      sending = null;
+    });
+    return sending;
+  }
+
+  async function sendAll(actor: Actor): Promise<number> {
     let sent = 0;
     for (;;) {
       const now = clock.now();
