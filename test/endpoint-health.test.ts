@@ -14,6 +14,8 @@ const CONFIG: Partial<Config> = {
   WEBHOOK_ALLOW_INSECURE_URLS: true,
   WEBHOOK_MAX_RETRIES: 0,
   WEBHOOK_TIMEOUT_MS: 2000,
+  // One attempt per endpoint per claim: a test can leave deliveries pending behind the one attempted.
+  WEBHOOK_ENDPOINT_CONCURRENCY: 1,
 };
 
 let nowMs = Date.parse('2026-03-01T09:00:00.000Z');
@@ -44,15 +46,18 @@ async function hook(ws: TestWorkspace) {
   expect(res.statusCode, res.body).toBe(201);
   return { id: json(res).data.id as string, path };
 }
-/** `count` events at `atMs`, each attempted once at that moment. */
-async function attempts(ws: TestWorkspace, atMs: number, count = 1) {
-  nowMs = atMs;
+async function events(ws: TestWorkspace, count: number) {
   for (let i = 0; i < count; i++) {
     const body = { name: 'R', type: 'standard' };
     const res = await t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body });
     expect(res.statusCode, res.body).toBe(201);
   }
-  await worker.runOnce();
+}
+/** `count` events at `atMs`, each attempted once at that moment. */
+async function attempts(ws: TestWorkspace, atMs: number, count = 1) {
+  nowMs = atMs;
+  await events(ws, count);
+  while ((await worker.runOnce()) > 0) {}
 }
 async function endpoint(ws: TestWorkspace, id: string) {
   const res = await t.request({ method: 'GET', url: `/v1/webhooks/${id}`, key: ws.live });
@@ -137,6 +142,24 @@ describe('endpoint health (docs/api.md#endpoint-health)', () => {
       disabled_reason: 'failing',
       failing_since: iso(t1),
     });
+  });
+
+  it('the automatic disable cancels the deliveries still pending, in the same transaction', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const t0 = nowMs + 60_000;
+    await attempts(ws, t0, 10);
+    nowMs = t0 + WINDOW_MS;
+    await events(ws, 3);
+    expect(await worker.runOnce()).toBe(1); // one attempt (it fails and disables); two left pending
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+    const res = await t.request({
+      method: 'GET',
+      url: `/v1/webhooks/${h.id}/deliveries?status=cancelled`,
+      key: ws.live,
+    });
+    expect(json(res).data).toHaveLength(2);
+    expect(await worker.runOnce()).toBe(0);
   });
 
   it('a hand-made disable says manual and keeps the endpoint out of health checks', async () => {
