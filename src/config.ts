@@ -49,6 +49,8 @@ const ConfigSchema = Type.Object({
     }),
   ),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+  /** An endpoint whose attempts (at least 10) have all failed for this many hours is disabled (docs/api.md#endpoint-health). */
+  WEBHOOK_DISABLE_AFTER_H: Type.Integer({ minimum: 1, maximum: 8760, default: 120 }),
   /**
    * Which proxies in front may name the client in X-Forwarded-For (docs/operations.md#behind-a-proxy):
    * off, a hop count, or a list of proxy addresses and CIDR ranges.
@@ -67,6 +69,20 @@ const ConfigSchema = Type.Object({
   USAGE_METERING: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   /** How often each process writes what it counted; a crash loses at most this much. */
   USAGE_FLUSH_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
+  /** Where notification emails go (docs/operations.md#email); unset: the local mailbox (`wsvc mail list`). */
+  SMTP_URL: Type.Optional(
+    Type.String({
+      pattern: '^smtps?://.+',
+      'x-expected': 'smtp://user:password@host:587 or smtps://user:password@host:465',
+    }),
+  ),
+  /** The From of every email. */
+  MAIL_FROM: Type.String({
+    minLength: 3,
+    maxLength: 320,
+    default: 'Workspace Service <no-reply@localhost>',
+    'x-expected': 'an address, such as "Workspace Service <no-reply@example.com>"',
+  }),
   /** Serves GET /metrics to `Authorization: Bearer <METRICS_TOKEN>`; unset: no /metrics. */
   METRICS_TOKEN: Type.Optional(
     Type.String({ minLength: 16, maxLength: 512, 'x-expected': 'a secret of at least 16 characters' }),
@@ -122,7 +138,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const key of CONFIG_KEYS) {
     const sub = ConfigSchema.properties[key];
     const value = converted[key];
-    if (value === undefined && !(key === 'REDIS_URL' || key === 'PUBLIC_URL' || key === 'METRICS_TOKEN')) {
+    if (
+      value === undefined &&
+      !(key === 'REDIS_URL' || key === 'PUBLIC_URL' || key === 'METRICS_TOKEN' || key === 'SMTP_URL')
+    ) {
       problems.push(`${key} is required`);
       continue;
     }

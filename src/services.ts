@@ -12,12 +12,15 @@ import { createIdempotencyService } from './modules/idempotency/idempotency.serv
 import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
+import { createNotificationsService, type MailTransport } from './modules/notifications/notifications.service.js';
+import { smtpTransport } from './modules/notifications/smtp.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
 import { createMembersService } from './modules/users/members.service.js';
 import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
+import { createEndpointHealth } from './modules/webhooks/endpoint-health.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
@@ -29,7 +32,7 @@ export interface PeriodicJob {
   /** What it does, for logs. */
   name: string;
   everyMs: number;
-  /** Returns how many records it removed. */
+  /** Returns how many records it handled (removed, rolled up, sent), for the log line. */
   run(): Promise<number>;
 }
 
@@ -49,6 +52,8 @@ export function createServices(deps: {
   log?: WorkerLogger;
   /** DNS resolution for the webhook URL check at webhook creation (tests inject one); the system's by default. */
   resolveHost?: (host: string) => Promise<string[]>;
+  /** Where emails go instead of SMTP_URL's server (tests); neither: the local mailbox. */
+  mailTransport?: MailTransport;
 }) {
   const { db, dialect } = deps.storage;
   const clock = deps.clock;
@@ -66,7 +71,23 @@ export function createServices(deps: {
   const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
   const members = createMembersService({ db, users });
   const events = createEventsService({ db });
-  const outbox = createOutbox({ dialect, writeAs, deliveriesDue, events });
+  const notifications = createNotificationsService({
+    db,
+    clock,
+    writeAs,
+    admins: users.admins,
+    userRow: users.row,
+    publicUrl: () => publicUrl(deps.config),
+    mailFrom: deps.config.MAIL_FROM,
+    disableAfterH: deps.config.WEBHOOK_DISABLE_AFTER_H,
+    transport: deps.mailTransport ?? (deps.config.SMTP_URL ? smtpTransport(deps.config.SMTP_URL) : undefined),
+    log: deps.log ?? quiet,
+  });
+  const health = createEndpointHealth({
+    disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
+    notify: notifications.endpointNotice,
+  });
+  const outbox = createOutbox({ dialect, writeAs, deliveriesDue, events, health });
   const resources = createResourcesService({ db, clock, outbox });
   const consoleAuth = createConsoleAuthService({
     db,
@@ -117,6 +138,12 @@ export function createServices(deps: {
       run: () => idempotency.purgeExpired(systemActor('scheduler:purge-idempotency')),
     },
     {
+      id: 'send-notifications',
+      name: 'send-notifications: emails sent (or kept in the local mailbox)',
+      everyMs: 5_000,
+      run: () => notifications.sendDue(systemActor('scheduler:send-notifications')),
+    },
+    {
       id: 'usage-rollup',
       name: 'usage-rollup: minutes into hours after 48 h, hours into days after 90 days, request log after 7 days',
       everyMs: 10 * 60_000,
@@ -137,6 +164,7 @@ export function createServices(deps: {
     members,
     outbox,
     usage,
+    notifications,
     delivery,
     jobs,
     deliveriesDue,

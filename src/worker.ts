@@ -28,7 +28,7 @@ export async function runDeliveryWorker(opts: {
   const timers = opts.services.jobs.map((job) => {
     const run = () =>
       job.run().then(
-        (n) => n > 0 && log.info({ removed: n }, job.name),
+        (n) => n > 0 && log.info({ job: job.id, count: n }, job.name),
         (err) => log.warn({ err }, `${job.name} failed`),
       );
     const timer = setInterval(run, job.everyMs);

@@ -34,6 +34,7 @@ describe('POST /v1/webhooks (docs/api.md#webhooks)', () => {
         'created_at',
         'disabled_reason',
         'events',
+        'failing_since',
         'id',
         'label',
         'previous_secret_expires_at',
@@ -50,6 +51,7 @@ describe('POST /v1/webhooks (docs/api.md#webhooks)', () => {
       label: 'CRM',
       status: 'enabled',
       disabled_reason: null,
+      failing_since: null,
       previous_secret_expires_at: null,
       workspace_id: ws.id,
     });

@@ -5,10 +5,10 @@ import { ROLES, type Role } from '../modules/users/roles.js';
 import { cliWrite, withServices } from './context.js';
 import { print } from './output.js';
 
-const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
+export const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
 
 /** Rows as aligned text columns under a header; '' when there are no rows. */
-function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][]): string {
   if (rows.length === 0) return '';
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
   const line = (cells: string[]) =>

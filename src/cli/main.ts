@@ -3,6 +3,7 @@ import { ConfigError } from '../config.js';
 import { AppError } from '../lib/errors.js';
 import { registerAdminCommands } from './admin.commands.js';
 import { registerDbCommands } from './db.commands.js';
+import { registerMailCommands } from './mail.commands.js';
 import { registerServeCommands } from './serve.commands.js';
 
 /** Builds the `wsvc` program (exported for tests). */
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
   registerServeCommands(program);
   registerAdminCommands(program);
   registerDbCommands(program);
+  registerMailCommands(program);
   return program;
 }
 

@@ -9,6 +9,8 @@ import * as endpointKeyManagement from './migrations/007-endpoint-key-management
 import * as consoleAuth from './migrations/008-console-auth.js';
 import * as deliveryLogIndexes from './migrations/009-delivery-log-indexes.js';
 import * as usage from './migrations/010-usage.js';
+import * as endpointHealth from './migrations/011-endpoint-health.js';
+import * as notifications from './migrations/012-notifications.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -23,6 +25,8 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '008-console-auth': consoleAuth,
   '009-delivery-log-indexes': deliveryLogIndexes,
   '010-usage': usage,
+  '011-endpoint-health': endpointHealth,
+  '012-notifications': notifications,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -93,8 +93,16 @@ export interface WebhooksTable {
   /** After rotate-secret: the old secret, which also signs deliveries until it expires (migration 007). */
   previous_secret?: string | null;
   previous_secret_expires_at?: string | null;
-  /** Why the endpoint is disabled (`manual`); null while enabled (migration 007). */
+  /** Why the endpoint is disabled (`manual`, or `failing` when endpoint health disabled it); null while enabled (migration 007). */
   disabled_reason?: string | null;
+  /** Endpoint health (migration 011): the first failed attempt since the last success or the last enable; null when healthy. */
+  failing_since?: string | null;
+  /** Failed attempts since `failing_since`. */
+  failed_attempts?: number;
+  /** The last "failing" notification (at most one per 24 h). */
+  failing_notified_at?: string | null;
+  /** Set when a "failing" or "disabled" notification was written; cleared by the "recovered" one. */
+  unhealthy_notified_at?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -238,6 +246,37 @@ export interface RequestLogTable {
   created_at: string;
 }
 
+/** One notification to one person (migration 012, docs/api.md#notifications), sent by the worker. */
+export interface NotificationsTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  category: 'webhooks';
+  type: 'endpoint.failing' | 'endpoint.disabled' | 'endpoint.recovered';
+  /** JSON text: what the message says (the endpoint, its environment, the times). */
+  data: string;
+  status: 'pending' | 'sent' | 'failed' | 'skipped';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  leased_by: string | null;
+  last_error: string | null;
+  sent_at: string | null;
+  created_at: string;
+}
+
+/** An email kept instead of sent (no SMTP_URL): `wsvc mail list|show` (migration 012). */
+export interface MailboxTable {
+  id: string;
+  notification_id: string;
+  to_address: string;
+  subject: string;
+  text: string;
+  html: string;
+  message_id: string;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -256,4 +295,6 @@ export interface Database {
   console_sign_in_failures: ConsoleSignInFailuresTable;
   usage_counts: UsageCountsTable;
   request_log: RequestLogTable;
+  notifications: NotificationsTable;
+  mailbox: MailboxTable;
 }

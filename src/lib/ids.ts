@@ -11,6 +11,8 @@ export const ID_PREFIX = {
   key: 'key_',
   request: 'req_',
   session: 'ses_',
+  notification: 'ntf_',
+  mail: 'mail_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

@@ -896,14 +896,16 @@ export interface components {
              * @example 2026-11-22T10:15:30.123Z
              */
             created_at: string;
-            /** @description `manual` after `POST /webhooks/{id}/disable`; null while enabled. */
-            disabled_reason: "manual" | null;
+            /** @description `manual` after `POST /webhooks/{id}/disable`; `failing` when every attempt failed for `WEBHOOK_DISABLE_AFTER_H` hours (at least 10 attempts) and the service disabled it; null while enabled. */
+            disabled_reason: "manual" | "failing" | null;
             /**
              * @example [
              *       "resource.status_changed"
              *     ]
              */
             events: string[];
+            /** @description When the current run of failed attempts began (the first failure since the last success or the last enable); null while the endpoint is healthy. */
+            failing_since: string | null;
             /** @example wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
             label: string | null;
@@ -4880,14 +4882,16 @@ export interface operations {
                              * @example 2026-11-22T10:15:30.123Z
                              */
                             created_at: string;
-                            /** @description `manual` after `POST /webhooks/{id}/disable`; null while enabled. */
-                            disabled_reason: "manual" | null;
+                            /** @description `manual` after `POST /webhooks/{id}/disable`; `failing` when every attempt failed for `WEBHOOK_DISABLE_AFTER_H` hours (at least 10 attempts) and the service disabled it; null while enabled. */
+                            disabled_reason: "manual" | "failing" | null;
                             /**
                              * @example [
                              *       "resource.status_changed"
                              *     ]
                              */
                             events: string[];
+                            /** @description When the current run of failed attempts began (the first failure since the last success or the last enable); null while the endpoint is healthy. */
+                            failing_since: string | null;
                             /** @example wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
                             id: string;
                             label: string | null;
@@ -6842,14 +6846,16 @@ export interface operations {
                              * @example 2026-11-22T10:15:30.123Z
                              */
                             created_at: string;
-                            /** @description `manual` after `POST /webhooks/{id}/disable`; null while enabled. */
-                            disabled_reason: "manual" | null;
+                            /** @description `manual` after `POST /webhooks/{id}/disable`; `failing` when every attempt failed for `WEBHOOK_DISABLE_AFTER_H` hours (at least 10 attempts) and the service disabled it; null while enabled. */
+                            disabled_reason: "manual" | "failing" | null;
                             /**
                              * @example [
                              *       "resource.status_changed"
                              *     ]
                              */
                             events: string[];
+                            /** @description When the current run of failed attempts began (the first failure since the last success or the last enable); null while the endpoint is healthy. */
+                            failing_since: string | null;
                             /** @example wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
                             id: string;
                             label: string | null;

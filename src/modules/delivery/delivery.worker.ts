@@ -155,7 +155,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   async function attempt(d: ClaimedDelivery): Promise<void> {
     // Disabled after this delivery was queued (e.g. by a transaction that raced the disable): not sent.
     if (d.webhook_status === 'disabled') {
-      results.push({ deliveryId: d.id, status: 'cancelled', nextAttemptAt: null, attempt: null });
+      results.push({
+        deliveryId: d.id,
+        webhookId: d.webhook_id,
+        status: 'cancelled',
+        nextAttemptAt: null,
+        attempt: null,
+      });
       return;
     }
     const attemptedAt = clock.now();
@@ -181,6 +187,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     }
     results.push({
       deliveryId: d.id,
+      webhookId: d.webhook_id,
       status: next.status,
       nextAttemptAt: next.nextAttemptAtMs === null ? null : isoAt(next.nextAttemptAtMs),
       attempt: {

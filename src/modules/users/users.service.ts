@@ -148,6 +148,9 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     workspaceExists: repo.workspaceExists,
     /** The current member `userId` of `workspaceId` (id, email, role), if any. */
     memberOf: repo.memberOf,
+    /** The workspace's current admins, in `db` (who is told about endpoint health, docs/api.md#notifications). */
+    admins: async (inDb: Db, workspaceId: string) =>
+      (await repo.listAll(inDb, workspaceId)).filter((u) => u.role === 'admin'),
   };
 }
 export type UsersService = ReturnType<typeof createUsersService>;

@@ -52,6 +52,8 @@ export interface ClaimedDelivery {
 /** The outcome of one attempt, written back by the worker that holds the lease. */
 export interface AttemptResult {
   deliveryId: string;
+  /** The endpoint attempted: its health follows the outcome (endpoint-health.ts). */
+  webhookId: string;
   /** null: no attempt was made (the delivery was cancelled). */
   attempt: Omit<DeliveryAttemptsTable, 'delivery_id'> | null;
   /** The delivery's state after this attempt. */
@@ -158,10 +160,10 @@ export const deliveriesRepository = {
 
   /**
    * Writes attempts back, each only if `workerId` still holds the claim (a delivery cancelled or
-   * taken over meanwhile is left alone). Returns how many were written.
+   * taken over meanwhile is left alone). Returns the attempts written, in order.
    */
-  async complete(db: WriteTx, workerId: string, results: AttemptResult[], now: string): Promise<number> {
-    let written = 0;
+  async complete(db: WriteTx, workerId: string, results: AttemptResult[], now: string): Promise<AttemptResult[]> {
+    const written: AttemptResult[] = [];
     for (const r of results) {
       const u = await db
         .updateTable('deliveries')
@@ -189,7 +191,7 @@ export const deliveriesRepository = {
         .insertInto('delivery_attempts')
         .values({ delivery_id: r.deliveryId, ...r.attempt })
         .execute();
-      written++;
+      written.push(r);
     }
     return written;
   },

@@ -8,6 +8,7 @@ import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { type AnyEventType, type Event, type EventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { EVENT_RETENTION_MS, type EventsService } from '../events/events.service.js';
 import { type AttemptResult, type ClaimedDelivery, deliveriesRepository } from './deliveries.repository.js';
+import type { EndpointHealth } from './endpoint-health.js';
 
 export type { AttemptResult, ClaimedDelivery };
 
@@ -30,6 +31,8 @@ export function createOutbox(deps: {
   writeAs: WriteRunner;
   deliveriesDue: Signal;
   events: Pick<EventsService, 'insert' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore'>;
+  /** Endpoint health (docs/api.md#endpoint-health), applied to the outcomes the worker writes. */
+  health: EndpointHealth;
 }) {
   const { dialect, deliveriesDue, events } = deps;
 
@@ -168,7 +171,8 @@ export function createOutbox(deps: {
   /**
    * The delivery worker's one write transaction per cycle, as `actor` (the worker): the outcomes of
    * the attempts finished since the last cycle, then claims of up to `claim.limit` due deliveries
-   * (docs/api.md#deployment). Deliveries only, never keys or users (the runner's keepsKeys).
+   * (docs/api.md#deployment), with the endpoints' health (docs/api.md#endpoint-health) and the
+   * notifications it causes. Never keys or users (the runner's keepsKeys).
    */
   function workerCycle(
     actor: Actor,
@@ -183,7 +187,12 @@ export function createOutbox(deps: {
     },
   ): Promise<ClaimedDelivery[]> {
     return deps.writeAs(actor, async (trx) => {
-      if (outcomes.length > 0) await deliveriesRepository.complete(trx, workerId, outcomes, claim.now);
+      if (outcomes.length > 0) {
+        // Endpoint rows first, then their deliveries: the lock order of a hand-made disable too.
+        const endpoints = await deps.health.lock(trx, outcomes);
+        const written = await deliveriesRepository.complete(trx, workerId, outcomes, claim.now);
+        await deps.health.apply(trx, endpoints, written);
+      }
       if (claim.limit === 0) return [];
       return deliveriesRepository.claim(trx, { ...claim, workerId });
     });

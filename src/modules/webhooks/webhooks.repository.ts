@@ -4,6 +4,7 @@ import { withRowLock } from '../../db/row-locks.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { Tenant } from '../../lib/principal.js';
+import type { WriteTx } from '../auth/write-runner.js';
 import type { Webhook } from './webhooks.schemas.js';
 
 /** Row → API object (never a secret); a previous secret that expired by `now` is not shown. */
@@ -15,7 +16,8 @@ export function toWebhook(row: WebhooksTable, now: string): Webhook {
     events: readJson<string[]>(row.events),
     label: row.label,
     status: row.status,
-    disabled_reason: row.status === 'disabled' ? 'manual' : null, // the only reason so far
+    disabled_reason: row.status === 'disabled' ? (row.disabled_reason === 'failing' ? 'failing' : 'manual') : null,
+    failing_since: row.failing_since ?? null,
     previous_secret_expires_at: overlapEnd !== null && overlapEnd > now ? overlapEnd : null,
     workspace_id: row.workspace_id,
     created_at: row.created_at,
@@ -70,6 +72,35 @@ export const webhooksRepository = {
       .where('env', '=', tenant.env)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
+  },
+
+  /**
+   * The webhooks `ids` (any tenant), read under row locks in id order (the delivery worker's
+   * health updates: the same order as every other writer, webhook row before its deliveries).
+   */
+  async lockMany(db: WriteTx, ids: string[]): Promise<Map<string, WebhooksTable>> {
+    if (ids.length === 0) return new Map();
+    const q = db.selectFrom('webhooks').selectAll().where('id', 'in', ids).orderBy('id');
+    const rows = await withRowLock(db, q).execute();
+    return new Map(rows.map((r) => [r.id, r]));
+  },
+
+  /** Writes the health fields (and, on an automatic disable, status and reason) of one webhook. */
+  async updateHealth(
+    db: WriteTx,
+    id: string,
+    patch: Pick<
+      Partial<WebhooksTable>,
+      | 'status'
+      | 'disabled_reason'
+      | 'failing_since'
+      | 'failed_attempts'
+      | 'failing_notified_at'
+      | 'unhealthy_notified_at'
+      | 'updated_at'
+    >,
+  ): Promise<void> {
+    await db.updateTable('webhooks').set(patch).where('id', '=', id).execute();
   },
 
   /** Deletes the webhook and every delivery still pending for it (docs/api.md#webhook-deliveries: cancelled before the 204). */

@@ -14,8 +14,13 @@ const webhookProps = {
   status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')], {
     description: 'A disabled endpoint gets no new deliveries; `POST /webhooks/{id}/enable` turns it back on.',
   }),
-  disabled_reason: Type.Union([Type.Literal('manual'), Type.Null()], {
-    description: '`manual` after `POST /webhooks/{id}/disable`; null while enabled.',
+  disabled_reason: Type.Union([Type.Literal('manual'), Type.Literal('failing'), Type.Null()], {
+    description:
+      '`manual` after `POST /webhooks/{id}/disable`; `failing` when every attempt failed for `WEBHOOK_DISABLE_AFTER_H` hours (at least 10 attempts) and the service disabled it; null while enabled.',
+  }),
+  failing_since: Type.Union([Timestamp, Type.Null()], {
+    description:
+      'When the current run of failed attempts began (the first failure since the last success or the last enable); null while the endpoint is healthy.',
   }),
   previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
     description:

@@ -8,6 +8,7 @@ import type { Page, PageRequest } from '../../lib/paging.js';
 import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
+import { FRESH_WINDOW } from './endpoint-health.js';
 import type { Outbox } from './outbox.js';
 import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
@@ -142,7 +143,12 @@ export function createWebhooksService(deps: {
         if (row.status === status) return toWebhook(row, isoAt(clock.now()));
         const now = isoAt(clock.now());
         if (status === 'disabled') await deliveriesRepository.cancelPending(trx, id, now);
-        return save(trx, principal, row, { status, disabled_reason: status === 'disabled' ? 'manual' : null });
+        // Enabling by hand starts a fresh health window (docs/api.md#endpoint-health).
+        const patch: Partial<WebhooksTable> =
+          status === 'disabled'
+            ? { status, disabled_reason: 'manual' }
+            : { status, disabled_reason: null, ...FRESH_WINDOW };
+        return save(trx, principal, row, patch);
       },
       hooks,
     );

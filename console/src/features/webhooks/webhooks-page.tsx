@@ -44,7 +44,7 @@ export default function WebhooksPage() {
               <td>{w.label ?? <span className="muted">—</span>}</td>
               <td>{w.events.join(', ')}</td>
               <td>
-                <Badge tone={w.status === 'enabled' ? 'good' : 'warn'}>{w.status}</Badge>
+                <Health webhook={w} />
               </td>
               <td>
                 <Time iso={w.created_at} />
@@ -56,6 +56,35 @@ export default function WebhooksPage() {
       <CreateWebhookDialog open={open} onClose={() => setOpen(false)} />
     </section>
   );
+}
+
+/** Status with health (docs/api.md#endpoint-health): failing since when, and why it is disabled. */
+function Health({ webhook: w }: { webhook: Webhook }) {
+  if (w.status === 'disabled') {
+    return (
+      <>
+        <Badge tone="warn">{w.disabled_reason === 'failing' ? 'disabled: failing' : 'disabled'}</Badge>
+        {w.disabled_reason === 'failing' && w.failing_since ? (
+          <span className="muted">
+            {' '}
+            failing since <Time iso={w.failing_since} />
+          </span>
+        ) : null}
+      </>
+    );
+  }
+  if (w.failing_since) {
+    return (
+      <>
+        <Badge tone="warn">failing</Badge>
+        <span className="muted">
+          {' '}
+          since <Time iso={w.failing_since} />
+        </span>
+      </>
+    );
+  }
+  return <Badge tone="good">enabled</Badge>;
 }
 
 function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => void }) {

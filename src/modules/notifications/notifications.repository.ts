@@ -1,0 +1,94 @@
+import type { Db } from '../../db/dialect.js';
+import { withRowLockSkipping } from '../../db/row-locks.js';
+import type { MailboxTable, NotificationsTable } from '../../db/types.js';
+import type { WriteTx } from '../auth/write-runner.js';
+
+/** SQL of the notification outbox and the local mailbox (docs/api.md#notifications). */
+export const notificationsRepository = {
+  insertMany(db: WriteTx, rows: NotificationsTable[]) {
+    return rows.length === 0 ? Promise.resolve() : db.insertInto('notifications').values(rows).execute();
+  },
+
+  /** Leases up to `limit` due notifications to `workerId` until `leaseUntil`; concurrent senders skip each other's rows. */
+  async claim(
+    db: WriteTx,
+    opts: { now: string; leaseUntil: string; workerId: string; limit: number },
+  ): Promise<NotificationsTable[]> {
+    const due = withRowLockSkipping(
+      db,
+      db
+        .selectFrom('notifications')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', opts.now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
+        .orderBy('next_attempt_at')
+        .orderBy('id')
+        .limit(opts.limit),
+    );
+    const ids = (await due.execute()).map((r) => r.id);
+    if (ids.length === 0) return [];
+    await db
+      .updateTable('notifications')
+      .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })
+      .where('id', 'in', ids)
+      .execute();
+    return db.selectFrom('notifications').selectAll().where('id', 'in', ids).orderBy('id').execute();
+  },
+
+  /** Writes a send's outcome if `workerId` still holds the lease; returns whether it did. */
+  async finish(
+    db: WriteTx,
+    id: string,
+    workerId: string,
+    set: Pick<NotificationsTable, 'status' | 'next_attempt_at' | 'last_error' | 'sent_at'> & { attempted: boolean },
+  ): Promise<boolean> {
+    const { attempted, ...fields } = set;
+    const r = await db
+      .updateTable('notifications')
+      .set((eb) => ({
+        ...fields,
+        lease_until: null,
+        leased_by: null,
+        attempt_count: attempted ? eb('attempt_count', '+', 1) : eb.ref('attempt_count'),
+      }))
+      .where('id', '=', id)
+      .where('leased_by', '=', workerId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
+  find(db: Db, id: string): Promise<NotificationsTable | undefined> {
+    return db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
+  /** A workspace's notifications of one user, newest first (tests, the future feed). */
+  ofUser(db: Db, workspaceId: string, userId: string): Promise<NotificationsTable[]> {
+    return db
+      .selectFrom('notifications')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('user_id', '=', userId)
+      .orderBy('id', 'desc')
+      .execute();
+  },
+
+  insertMail(db: WriteTx, row: MailboxTable) {
+    return db.insertInto('mailbox').values(row).execute();
+  },
+
+  /** The local mailbox, newest first. */
+  listMail(db: Db, limit: number): Promise<Omit<MailboxTable, 'text' | 'html'>[]> {
+    return db
+      .selectFrom('mailbox')
+      .select(['id', 'notification_id', 'to_address', 'subject', 'message_id', 'created_at'])
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  },
+
+  findMail(db: Db, id: string): Promise<MailboxTable | undefined> {
+    return db.selectFrom('mailbox').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+};

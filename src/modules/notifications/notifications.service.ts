@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../db/dialect.js';
+import type { MailboxTable, NotificationsTable, UsersTable } from '../../db/types.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import type { Actor } from '../../lib/principal.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import type { EndpointNotice } from '../webhooks/endpoint-health.js';
+import { notificationsRepository as repo } from './notifications.repository.js';
+import { type EndpointNoticeData, renderEndpointEmail } from './render.js';
+
+/** What the service hands to SMTP (nodemailer's `sendMail` message, the fields used). */
+export interface OutgoingMail {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  messageId: string;
+}
+
+/** Sends one email or throws (nodemailer's SMTP transport, or a test's). */
+export interface MailTransport {
+  sendMail(mail: OutgoingMail): Promise<unknown>;
+}
+
+export interface NotificationLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Attempts per notification: the first and 5 retries, about 1, 4, 16, 64 and 256 minutes apart. */
+export const MAX_SEND_ATTEMPTS = 6;
+const RETRY_BASE_MS = 60_000;
+const RETRY_FACTOR = 4;
+/** Long enough for one SMTP send (its timeouts are shorter); a dead sender's claims return after it. */
+const LEASE_MS = 2 * 60_000;
+const CLAIM_BATCH = 20;
+
+/**
+ * The notification outbox (docs/api.md#notifications): notifications are written in the
+ * transaction of what causes them (`endpointNotice`, given to endpoint health) and sent by the
+ * worker (`sendDue`): over SMTP when a transport is given (SMTP_URL), else kept in the local
+ * mailbox (`wsvc mail list|show`) with an info log line. A claim is leased, so a notification is
+ * sent again only when its sender died between the send and the commit of its outcome.
+ */
+export function createNotificationsService(deps: {
+  db: Db;
+  clock: Clock;
+  writeAs: WriteRunner;
+  /** The workspace's current admins, in `db` (the users module). */
+  admins: (db: Db, workspaceId: string) => Promise<UsersTable[]>;
+  /** A user's row, removed ones included (the users module). */
+  userRow: (db: Db, id: string) => Promise<UsersTable | undefined>;
+  publicUrl: () => string;
+  mailFrom: string;
+  disableAfterH: number;
+  /** SMTP; undefined: the local mailbox. */
+  transport?: MailTransport;
+  log?: NotificationLogger;
+}) {
+  const { db, clock, writeAs } = deps;
+  const workerId = `ntfw_${randomBytes(8).toString('hex')}`;
+
+  /** Writes one notification per admin of the endpoint's workspace, in `trx` (the outcome's transaction). */
+  async function endpointNotice(trx: WriteTx, notice: EndpointNotice): Promise<void> {
+    const w = notice.webhook;
+    const data: EndpointNoticeData = {
+      webhook_id: w.id,
+      url: w.url,
+      label: w.label,
+      env: w.env,
+      at: notice.at,
+      failing_since: w.failing_since ?? null,
+      disable_after_h: deps.disableAfterH,
+    };
+    const now = isoAt(clock.now());
+    const rows: NotificationsTable[] = (await deps.admins(trx, w.workspace_id)).map((u) => ({
+      id: newId('notification'),
+      workspace_id: w.workspace_id,
+      user_id: u.id,
+      category: 'webhooks',
+      type: `endpoint.${notice.kind}`,
+      data: JSON.stringify(data),
+      status: 'pending',
+      attempt_count: 0,
+      next_attempt_at: now,
+      lease_until: null,
+      leased_by: null,
+      last_error: null,
+      sent_at: null,
+      created_at: now,
+    }));
+    await repo.insertMany(trx, rows);
+  }
+
+  let sending: Promise<number> | null = null;
+
+  /**
+   * Sends every due notification as `actor` (the worker's job); returns how many were sent. A call
+   * while a run is under way (a slow SMTP server outlasting the job's interval) waits for that run.
+   */
+  function sendDue(actor: Actor): Promise<number> {
+    sending ??= sendAll(actor).finally(() => {
+      sending = null;
+    });
+    return sending;
+  }
+
+  async function sendAll(actor: Actor): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const now = clock.now();
+      const claimed = await writeAs(actor, (trx) =>
+        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + LEASE_MS), workerId, limit: CLAIM_BATCH }),
+      );
+      for (const n of claimed) if (await sendOne(actor, n)) sent++;
+      if (claimed.length < CLAIM_BATCH) return sent;
+    }
+  }
+
+  /** Message-ID from the notification id, at the host of PUBLIC_URL. */
+  function messageIdOf(id: string): string {
+    return `<${id}@${new URL(deps.publicUrl()).hostname}>`;
+  }
+
+  function compose(n: NotificationsTable, to: UsersTable): OutgoingMail {
+    const d = JSON.parse(n.data) as EndpointNoticeData;
+    const link = `${deps.publicUrl()}/console/w/${n.workspace_id}/${d.env}/webhooks/${d.webhook_id}`;
+    const r = renderEndpointEmail(n.type, d, to, link);
+    return { from: deps.mailFrom, to: to.email, ...r, messageId: messageIdOf(n.id) };
+  }
+
+  async function sendOne(actor: Actor, n: NotificationsTable): Promise<boolean> {
+    const user = await deps.userRow(db, n.user_id);
+    if (!user || user.removed_at || user.workspace_id !== n.workspace_id) {
+      const skipped = {
+        status: 'skipped',
+        next_attempt_at: null,
+        last_error: 'recipient removed',
+        sent_at: null,
+      } as const;
+      await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...skipped, attempted: false }));
+      return false;
+    }
+    const mail = compose(n, user);
+    const sentAt = isoAt(clock.now());
+    const sent = { status: 'sent', next_attempt_at: null, last_error: null, sent_at: sentAt, attempted: true } as const;
+    if (!deps.transport) {
+      const row: MailboxTable = {
+        id: newId('mail'),
+        notification_id: n.id,
+        to_address: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        message_id: mail.messageId,
+        created_at: sentAt,
+      };
+      // Kept and marked sent in one transaction: exactly once.
+      const kept = await writeAs(actor, async (trx) => {
+        if (!(await repo.finish(trx, n.id, workerId, sent))) return false;
+        await repo.insertMail(trx, row);
+        return true;
+      });
+      // Never the body: links in other emails (invites, resets) are credentials.
+      if (kept) {
+        deps.log?.info(
+          { mailId: row.id, notificationId: n.id, to: mail.to, subject: mail.subject },
+          `email kept in the local mailbox (SMTP_URL is not set); read it with: wsvc mail show ${row.id}`,
+        );
+      }
+      return kept;
+    }
+    try {
+      await deps.transport.sendMail(mail);
+    } catch (err) {
+      const attempts = n.attempt_count + 1;
+      const last = attempts >= MAX_SEND_ATTEMPTS;
+      const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
+      const next = last ? null : isoAt(clock.now() + RETRY_BASE_MS * RETRY_FACTOR ** (attempts - 1));
+      deps.log?.warn(
+        { notificationId: n.id, attempt: attempts, error, nextAttemptAt: next },
+        last ? 'email failed; no retries left' : 'email failed; will retry',
+      );
+      const failed = {
+        status: last ? 'failed' : 'pending',
+        next_attempt_at: next,
+        last_error: error,
+        sent_at: null,
+      } as const;
+      await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...failed, attempted: true }));
+      return false;
+    }
+    // A crash before this commit sends it again after the lease (the documented window).
+    await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, sent));
+    return true;
+  }
+
+  return {
+    endpointNotice,
+    sendDue,
+    /** A notification by id (tests, CLI). */
+    find: (id: string) => repo.find(db, id),
+    /** A user's notifications in a workspace, newest first. */
+    ofUser: (workspaceId: string, userId: string) => repo.ofUser(db, workspaceId, userId),
+    /** The local mailbox, newest first (`wsvc mail list`). */
+    listMail: (limit = 50) => repo.listMail(db, limit),
+    /** One kept email (`wsvc mail show`). */
+    findMail: (id: string) => repo.findMail(db, id),
+  };
+}
+export type NotificationsService = ReturnType<typeof createNotificationsService>;

@@ -1,0 +1,92 @@
+import type { WebhooksTable } from '../../db/types.js';
+import type { WriteTx } from '../auth/write-runner.js';
+import { type AttemptResult, deliveriesRepository } from './deliveries.repository.js';
+import { webhooksRepository } from './webhooks.repository.js';
+
+/** docs/api.md#endpoint-health: an endpoint is disabled only after at least this many failed attempts… */
+export const MIN_FAILED_ATTEMPTS = 10;
+/** …and at most one "failing" notification is written per endpoint per this long. */
+export const FAILING_NOTICE_EVERY_MS = 24 * 3_600_000;
+
+export type EndpointNoticeKind = 'failing' | 'disabled' | 'recovered';
+
+/** What endpoint health tells people about (the notifications module writes it, in the same transaction). */
+export interface EndpointNotice {
+  kind: EndpointNoticeKind;
+  /** The endpoint as it is after this outcome. */
+  webhook: WebhooksTable;
+  /** When it happened: the attempt's time. */
+  at: string;
+}
+
+/** Writes a notice in the transaction of the outcome that causes it (injected: the notifications module). */
+export type NotifyEndpoint = (trx: WriteTx, notice: EndpointNotice) => Promise<void>;
+
+type HealthPatch = Parameters<typeof webhooksRepository.updateHealth>[2];
+
+/**
+ * Endpoint health (D23, docs/api.md#endpoint-health), applied by the delivery worker's cycle to the
+ * attempts it writes. A failed attempt starts (or continues) the endpoint's failing window; any
+ * success ends it. An endpoint whose attempts have all failed for `disableAfterMs` (measured from
+ * the first failure to the current attempt, inclusive) with at least MIN_FAILED_ATTEMPTS of them is
+ * disabled with reason `failing` and its pending deliveries are cancelled.
+ */
+export function createEndpointHealth(deps: { disableAfterMs: number; notify?: NotifyEndpoint }) {
+  /** Locks the endpoints of `outcomes` (before their deliveries are written: the lock order of every writer). */
+  function lock(trx: WriteTx, outcomes: AttemptResult[]): Promise<Map<string, WebhooksTable>> {
+    const ids = [...new Set(outcomes.filter((o) => o.attempt !== null).map((o) => o.webhookId))].sort();
+    return webhooksRepository.lockMany(trx, ids);
+  }
+
+  /** Applies the written attempts, in order, to their endpoints locked by `lock`. */
+  async function apply(trx: WriteTx, rows: Map<string, WebhooksTable>, written: AttemptResult[]): Promise<void> {
+    for (const r of written) {
+      const row = rows.get(r.webhookId);
+      if (row?.status !== 'enabled' || r.attempt === null) continue;
+      const at = r.attempt.attempted_at;
+      const { patch, notice } = r.status === 'succeeded' ? onSuccess(row) : onFailure(row, at, r.status === 'failed');
+      if (Object.keys(patch).length === 0) continue;
+      const next: WebhooksTable = { ...row, ...patch };
+      rows.set(row.id, next);
+      await webhooksRepository.updateHealth(trx, row.id, patch);
+      if (patch.status === 'disabled') await deliveriesRepository.cancelPending(trx, row.id, at);
+      if (notice) await deps.notify?.(trx, { kind: notice, webhook: next, at });
+    }
+  }
+
+  function onSuccess(row: WebhooksTable): { patch: HealthPatch; notice?: EndpointNoticeKind } {
+    const patch: HealthPatch = {};
+    if (row.failing_since != null || (row.failed_attempts ?? 0) !== 0) {
+      patch.failing_since = null;
+      patch.failed_attempts = 0;
+    }
+    if (row.unhealthy_notified_at == null) return { patch };
+    return { patch: { ...patch, unhealthy_notified_at: null }, notice: 'recovered' };
+  }
+
+  function onFailure(
+    row: WebhooksTable,
+    at: string,
+    finalAttempt: boolean,
+  ): { patch: HealthPatch; notice?: EndpointNoticeKind } {
+    const since = row.failing_since ?? at;
+    const failed = (row.failed_attempts ?? 0) + 1;
+    const patch: HealthPatch = { failing_since: since, failed_attempts: failed };
+    const atMs = Date.parse(at);
+    if (failed >= MIN_FAILED_ATTEMPTS && atMs - Date.parse(since) >= deps.disableAfterMs) {
+      const disable: HealthPatch = { status: 'disabled', disabled_reason: 'failing', updated_at: at };
+      return { patch: { ...patch, ...disable, unhealthy_notified_at: at }, notice: 'disabled' };
+    }
+    const last = row.failing_notified_at;
+    if (finalAttempt && (last == null || atMs - Date.parse(last) >= FAILING_NOTICE_EVERY_MS)) {
+      return { patch: { ...patch, failing_notified_at: at, unhealthy_notified_at: at }, notice: 'failing' };
+    }
+    return { patch };
+  }
+
+  return { lock, apply };
+}
+export type EndpointHealth = ReturnType<typeof createEndpointHealth>;
+
+/** The health fields a hand-made enable resets: a fresh window (D23). */
+export const FRESH_WINDOW = { failing_since: null, failed_attempts: 0 } as const;
