@@ -114,11 +114,12 @@ describe('console forms', () => {
     async () => {
       const invite = await cs.services.consoleAuth.invite(ws, { email: 'mo@acme.test', role: 'member' });
       // The invite's set-password page names the account it is for.
-      const linkPage = await cs.browser.newPage();
+      const linkCtx = await cs.browser.newContext();
+      const linkPage = await linkCtx.newPage();
       await openPage(linkPage, invite.invite_url, 'Set your password', 'forms-set-password');
       await linkPage.getByText('For mo@acme.test.').waitFor();
       await screenshot(linkPage, 'forms-set-password');
-      await linkPage.close();
+      await linkCtx.close();
       await openPage(page, path('/settings/members'), 'Members', 'forms-members');
       const role = page.getByLabel('Role of mo@acme.test');
       await role.selectOption('viewer');
