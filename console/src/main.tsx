@@ -3,7 +3,11 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ApiError } from './api/client';
 import { App } from './app';
+import { applyTheme, storedTheme } from './lib/theme';
 import './styles.css';
+
+// Before the first render, so a stored dark choice never flashes light.
+applyTheme(storedTheme(), false);
 
 const queryClient = new QueryClient({
   defaultOptions: {

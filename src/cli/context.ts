@@ -5,10 +5,12 @@ import { systemClock } from '../lib/clock.js';
 import { systemActor } from '../lib/principal.js';
 import type { WriteTx } from '../modules/auth/write-runner.js';
 import { createServices, type Services } from '../services.js';
+import { withServerUrl } from './server-url.js';
 
 /** Opens the configured database (migrated) and the services, runs `fn`, closes. */
 export async function withServices<T>(fn: (s: Services, storage: Storage) => Promise<T>): Promise<T> {
-  const config = loadConfig();
+  // Links (set-password, invites) use the running server's URL when the command has no PORT/PUBLIC_URL.
+  const config = withServerUrl(loadConfig());
   const storage = openStorageFromConfig(config, { poolSize: 2 });
   try {
     await migrateToLatest(storage.db, storage.dialect);

@@ -9,6 +9,7 @@ import { startServer, stopOnSignals } from '../server.js';
 import { createServices } from '../services.js';
 import { runDeliveryWorker } from '../worker.js';
 import { print } from './output.js';
+import { forgetServerUrl, recordServerUrl } from './server-url.js';
 
 /** Settings for a long-running command; a bad one stops start-up naming every bad setting. */
 function configOrExit(): ReturnType<typeof loadConfig> {
@@ -36,8 +37,13 @@ export function registerServeCommands(program: Command): void {
         { url: server.url, database: config.DATABASE_URL.replace(/\/\/[^@]*@/, '//***@') },
         'listening',
       );
+      const address = server.app.server.address();
+      recordServerUrl(config, typeof address === 'object' && address ? address.port : config.PORT);
       stopOnSignals(
-        () => server.stop(),
+        async () => {
+          forgetServerUrl(config);
+          await server.stop();
+        },
         (m) => server.app.log.info(m),
       );
     });

@@ -5,6 +5,7 @@
 export type {
   ConsoleSession,
   Invited,
+  LinkInfo,
   Membership,
   PendingInvite,
   SessionInfo,

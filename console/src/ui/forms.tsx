@@ -81,6 +81,7 @@ export function MutationDialog<TOut>({
   onSubmit,
   submitLabel,
   made,
+  fields,
   children,
 }: {
   title: string;
@@ -91,6 +92,8 @@ export function MutationDialog<TOut>({
   onSubmit: (form: FormData) => void;
   submitLabel: string;
   made?: (data: TOut) => ReactNode;
+  /** Fields whose errors their Field shows (see fieldErrorOf); the form's error leaves them out. */
+  fields?: string[];
   children: ReactNode;
 }) {
   const close = () => {
@@ -113,7 +116,7 @@ export function MutationDialog<TOut>({
           }}
         >
           {children}
-          <FormError error={mutation.error} />
+          <FormError error={mutation.error} attached={fields} />
           <FormActions onCancel={close} submitLabel={submitLabel} busy={mutation.isPending} />
         </form>
       )}

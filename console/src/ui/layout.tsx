@@ -1,9 +1,10 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { Suspense } from 'react';
+import { Suspense, useEffect, useState } from 'react';
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router';
 import { api } from '../api/client';
 import { CurrentProvider, SESSION_KEY, useScopeParams, useSessionQuery } from '../lib/session';
 import { Loading } from './states';
+import { ThemeSelect } from './theme-select';
 
 const NAV: { to: string; label: string; soon?: boolean; admin?: boolean }[] = [
   { to: '/overview', label: 'Overview' },
@@ -29,6 +30,10 @@ export function SignedInLayout() {
   const location = useLocation();
   const navigate = useNavigate();
   const qc = useQueryClient();
+  // Below 768 px the navigation is a menu behind a button (styles.css); a link followed closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: closes the menu whenever the page changes
+  useEffect(() => setMenuOpen(false), [location.pathname]);
   if (session.isPending) return <Loading what="Loading the console" />;
   if (!session.data) return <Navigate to="/sign-in" replace state={{ from: location.pathname }} />;
   const membership = session.data.memberships.find((m) => m.workspace_id === ws);
@@ -71,6 +76,15 @@ export function SignedInLayout() {
           Skip to content
         </a>
         <header className="topbar">
+          <button
+            type="button"
+            className="menu-toggle"
+            aria-expanded={menuOpen}
+            aria-controls="main-nav"
+            onClick={() => setMenuOpen((o) => !o)}
+          >
+            Menu
+          </button>
           <span className="brand">Workspace Service</span>
           <label className="switcher">
             <span className="visually-hidden">Workspace</span>
@@ -107,11 +121,12 @@ export function SignedInLayout() {
           <span className="who">
             {session.data.email} · {membership.role}
           </span>
+          <ThemeSelect />
           <button type="button" onClick={signOut}>
             Sign out
           </button>
         </header>
-        <nav className="sidebar" aria-label="Main">
+        <nav id="main-nav" className={menuOpen ? 'sidebar open' : 'sidebar'} aria-label="Main">
           <ul>{navItems(NAV)}</ul>
           <h2 className="nav-heading">Settings</h2>
           <ul>{navItems(SETTINGS)}</ul>

@@ -9,7 +9,9 @@ export type Column = string | { hidden: string };
 /** A table with a caption for screen readers and its column headings; `children` are the rows. */
 export function DataTable({ caption, columns, children }: { caption: string; columns: Column[]; children: ReactNode }) {
   return (
-    <div className="table-wrap">
+    // A table wider than a phone scrolls inside this frame; the frame is focusable so the keyboard can scroll it too.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1)
+    <section className="table-wrap" tabIndex={0} aria-label={caption}>
       <table>
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -29,7 +31,7 @@ export function DataTable({ caption, columns, children }: { caption: string; col
         </thead>
         <tbody>{children}</tbody>
       </table>
-    </div>
+    </section>
   );
 }
 

@@ -35,21 +35,46 @@ export function PageHeader({ title, actions, children }: { title: string; action
   );
 }
 
+/** What Field gives its control: the error and hint it is described by. */
+export interface Described {
+  'aria-describedby'?: string;
+  'aria-invalid'?: true;
+}
+
+/** A labelled control; `error` (from the server, see fieldErrorOf) is shown once, under it, and describes it. */
 export function Field({
   label,
   children,
   hint,
+  error,
 }: {
   label: string;
   hint?: string;
-  children: (id: string) => ReactNode;
+  error?: string;
+  children: (id: string, described: Described) => ReactNode;
 }) {
   const id = useId();
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  const by = [error ? errorId : null, hint ? hintId : null].filter(Boolean).join(' ');
+  const described: Described = {
+    ...(by ? { 'aria-describedby': by } : {}),
+    ...(error ? { 'aria-invalid': true } : {}),
+  };
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      {children(id)}
-      {hint ? <small className="muted">{hint}</small> : null}
+      {children(id, described)}
+      {error ? (
+        <small id={errorId} className="form-error field-error" role="alert">
+          {error}
+        </small>
+      ) : null}
+      {hint ? (
+        <small id={hintId} className="muted">
+          {hint}
+        </small>
+      ) : null}
     </div>
   );
 }

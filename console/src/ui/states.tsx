@@ -47,16 +47,30 @@ export function QueryView<T>({
   return <>{children(query.data)}</>;
 }
 
-/** A mutation's error under its form. */
-export function FormError({ error }: { error: unknown }) {
+/** What a mutation's error says about one field, for Field's `error` (shown beside that field). */
+export function fieldErrorOf(error: unknown, field: string): string | undefined {
+  if (!(error instanceof ApiError)) return undefined;
+  const messages = error.details.filter((d) => d.field === field).map((d) => d.message);
+  return messages.length > 0 ? messages.join(' ') : undefined;
+}
+
+/**
+ * A mutation's error under its form. `attached` names the fields whose errors their Field shows;
+ * each message is said once: an error about one attached field only is left to that field.
+ */
+export function FormError({ error, attached = [] }: { error: unknown; attached?: string[] }) {
   if (!error) return null;
   const e = error instanceof ApiError ? error : undefined;
+  const details = e?.details ?? [];
+  const rest = details.filter((d) => !attached.includes(d.field));
+  if (e && rest.length === 0 && details.some((d) => d.message === e.message)) return null;
+  const listed = rest.filter((d) => d.message !== e?.message);
   return (
     <div className="form-error" role="alert">
       {e?.message ?? 'Something went wrong.'}
-      {e?.details.length ? (
+      {listed.length ? (
         <ul>
-          {e.details.map((d) => (
+          {listed.map((d) => (
             <li key={`${d.field}-${d.issue}`}>
               {d.field}: {d.message}
             </li>

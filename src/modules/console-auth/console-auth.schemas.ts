@@ -32,6 +32,12 @@ export const SetPasswordBody = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
   { additionalProperties: false },
 );
+export const LinkBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+export const LinkInfoSchema = Type.Object({ email: Type.String(), expires_at: Type.String() });
+export type LinkInfo = Static<typeof LinkInfoSchema>;
 export const ChangePasswordBody = Type.Object(
   { current_password: Password, new_password: Password },
   { additionalProperties: false },

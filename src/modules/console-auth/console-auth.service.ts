@@ -219,6 +219,14 @@ export function createConsoleAuthService(deps: {
     });
   }
 
+  /** Whom a live single-use link is for (the set-password page names the account); throws 400 invalid_link. */
+  async function describeLink(token: string): Promise<{ email: string; expires_at: string }> {
+    if (!isTokenShaped(token)) throw badLink();
+    const found = await repo.findLink(db, tokenDigest(token));
+    if (!found || found.used_at !== null || Date.parse(found.expires_at) <= clock.now()) throw badLink();
+    return { email: found.email, expires_at: found.expires_at };
+  }
+
   /** A reset link valid 1 hour for a member's email (`wsvc users reset-link`, in the CLI's transaction when given one); undefined when no one has it. */
   async function resetLink(emailInput: string, inTrx?: Db): Promise<{ url: string; expires_at: string } | undefined> {
     const email = normalizeEmail(emailInput);
@@ -284,6 +292,7 @@ export function createConsoleAuthService(deps: {
     principalFor,
     signOut,
     redeemLink,
+    describeLink,
     forgotPassword,
     resetLink,
     changePassword,

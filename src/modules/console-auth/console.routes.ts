@@ -9,6 +9,8 @@ import {
   ForgotBody,
   InviteBody,
   InvitedSchema,
+  LinkBody,
+  LinkInfoSchema,
   MemberParams,
   PendingInviteSchema,
   SessionInfoSchema,
@@ -91,6 +93,13 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
       schema: { hide, body: SetPasswordBody, response: { 200: DataOf(Type.Object({ email: Type.String() })) } },
     },
     async (req) => ({ data: await consoleAuth.redeemLink(req.body.token, req.body.password) }),
+  );
+
+  // A POST, not a GET: the token stays out of URLs and request logs.
+  app.post(
+    '/password/link',
+    { config: { console: 'public' }, schema: { hide, body: LinkBody, response: { 200: DataOf(LinkInfoSchema) } } },
+    async (req) => ({ data: await consoleAuth.describeLink(req.body.token) }),
   );
 
   app.post(

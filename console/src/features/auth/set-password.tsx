@@ -1,7 +1,8 @@
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api } from '../../api/client';
+import type { LinkInfo } from '../../api/types';
 import { Field } from '../../ui/primitives';
 import { FormError } from '../../ui/states';
 import { AuthFrame, onSubmit } from './auth-form';
@@ -12,11 +13,20 @@ export default function SetPasswordPage() {
   const token = params.get('token') ?? '';
   const navigate = useNavigate();
   const [mismatch, setMismatch] = useState(false);
+  // Whom the link is for, so the page names the account (an unknown or used link: the form's own error).
+  const link = useQuery({
+    queryKey: ['password-link', token],
+    queryFn: () => api<{ data: LinkInfo }>('/password/link', { method: 'POST', body: { token } }),
+    enabled: token !== '',
+    retry: false,
+  });
   const set = useMutation({
     mutationFn: (password: string) =>
       api<{ data: { email: string } }>('/password/set', { method: 'POST', body: { token, password } }),
     onSuccess: (res) =>
-      navigate('/sign-in', { state: { message: `Password set for ${res.data.email}. Sign in with it now.` } }),
+      navigate('/sign-in', {
+        state: { message: `Password set for ${res.data.email}. Sign in with it now.`, email: res.data.email },
+      }),
   });
   if (!token) {
     return (
@@ -29,6 +39,15 @@ export default function SetPasswordPage() {
   }
   return (
     <AuthFrame title="Set your password">
+      {link.data ? (
+        <p>
+          For <strong>{link.data.data.email}</strong>.
+        </p>
+      ) : link.error ? (
+        <p className="form-error" role="alert">
+          This link has been used or has expired. <Link to="/forgot-password">Ask for a new link</Link>.
+        </p>
+      ) : null}
       <p>Choose a password of 10 to 200 characters. The link works once.</p>
       <form
         onSubmit={onSubmit((d) => {

@@ -26,7 +26,8 @@ export default function SignInPage() {
   const first = session.data?.memberships[0];
   if (session.data && first && !signIn.isPending)
     return <Navigate to={`/w/${first.workspace_id}/live/overview`} replace />;
-  const message = (location.state as { message?: string } | null)?.message;
+  // After a password is set from a link, its email is filled in already.
+  const { message, email } = (location.state as { message?: string; email?: string } | null) ?? {};
   return (
     <AuthFrame title="Sign in">
       {message ? (
@@ -40,7 +41,7 @@ export default function SignInPage() {
         )}
       >
         <Field label="Email">
-          {(id) => <input id={id} name="email" type="email" autoComplete="username" required />}
+          {(id) => <input id={id} name="email" type="email" autoComplete="username" required defaultValue={email} />}
         </Field>
         <Field label="Password">
           {(id) => <input id={id} name="password" type="password" autoComplete="current-password" required />}

@@ -4,6 +4,7 @@ import { SCOPES } from '../../lib/closed-sets';
 import { type KeyScope, useV1Mutation } from '../../lib/mutations';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';
 import { Field, SecretOnce, Time } from '../../ui/primitives';
+import { fieldErrorOf } from '../../ui/states';
 
 function TryIt({ apiKey }: { apiKey: string }) {
   return (
@@ -12,6 +13,16 @@ function TryIt({ apiKey }: { apiKey: string }) {
       <pre className="code">{`curl ${location.origin}/v1/resources \\\n  -H "Authorization: Bearer ${apiKey}"`}</pre>
     </>
   );
+}
+
+/** The form's expiry day as the API's `expires_at` (that day's start in UTC), or nothing. */
+function expiresAt(d: FormData): { expires_at?: string } {
+  const day = String(d.get('expires_at') ?? '');
+  return day ? { expires_at: new Date(`${day}T00:00:00Z`).toISOString() } : {};
+}
+
+function tomorrow(): string {
+  return new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 }
 
 export function GenerateKeyDialog({
@@ -32,12 +43,14 @@ export function GenerateKeyDialog({
       onClose={onClose}
       mutation={create}
       submitLabel="Generate key"
+      fields={['expires_at']}
       onSubmit={(d) =>
         create.mutate({
           body: {
             name: String(d.get('name')),
             env: d.get('env') === 'test' ? 'test' : 'live',
             scopes: d.getAll('scopes').map(String) as KeyScope[],
+            ...expiresAt(d),
           },
         })
       }
@@ -58,6 +71,13 @@ export function GenerateKeyDialog({
             <option value="test">test</option>
           </select>
         )}
+      </Field>
+      <Field
+        label="Expires on (optional)"
+        hint="The key stops working at 00:00 UTC on this day. Empty: it never expires."
+        error={fieldErrorOf(create.error, 'expires_at')}
+      >
+        {(id, described) => <input id={id} name="expires_at" type="date" min={tomorrow()} {...described} />}
       </Field>
       <fieldset>
         <legend>Scopes (your role still limits them)</legend>

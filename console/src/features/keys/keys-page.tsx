@@ -4,6 +4,7 @@ import { SCOPES } from '../../lib/closed-sets';
 import { useV1Mutation } from '../../lib/mutations';
 import { useScopedList } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
+import { useUrlFilters } from '../../lib/url-filters';
 import { ListTable } from '../../ui/list';
 import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
 import { Sparkline, useKeySparklines } from '../usage/sparkline';
@@ -21,6 +22,11 @@ export default function KeysPage() {
   const revoke = useV1Mutation('delete', '/v1/keys/{id}');
   const [open, setOpen] = useState(false);
   const [rolling, setRolling] = useState<ApiKey | null>(null);
+  // Revoked keys stay listed by the API; the page hides them unless asked (?revoked=show).
+  const filters = useUrlFilters();
+  const showRevoked = filters.get('revoked') === 'show';
+  const loaded = (keys.data?.pages ?? []).flatMap((p) => p.data);
+  const hidden = showRevoked ? 0 : loaded.filter((k) => k.status === 'revoked').length;
   const owners = new Map((members.data?.pages ?? []).flatMap((p) => p.data).map((u) => [u.id, u.email]));
   return (
     <section>
@@ -37,6 +43,21 @@ export default function KeysPage() {
           when it is made; here you see its prefix.
         </p>
       </PageHeader>
+      <div className="filters">
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={showRevoked}
+            onChange={(e) => filters.set('revoked', e.target.checked ? 'show' : '')}
+          />
+          Show revoked keys
+        </label>
+        {hidden > 0 ? (
+          <span className="muted" role="status">
+            {hidden} revoked {hidden === 1 ? 'key' : 'keys'} hidden
+          </span>
+        ) : null}
+      </div>
       <ListTable
         list={keys}
         what="Loading keys"
@@ -56,57 +77,59 @@ export default function KeysPage() {
         ]}
       >
         {(rows) =>
-          rows.map((k) => (
-            <tr key={k.id}>
-              <td>{k.name}</td>
-              <td>
-                <Badge tone={k.env === 'live' ? 'good' : 'test'}>{k.env}</Badge>
-              </td>
-              <td>
-                <code>
-                  svc_{k.env}_{k.prefix}…
-                </code>
-              </td>
-              <td>{owners.get(k.user_id) ?? k.user_id}</td>
-              <td className="scopes">{k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(', ')}</td>
-              <td>
-                <Time iso={k.created_at} />
-              </td>
-              <td>
-                <Time iso={k.last_used_at} />
-              </td>
-              {canSeeUsage ? (
+          rows
+            .filter((k) => showRevoked || k.status !== 'revoked')
+            .map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
                 <td>
-                  <Sparkline values={sparklines.get(k.id)} />
+                  <Badge tone={k.env === 'live' ? 'good' : 'test'}>{k.env}</Badge>
                 </td>
-              ) : null}
-              <td>
-                <Badge tone={STATUS_TONE[k.status]}>{k.status}</Badge>
-                {k.status === 'active' && k.expires_at ? (
-                  <div className="muted">
-                    expires <Time iso={k.expires_at} />
-                  </div>
+                <td>
+                  <code>
+                    svc_{k.env}_{k.prefix}…
+                  </code>
+                </td>
+                <td>{owners.get(k.user_id) ?? k.user_id}</td>
+                <td className="scopes">{k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(', ')}</td>
+                <td>
+                  <Time iso={k.created_at} />
+                </td>
+                <td>
+                  <Time iso={k.last_used_at} />
+                </td>
+                {canSeeUsage ? (
+                  <td>
+                    <Sparkline values={sparklines.get(k.id)} />
+                  </td>
                 ) : null}
-              </td>
-              <td>
-                {k.status === 'active' ? (
-                  <div className="row-actions">
-                    <button type="button" aria-label={`Roll ${k.name}`} onClick={() => setRolling(k)}>
-                      Roll
-                    </button>
-                    <ConfirmButton
-                      label="Revoke"
-                      ariaLabel={`Revoke ${k.name}`}
-                      title="Revoke this key?"
-                      message={`Requests with ${k.name} (svc_${k.env}_${k.prefix}…) will fail at once with 401 expired_token. This cannot be undone.`}
-                      confirmLabel="Revoke key"
-                      onConfirm={() => revoke.mutateAsync({ params: { path: { id: k.id } } })}
-                    />
-                  </div>
-                ) : null}
-              </td>
-            </tr>
-          ))
+                <td>
+                  <Badge tone={STATUS_TONE[k.status]}>{k.status}</Badge>
+                  {k.status === 'active' && k.expires_at ? (
+                    <div className="muted">
+                      expires <Time iso={k.expires_at} />
+                    </div>
+                  ) : null}
+                </td>
+                <td>
+                  {k.status === 'active' ? (
+                    <div className="row-actions">
+                      <button type="button" aria-label={`Roll ${k.name}`} onClick={() => setRolling(k)}>
+                        Roll
+                      </button>
+                      <ConfirmButton
+                        label="Revoke"
+                        ariaLabel={`Revoke ${k.name}`}
+                        title="Revoke this key?"
+                        message={`Requests with ${k.name} (svc_${k.env}_${k.prefix}…) will fail at once with 401 expired_token. This cannot be undone.`}
+                        confirmLabel="Revoke key"
+                        onConfirm={() => revoke.mutateAsync({ params: { path: { id: k.id } } })}
+                      />
+                    </div>
+                  ) : null}
+                </td>
+              </tr>
+            ))
         }
       </ListTable>
       <GenerateKeyDialog open={open} onClose={() => setOpen(false)} defaultEnv={scope.env} />

@@ -5,8 +5,14 @@ import { useScopedList, useScopedMutation, useScopedQuery } from '../../lib/quer
 import { useCurrent } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
 import { ListTable } from '../../ui/list';
-import { Badge, ConfirmButton, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
+import { Badge, ConfirmButton, Dialog, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
+
+const ROLE_MEANS: Record<Role, string> = {
+  admin: 'Admins manage keys, webhooks and members.',
+  member: 'Members read and write resources.',
+  viewer: 'Viewers only read.',
+};
 
 export default function MembersPage() {
   const { isAdmin, membership } = useCurrent();
@@ -14,6 +20,7 @@ export default function MembersPage() {
   const setRole = useScopedMutation<{ _id: string; role: Role }, unknown>('PATCH', (b) => `/members/${b._id}`);
   const remove = useScopedMutation<{ _id: string }, unknown>('DELETE', (b) => `/members/${b._id}`);
   const [open, setOpen] = useState(false);
+  const [changing, setChanging] = useState<{ user: User; role: Role } | null>(null);
   return (
     <section>
       <PageHeader
@@ -47,7 +54,10 @@ export default function MembersPage() {
                   <select
                     aria-label={`Role of ${u.email}`}
                     value={u.role}
-                    onChange={(e) => setRole.mutate({ _id: u.id, role: e.target.value as Role })}
+                    onChange={(e) => {
+                      setRole.reset();
+                      setChanging({ user: u, role: e.target.value as Role });
+                    }}
                   >
                     {ROLES.map((r) => (
                       <option key={r}>{r}</option>
@@ -80,7 +90,32 @@ export default function MembersPage() {
           ))
         }
       </ListTable>
-      <FormError error={setRole.error} />
+      <Dialog title="Change this member's role?" open={changing !== null} onClose={() => setChanging(null)}>
+        {changing ? (
+          <>
+            <p>
+              {changing.user.email} becomes {changing.role === 'admin' ? 'an' : 'a'} <strong>{changing.role}</strong>{' '}
+              (now {changing.user.role}). {ROLE_MEANS[changing.role]} Their API keys keep only what the new role allows.
+            </p>
+            <FormError error={setRole.error} />
+            <div className="actions">
+              <button type="button" onClick={() => setChanging(null)}>
+                Cancel
+              </button>
+              <button
+                type="button"
+                className="primary"
+                disabled={setRole.isPending}
+                onClick={() =>
+                  setRole.mutate({ _id: changing.user.id, role: changing.role }, { onSuccess: () => setChanging(null) })
+                }
+              >
+                Change role
+              </button>
+            </div>
+          </>
+        ) : null}
+      </Dialog>
       {isAdmin ? <PendingInvites /> : null}
       <InviteDialog open={open} onClose={() => setOpen(false)} />
     </section>

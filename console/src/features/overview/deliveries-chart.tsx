@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { DeliverySummary } from '../../api/types';
+import { themeColor } from '../../lib/theme';
 import { periodName, zoneAbbreviation } from '../../lib/time';
 
 const SERIES = [
@@ -23,6 +24,9 @@ export default function DeliveriesChart({ summary, timeZone }: { summary: Delive
     if (!el) return;
     const x = summary.series.map((b) => Date.parse(b.start) / 1000);
     const data: uPlot.AlignedData = [x, ...SERIES.map((s) => summary.series.map((b) => b[s.key]))];
+    // The theme's colours (light or dark) when the chart is drawn.
+    const axis = themeColor('--muted', '#57606a');
+    const grid = themeColor('--line', '#d5d9e0');
     const chart = new uPlot(
       {
         width: Math.max(320, el.clientWidth),
@@ -32,8 +36,12 @@ export default function DeliveriesChart({ summary, timeZone }: { summary: Delive
         cursor: { show: true, drag: { x: false, y: false } },
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [
-          { label: `${summary.period_hours === 1 ? 'Hour' : 'Period start'} (${zone})`, stroke: '#57606a' },
-          { label: 'Deliveries', stroke: '#57606a' },
+          {
+            label: `${summary.period_hours === 1 ? 'Hour' : 'Period start'} (${zone})`,
+            stroke: axis,
+            grid: { stroke: grid },
+          },
+          { label: 'Deliveries', stroke: axis, grid: { stroke: grid } },
         ],
         series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: false } }))],
       },

@@ -19,14 +19,16 @@ const WINDOWS = { '24h': 'the last 24 hours', '7d': 'the last 7 days', '30d': 't
 type Window = keyof typeof WINDOWS;
 
 export default function OverviewPage() {
-  const { membership, scope } = useCurrent();
+  const { membership, scope, isAdmin } = useCurrent();
   const to = usePathTo();
   const filters = useUrlFilters();
   const chosen = filters.get('window');
   const window: Window = chosen in WINDOWS ? (chosen as Window) : '24h';
   const resources = useScopedQuery<List<Resource>>('/v1/resources', { limit: '1' });
   const events = useScopedQuery<List<Event>>('/v1/events', { limit: '10' });
-  const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window });
+  // Webhook deliveries need webhooks:read, which only admins have (src/modules/keys/scopes.ts):
+  // the others see a note instead of a 403 they can do nothing about.
+  const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window }, isAdmin);
   // Viewers have no usage:read: their overview leaves requests out instead of showing an error.
   const canSeeUsage = membership.role !== 'viewer';
   const usage = useScopedQuery<{ data: UsageSeries }>('/v1/usage', usageQuery(window), canSeeUsage);
@@ -48,20 +50,24 @@ export default function OverviewPage() {
             )}
           </QueryView>
         </div>
-        <div className="card">
-          <h2>Delivery success rate</h2>
-          <QueryView query={summary} what="Counting deliveries">
-            {({ data }) => (
-              <>
-                <p className="big">{data.success_rate === null ? '—' : `${(data.success_rate * 100).toFixed(1)} %`}</p>
-                <p className="muted">
-                  {data.totals.succeeded} succeeded, {data.totals.failed} failed, {data.totals.pending} pending in{' '}
-                  {WINDOWS[window]}
-                </p>
-              </>
-            )}
-          </QueryView>
-        </div>
+        {isAdmin ? (
+          <div className="card">
+            <h2>Delivery success rate</h2>
+            <QueryView query={summary} what="Counting deliveries">
+              {({ data }) => (
+                <>
+                  <p className="big">
+                    {data.success_rate === null ? '—' : `${(data.success_rate * 100).toFixed(1)} %`}
+                  </p>
+                  <p className="muted">
+                    {data.totals.succeeded} succeeded, {data.totals.failed} failed, {data.totals.pending} pending in{' '}
+                    {WINDOWS[window]}
+                  </p>
+                </>
+              )}
+            </QueryView>
+          </div>
+        ) : null}
         {canSeeUsage ? (
           <div className="card">
             <h2>API requests</h2>
@@ -90,23 +96,27 @@ export default function OverviewPage() {
           <RequestsOverTime usage={usage} window={window} />
         </section>
       ) : null}
-      <section aria-labelledby="deliveries-title">
-        <div className="section-header">
-          <h2 id="deliveries-title">Webhook deliveries over time</h2>
-          <div className="filters">
-            <FilterSelect
-              label="Period"
-              value={window}
-              options={Object.keys(WINDOWS)}
-              anyLabel={null}
-              onChange={(v) => filters.set('window', v === '24h' ? '' : v)}
-            />
+      {isAdmin ? (
+        <section aria-labelledby="deliveries-title">
+          <div className="section-header">
+            <h2 id="deliveries-title">Webhook deliveries over time</h2>
+            <div className="filters">
+              <FilterSelect
+                label="Period"
+                value={window}
+                options={Object.keys(WINDOWS)}
+                anyLabel={null}
+                onChange={(v) => filters.set('window', v === '24h' ? '' : v)}
+              />
+            </div>
           </div>
-        </div>
-        <QueryView query={summary} what="Loading deliveries">
-          {({ data }) => <DeliveryHealth summary={data} window={window} />}
-        </QueryView>
-      </section>
+          <QueryView query={summary} what="Loading deliveries">
+            {({ data }) => <DeliveryHealth summary={data} window={window} />}
+          </QueryView>
+        </section>
+      ) : (
+        <p className="muted note">Webhook deliveries are shown to admins; ask one if you need them.</p>
+      )}
       <h2>Recent events</h2>
       <QueryView query={events} what="Loading events">
         {(d) =>

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { themeColor } from '../../lib/theme';
 import { zoneAbbreviation } from '../../lib/time';
 
 export interface ChartSeries {
@@ -37,6 +38,9 @@ export default function UsageChart({
     const el = ref.current;
     if (!el) return;
     const data: uPlot.AlignedData = [times.map((t) => Date.parse(t) / 1000), ...series.map((s) => s.values)];
+    // The theme's colours (light or dark) when the chart is drawn.
+    const axis = themeColor('--muted', '#57606a');
+    const grid = themeColor('--line', '#d5d9e0');
     const chart = new uPlot(
       {
         width: Math.max(320, el.clientWidth),
@@ -46,8 +50,8 @@ export default function UsageChart({
         cursor: { show: true, drag: { x: false, y: false } },
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [
-          { label: `Time (${zone})`, stroke: '#57606a' },
-          { label: yLabel, stroke: '#57606a' },
+          { label: `Time (${zone})`, stroke: axis, grid: { stroke: grid } },
+          { label: yLabel, stroke: axis, grid: { stroke: grid } },
         ],
         series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: false } }))],
       },

@@ -4,7 +4,7 @@ import { EVENT_TYPES } from '../../lib/closed-sets';
 import { type EventName, useV1Mutation } from '../../lib/mutations';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';
 import { Field, SecretOnce } from '../../ui/primitives';
-import { FormError } from '../../ui/states';
+import { FormError, fieldErrorOf } from '../../ui/states';
 
 /** Edit the URL, events and label; the secret and the delivery log stay. */
 export function EditWebhookDialog({
@@ -24,6 +24,7 @@ export function EditWebhookDialog({
       onClose={onClose}
       mutation={save}
       submitLabel="Save endpoint"
+      fields={['url']}
       onSubmit={(d) => {
         const label = String(d.get('label') ?? '');
         save.mutate(
@@ -39,8 +40,8 @@ export function EditWebhookDialog({
         );
       }}
     >
-      <Field label="Endpoint URL">
-        {(id) => <input id={id} name="url" type="url" required defaultValue={webhook.url} />}
+      <Field label="Endpoint URL" error={fieldErrorOf(save.error, 'url')}>
+        {(id, described) => <input id={id} name="url" type="url" required defaultValue={webhook.url} {...described} />}
       </Field>
       <Field label="Label">
         {(id) => <input id={id} name="label" maxLength={255} defaultValue={webhook.label ?? ''} />}
@@ -50,14 +51,30 @@ export function EditWebhookDialog({
   );
 }
 
+/**
+ * The events an endpoint receives: all (`*`) or a choice of single types, never both (ticking `*`
+ * clears the others; ticking a single type clears `*`).
+ */
 export function EventChoices({ selected = ['*'] }: { selected?: string[] }) {
+  const [chosen, setChosen] = useState<string[]>(selected);
+  const toggle = (t: string, on: boolean) => {
+    if (!on) setChosen((c) => c.filter((x) => x !== t));
+    else if (t === '*') setChosen(['*']);
+    else setChosen((c) => [...c.filter((x) => x !== '*'), t]);
+  };
   return (
     <fieldset>
       <legend>Events</legend>
       {['*', ...EVENT_TYPES].map((t) => (
         <label key={t} className="check">
-          <input type="checkbox" name="events" value={t} defaultChecked={selected.includes(t)} />
-          {t === '*' ? 'all events (*)' : t}
+          <input
+            type="checkbox"
+            name="events"
+            value={t}
+            checked={chosen.includes(t)}
+            onChange={(e) => toggle(t, e.target.checked)}
+          />
+          {t === '*' ? 'All events (*)' : t}
         </label>
       ))}
     </fieldset>

@@ -33,13 +33,19 @@ export default function WebhookDetailPage() {
                   <button type="button" onClick={() => setEditing(true)}>
                     Edit
                   </button>
-                  <button
-                    type="button"
-                    onClick={() => (w.status === 'enabled' ? disable : enable).mutate({ params: path })}
-                    disabled={enable.isPending || disable.isPending}
-                  >
-                    {w.status === 'enabled' ? 'Disable' : 'Enable'}
-                  </button>
+                  {w.status === 'enabled' ? (
+                    <ConfirmButton
+                      label="Disable"
+                      title="Disable this endpoint?"
+                      message="Its pending deliveries are cancelled, and events recorded while it is disabled are not sent to it. You can enable it again, and re-queue the cancelled deliveries, later."
+                      confirmLabel="Disable endpoint"
+                      onConfirm={() => disable.mutateAsync({ params: path })}
+                    />
+                  ) : (
+                    <button type="button" onClick={() => enable.mutate({ params: path })} disabled={enable.isPending}>
+                      Enable
+                    </button>
+                  )}
                   <RotateSecretButton webhook={w} />
                   <button
                     type="button"
@@ -66,7 +72,7 @@ export default function WebhookDetailPage() {
               <code>{w.url}</code> <Badge tone={w.status === 'enabled' ? 'good' : 'warn'}>{w.status}</Badge>
             </p>
           </PageHeader>
-          <FormError error={enable.error ?? disable.error ?? test.error} />
+          <FormError error={enable.error ?? test.error} />
           {test.isSuccess ? <p role="status">Test event queued; it appears in the log below.</p> : null}
           <dl className="props">
             <dt>Id</dt>

@@ -7,6 +7,7 @@ import { useCurrent, usePathTo } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
 import { ListTable } from '../../ui/list';
 import { Badge, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
+import { fieldErrorOf } from '../../ui/states';
 import { EventChoices } from './webhook-actions';
 
 export default function WebhooksPage() {
@@ -97,6 +98,7 @@ function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => 
       onClose={onClose}
       mutation={create}
       submitLabel="Add endpoint"
+      fields={['url']}
       onSubmit={(d) => {
         const label = String(d.get('label') ?? '');
         create.mutate({
@@ -114,8 +116,8 @@ function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => 
         </>
       )}
     >
-      <Field label="Endpoint URL">
-        {(id) => <input id={id} name="url" type="url" required placeholder="https://" />}
+      <Field label="Endpoint URL" error={fieldErrorOf(create.error, 'url')}>
+        {(id, described) => <input id={id} name="url" type="url" required placeholder="https://" {...described} />}
       </Field>
       <Field label="Label">{(id) => <input id={id} name="label" maxLength={255} />}</Field>
       <EventChoices />
