@@ -37,9 +37,10 @@ export function createKeysService(deps: {
 }) {
   const { db, clock } = deps;
   // Performance (docs/performance.md, "Earlier changes" 4): verified keys, reused only while no write that may change keys or users has committed
-  // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
-  // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
-  // writer at a time); elsewhere other processes write unannounced and every request reads the key.
+  // since (a revocation, a role change or a removal moves the epoch on, so the next request re-reads the key,
+  // docs/api.md#keys-scopes-and-roles). The epoch is the connection's (Dialect.keysEpoch, SQLite: verifyNow) or the one
+  // processes share in Redis (PostgreSQL + Redis: http/auth.ts reads it, the rate limit's call confirms it; src/keys-epoch.ts).
+  // Without either, every request reads its key.
   const epoch = deps.dialect.keysEpoch;
   // expiresMs: a cached key stops at its expires_at without any write (a rolled key, docs/api.md#keys-scopes-and-roles).
   const verified = new Map<string, { epoch: KeysEpoch; principal: ApiKeyPrincipal; expiresMs: number }>();
