@@ -65,7 +65,10 @@ describe('verified-key reuse keeps role and revocation checks exact', () => {
       // Resource writes leave cached keys valid (keepsKeys); the revocation after them does not.
       await createResource(t, k.key);
       expect((await get(k.key)).statusCode).toBe(200);
+      expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(200);
       await s().keys.revoke(k.id);
+      // HEAD too (Fastify's HEAD routes for GETs): a cached key is never answered unconfirmed.
+      expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(401);
       expectError(await get(k.key), 401, 'expired_token');
       expect((await get(ws.live)).statusCode).toBe(200);
     });

@@ -54,12 +54,19 @@ export function installAuth(
     }
   });
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    const scope = request.routeOptions.config?.scope;
-    if (scope && !allows(request.principal.role, request.principal.scopes, scope)) {
-      const who = request.principal.kind === 'session' ? 'Your role' : "This API key (or its owner's role)";
-      return done(new ForbiddenError(`${who} lacks the scope ${scope}.`));
-    }
-    done(null, payload);
+    const checkScope = (err?: Error) => {
+      if (err) return done(err);
+      const scope = request.routeOptions.config?.scope;
+      if (scope && !allows(request.principal.role, request.principal.scopes, scope)) {
+        const who = request.principal.kind === 'session' ? 'Your role' : "This API key (or its owner's role)";
+        return done(new ForbiddenError(`${who} lacks the scope ${scope}.`));
+      }
+      done(null, payload);
+    };
+    // Fail closed: a provisional key that no rate-limit call confirmed (a route without the limit hook)
+    // is read from the database here, before anything is answered.
+    if (request.keyToConfirm !== null) confirmCachedKey(request, undefined, checkScope);
+    else checkScope();
   });
 }
 
