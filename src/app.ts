@@ -2,12 +2,13 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type Config, publicUrl, trustProxy } from './config.js';
+import { createDatabaseBreaker } from './db/breaker.js';
 import type { Storage } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installJsonBody } from './http/body.js';
 import { installConsoleSession } from './http/console-session.js';
 import { installConsoleStatic } from './http/console-static.js';
-import { frameworkErrors, installErrorHandler } from './http/errors.js';
+import { frameworkErrors, installDatabaseBreaker, installErrorHandler } from './http/errors.js';
 import { installHealth } from './http/health.js';
 import { installIdempotency } from './http/idempotency.js';
 import { lazyChildLogger, loggerOptions } from './http/logging.js';
@@ -20,6 +21,7 @@ import { installRequestId, requestIds } from './http/request-id.js';
 import { ErrorSchema } from './http/schemas.js';
 import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
+import { keyChangeAnnouncer, readKeysEpoch } from './keys-epoch.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
@@ -99,11 +101,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ? { client: deps.redis, guard: createRedisGuard(deps.redis, deps.redisLog ?? app.log) }
     : undefined;
   if (redis) app.addHook('onClose', async () => redis.guard.close());
+  // PostgreSQL + Redis: verified keys are reused under the epoch every process shares in Redis, and this
+  // process's writes that may change keys announce themselves to it (src/keys-epoch.ts, ARCHITECTURE.md "Revocation").
+  const sharedEpoch = redis && !storage.dialect.keysEpoch ? readKeysEpoch(redis, config.REDIS_KEY_PREFIX) : undefined;
+  if (redis && sharedEpoch && !storage.dialect.keyChanges) {
+    const announcer = keyChangeAnnouncer(redis.client, config.REDIS_KEY_PREFIX);
+    storage.dialect.keyChanges = announcer;
+    app.addHook('onClose', async () => {
+      if (storage.dialect.keyChanges === announcer) storage.dialect.keyChanges = undefined;
+    });
+  }
   app.server.on('connect', refuseConnect);
   installValidators(app);
-  installErrorHandler(app, storage.dialect);
+  // PostgreSQL: after the first request that finds it unreachable, 503 at once until a probe answers (src/db/breaker.ts).
+  const breaker = storage.probe
+    ? createDatabaseBreaker({
+        probe: storage.probe,
+        isUnreachable: (err) => storage.dialect.isUnreachable(err),
+        log: app.log,
+      })
+    : undefined;
+  if (breaker) app.addHook('onClose', async () => breaker.close());
+  installErrorHandler(app, storage.dialect, breaker);
   installRequestId(app);
   installEarlyAnswers(app, collectRoutes(app));
+  if (breaker) installDatabaseBreaker(app, breaker);
   installJsonBody(app);
   for (const schema of [
     ErrorSchema,
@@ -120,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await installOpenApi(app);
-  installAuth(app, services.keys);
+  installAuth(app, services.keys, { sharedEpoch });
   await installConsoleSession(app, {
     consoleAuth: services.consoleAuth,
     publicUrl: publicUrl(config),
@@ -134,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     windowS: config.RATE_LIMIT_WINDOW_S,
     redis,
     nameSpace: deps.rateLimitNamespace,
+    keysEpochPrefix: config.REDIS_KEY_PREFIX,
   });
   installIdempotency(app, services.idempotency);
   if (config.USAGE_METERING === 'on') {

@@ -1,5 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 import { databaseUrlOf, startApi, startWsvc, stopProcess, type WsvcProcess } from './helpers/processes.js';
@@ -17,12 +18,13 @@ describe.skipIf(!pgUrl || !redisUrl)('scale: 2 API processes on one PostgreSQL a
   const apis: { child: ChildProcess; url: string }[] = [];
   const workers: WsvcProcess[] = [];
   let rx: Awaited<ReturnType<typeof startReceiver>>;
+  let env: NodeJS.ProcessEnv;
   const limit = 25;
   beforeAll(async () => {
     storage = await openTestStorage();
     t = await startTestApp({ storage, redisUrl: null });
     rx = await startReceiver();
-    const env = {
+    env = {
       DATABASE_URL: databaseUrlOf(storage),
       REDIS_URL: redisUrl,
       REDIS_KEY_PREFIX: `wsvc-test:${randomBytes(6).toString('hex')}:`,
@@ -72,6 +74,43 @@ describe.skipIf(!pgUrl || !redisUrl)('scale: 2 API processes on one PostgreSQL a
       const r = await fetch(`${api.url}/readyz`);
       expect(await r.json()).toMatchObject({ status: 'ready', database: 'ok', redis: 'ok' });
     }
+  });
+
+  it('a key revoked, demoted or removed through one process is refused by the other on its very next request', async () => {
+    // Each API process caches verified keys under the epoch shared in Redis (src/keys-epoch.ts, D12).
+    const ws = await newWorkspace(t);
+    const m = await ws.member('member');
+    const n = await ws.member('member');
+    const call = async (i: number, key: string, method = 'GET', path = '/v1/resources', body?: unknown) => {
+      const r = await fetch(`${apis[i]?.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      await r.arrayBuffer();
+      return r.status;
+    };
+    // Warm both processes' caches with both members' keys.
+    for (let i = 0; i < 4; i++) {
+      expect(await call(i % 2, m.live)).toBe(200);
+      expect(await call(i % 2, n.live)).toBe(200);
+    }
+    // Revoked over HTTP through process 0: process 1's very next request with it is refused.
+    expect(await call(0, ws.live, 'DELETE', `/v1/keys/${m.liveKeyId}`)).toBe(204);
+    expect(await call(1, m.live)).toBe(401);
+    expect(await call(0, m.live)).toBe(401);
+    // The CLI (its own process, REDIS_URL set like the API's) demotes n, then removes n.
+    const wsvc = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['bin/wsvc.js', ...args], { env: { ...process.env, ...env } });
+    await wsvc('users', 'set-role', n.userId, '--role', 'viewer');
+    expect(await call(1, n.live, 'POST', '/v1/resources', { name: 'x', type: 'standard' })).toBe(403);
+    expect(await call(0, n.live)).toBe(200);
+    await wsvc('users', 'remove', n.userId);
+    expect(await call(1, n.live)).toBe(401);
+    expect(await call(0, n.live)).toBe(401);
   });
 
   it('1,000 events fan out through 2 workers; one killed with kill -9 midway, every event still arrives', async () => {

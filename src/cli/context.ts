@@ -1,9 +1,11 @@
 import { loadConfig } from '../config.js';
 import { openStorageFromConfig, type Storage } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { keyChangeAnnouncer } from '../keys-epoch.js';
 import { systemClock } from '../lib/clock.js';
 import { systemActor } from '../lib/principal.js';
 import type { WriteTx } from '../modules/auth/write-runner.js';
+import { openRedis, waitForRedis } from '../redis.js';
 import { createServices, type Services } from '../services.js';
 import { withServerUrl } from './server-url.js';
 
@@ -12,11 +14,19 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
   // Links (set-password, invites) use the running server's URL when the command has no PORT/PUBLIC_URL.
   const config = withServerUrl(loadConfig());
   const storage = openStorageFromConfig(config, { poolSize: 2 });
+  // With REDIS_URL on PostgreSQL, API processes cache keys under the epoch shared in Redis: the CLI's
+  // changes to keys and users announce themselves to it, or are refused (src/keys-epoch.ts).
+  const redis = config.REDIS_URL && !storage.dialect.keysEpoch ? openRedis(config.REDIS_URL) : undefined;
   try {
+    if (redis) {
+      await waitForRedis(redis);
+      storage.dialect.keyChanges = keyChangeAnnouncer(redis, config.REDIS_KEY_PREFIX);
+    }
     await migrateToLatest(storage.db, storage.dialect);
     return await fn(createServices({ storage, clock: systemClock, config }), storage);
   } finally {
     await storage.close();
+    redis?.disconnect();
   }
 }
 

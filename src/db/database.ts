@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db, Dialect } from './dialect.js';
-import { listenPostgres, openPostgres, withTimeout } from './postgres.js';
+import { listenPostgres, openPostgres, probePostgres, withTimeout } from './postgres.js';
 import { openSqlite } from './sqlite.js';
 
 export interface Storage {
@@ -8,6 +8,11 @@ export interface Storage {
   dialect: Dialect;
   /** Cheap round trip for /readyz; rejects (code `ETIMEDOUT`) when there is no answer within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
+  /**
+   * One round trip on a fresh connection within `timeoutMs`, for the breaker (src/db/breaker.ts);
+   * absent where the database is a local file (SQLite).
+   */
+  probe?(timeoutMs: number): Promise<void>;
   /**
    * Calls `onNotify` for every notification on `channel` from any process (PostgreSQL LISTEN,
    * reconnecting by itself); absent on SQLite. Resolves to a function that stops listening.
@@ -76,6 +81,7 @@ export function openStorage(opts: StorageOptions): Storage {
     return {
       db,
       dialect,
+      probe: (timeoutMs) => probePostgres(url, opts.schema, timeoutMs),
       async ping(timeoutMs = 1000) {
         await withTimeout(pool.query('select 1'), timeoutMs);
       },

@@ -21,6 +21,11 @@ export interface Dialect {
    * by another process past the busy timeout (maps to 503 with Retry-After).
    */
   isUnavailable(err: unknown): boolean;
+  /**
+   * Whether `err` means the database cannot be reached at all (refused, reset, no answer within the
+   * query or connect timeout), not merely busy: it opens the breaker (src/db/breaker.ts).
+   */
+  isUnreachable(err: unknown): boolean;
   /** Column type names used by migrations. */
   readonly types: { timestamp: 'text' | 'timestamptz'; json: 'text' | 'jsonb' };
   /** Whether `SELECT … FOR SHARE / FOR UPDATE SKIP LOCKED` exist. */
@@ -59,6 +64,14 @@ export interface Dialect {
    */
   readonly keysEpoch?: () => number;
   /**
+   * Where there is no `keysEpoch` (PostgreSQL), the key-cache epoch that every process shares in Redis
+   * (src/keys-epoch.ts, ARCHITECTURE.md "Revocation"), set by whoever opens Redis (the server, the CLI).
+   * A write transaction not marked `keepsKeys` announces itself to it before it begins and after it
+   * ends; when the announcement before cannot be made, the write is refused (503). Unset: not
+   * announced, and no process caches keys without hearing from it (the API reads every key).
+   */
+  keyChanges?: KeyChangeAnnouncer;
+  /**
    * Performance (docs/performance.md, "Earlier changes" 5): SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
    * and connection mutex whenever no transaction is open. Absent on PostgreSQL.
    */
@@ -71,6 +84,14 @@ export interface Dialect {
   readonly namedReader?: NamedReader;
   /** Queries of `prepared()` compiled for this connection, by query (docs/performance.md). */
   readonly preparedQueries: Map<object, unknown>;
+}
+
+/** Tells every process sharing a key cache that keys or users may change (src/keys-epoch.ts). */
+export interface KeyChangeAnnouncer {
+  /** Before the write begins: every cached key is stale, and none is cached until `settled`. Rejects when it cannot say so. */
+  unsettle(): Promise<void>;
+  /** After the write committed or rolled back: stale again (entries read meanwhile), caching may resume. */
+  settle(): Promise<void>;
 }
 
 /** PostgreSQL channel on which new deliveries are announced to workers. */

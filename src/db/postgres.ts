@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { carrying, type Db, DELIVERY_CHANNEL, type Dialect } from './dialect.js';
+import { UnavailableError } from '../lib/errors.js';
+import { carrying, type Db, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
 import type { Database } from './types.js';
 
 const TIMESTAMPTZ_OID = 1184;
@@ -53,11 +54,39 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
   });
   const dialect: Dialect = {
     ...postgresDialect,
+    writeTransaction: (db, fn, options) =>
+      announced(dialect.keyChanges, options?.keepsKeys, () => db.transaction().execute(fn)),
     preparedQueries: new Map(),
     namedReader: async (name, text, values) => (await pool.query({ name, text, values: [...values] })).rows,
   };
   const db = new Kysely<Database>({ dialect: carrying(new PostgresDialect({ pool }), dialect) });
   return { db, dialect, pool };
+}
+
+/**
+ * Runs a write that may change keys or users (not `keepsKeys`) between the two announcements of the
+ * shared key-cache epoch (ARCHITECTURE.md, "Revocation"): before it begins, so no process serves a key from its
+ * cache once the write may have committed; after it ends, so entries read while it ran are stale.
+ * If the first cannot be made the write does not run (503): a revocation that committed unannounced
+ * could be served from another process's cache.
+ */
+async function announced<T>(
+  keyChanges: KeyChangeAnnouncer | undefined,
+  keepsKeys: boolean | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  if (!keyChanges || keepsKeys) return write();
+  try {
+    await keyChanges.unsettle();
+  } catch {
+    throw new UnavailableError('Keys and users cannot change while the shared Redis does not answer; retry shortly.');
+  }
+  try {
+    return await write();
+  } finally {
+    // A failure here leaves the epoch unsettled until it expires: no process caches keys meanwhile.
+    await keyChanges.settle().catch(() => {});
+  }
 }
 
 /** Idle time before the first TCP keep-alive probe on a PostgreSQL connection. */
@@ -109,6 +138,44 @@ const CONNECTION_CODES = new Set([
   '57014', // query_canceled: DATABASE_STATEMENT_TIMEOUT_MS hit; the database is overloaded, retry
 ]);
 
+/** Codes of CONNECTION_CODES that mean the server cannot be reached (not a statement that ran too long). */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+]);
+
+/**
+ * One round trip on a fresh connection, bounded by `timeoutMs` (the breaker's probe, src/db/breaker.ts):
+ * the pool's idle connections may be dead ends after a partition, a new one is not.
+ */
+export async function probePostgres(url: string, schema: string | undefined, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: timeoutMs,
+    options: schema ? `-c search_path=${schema}` : undefined,
+  });
+  client.on('error', () => {});
+  try {
+    await withTimeout(
+      client.connect().then(() => client.query('select 1')),
+      timeoutMs,
+    );
+  } catch (err) {
+    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    throw err;
+  }
+  await client.end().catch(() => {});
+}
+
 const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   name: 'postgres',
   async currentSchema(db) {
@@ -141,6 +208,14 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   },
   isUniqueViolation(err) {
     return (err as { code?: string } | null)?.code === '23505';
+  },
+  isUnreachable(err) {
+    const e = err as { code?: string; message?: string } | null;
+    if (!e) return false;
+    if (e.code && UNREACHABLE_CODES.has(e.code)) return true;
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout/i.test(
+      e.message ?? '',
+    );
   },
   isUnavailable(err) {
     const e = err as { code?: string; message?: string } | null;

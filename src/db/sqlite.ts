@@ -38,6 +38,8 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
       const code = codeOf(err);
       return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
     },
+    // A file on this machine: busy perhaps (isUnavailable), never unreachable; no breaker.
+    isUnreachable: () => false,
     isUnavailable(err) {
       const code = codeOf(err);
       // BUSY: another process held the write lock past busy_timeout.

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Env } from '../db/types.js';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors.js';
 import type { Principal } from '../lib/principal.js';
-import type { KeysService, VerifyResult } from '../modules/keys/keys.service.js';
+import type { KeysEpoch, KeysService, VerifyResult } from '../modules/keys/keys.service.js';
 import { allows, type Scope } from '../modules/keys/scopes.js';
 
 declare module 'fastify' {
@@ -12,6 +13,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who is calling (set by authentication on every route with a scope). */
     principal: Principal;
+    /**
+     * A key answered from the cache under a shared epoch not yet compared with the current one: the
+     * rate limit's Redis call returns it, and `confirmCachedKey` keeps or replaces the principal.
+     */
+    keyToConfirm: KeyToConfirm | null;
   }
 }
 
@@ -21,13 +27,25 @@ declare module 'fastify' {
  * preParsing, i.e. after the per-key rate limit (a route-level onRequest hook), so a 403 carries
  * the X-RateLimit-* headers and counts against the key like any authenticated request (docs/api.md#rate-limits).
  */
-export function installAuth(app: FastifyInstance, keys: KeysService): void {
+export function installAuth(
+  app: FastifyInstance,
+  keys: KeysService,
+  /**
+   * `sharedEpoch`: the key-cache epoch shared in Redis (src/keys-epoch.ts), where the database has no
+   * epoch of its own (PostgreSQL). A cached key is then taken provisionally and confirmed by the rate
+   * limit's Redis call (`confirmCachedKey`); the first request of a key reads the epoch, then the key.
+   */
+  opts: { sharedEpoch?: () => Promise<string | null> } = {},
+): void {
   app.decorateRequest('principal', null as never);
+  app.decorateRequest('keyToConfirm', null);
+  const { sharedEpoch } = opts;
   // Callback style (docs/performance.md, "Earlier changes" 4): a key verified from the cache answers without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
     // Console routes authenticate with the session cookie instead (console-session.ts).
     if (!scope || request.routeOptions.config?.console) return done();
+    if (sharedEpoch) return authenticateShared(request, keys, sharedEpoch, done);
     const result = keys.verifyNow(request.headers.authorization);
     if (result instanceof Promise) {
       result.then((r) => done(authenticate(request, r)), done);
@@ -36,13 +54,75 @@ export function installAuth(app: FastifyInstance, keys: KeysService): void {
     }
   });
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    const scope = request.routeOptions.config?.scope;
-    if (scope && !allows(request.principal.role, request.principal.scopes, scope)) {
-      const who = request.principal.kind === 'session' ? 'Your role' : "This API key (or its owner's role)";
-      return done(new ForbiddenError(`${who} lacks the scope ${scope}.`));
-    }
-    done(null, payload);
+    const checkScope = (err?: Error) => {
+      if (err) return done(err);
+      const scope = request.routeOptions.config?.scope;
+      if (scope && !allows(request.principal.role, request.principal.scopes, scope)) {
+        const who = request.principal.kind === 'session' ? 'Your role' : "This API key (or its owner's role)";
+        return done(new ForbiddenError(`${who} lacks the scope ${scope}.`));
+      }
+      done(null, payload);
+    };
+    // Fail closed: a provisional key that no rate-limit call confirmed (a route without the limit hook)
+    // is read from the database here, before anything is answered.
+    if (request.keyToConfirm !== null) confirmCachedKey(request, undefined, checkScope);
+    else checkScope();
   });
+}
+
+export interface KeyToConfirm {
+  keys: KeysService;
+  digest: string;
+  env: Env;
+  epoch: KeysEpoch;
+}
+
+/** Authentication under the shared epoch: a cached key provisionally, else the epoch, then the key. */
+function authenticateShared(
+  request: FastifyRequest,
+  keys: KeysService,
+  sharedEpoch: () => Promise<string | null>,
+  done: (err?: Error) => void,
+): void {
+  const parsed = keys.parseHeader(request.headers.authorization);
+  if (!parsed.ok) {
+    done(new UnauthorizedError(parsed.code));
+    return;
+  }
+  const hit = keys.cached(parsed.digest);
+  if (hit) {
+    request.principal = hit.principal;
+    request.keyToConfirm = { keys, digest: parsed.digest, env: parsed.env, epoch: hit.epoch };
+    done();
+    return;
+  }
+  // The epoch read before the key: an entry filed under it goes stale with any change after the read.
+  sharedEpoch()
+    .then((at) => keys.verifyAt(parsed.digest, parsed.env, at ?? undefined))
+    .then((r) => done(authenticate(request, r)), done);
+}
+
+/**
+ * Confirms a provisionally cached key (request.keyToConfirm) with the epoch the rate limit's Redis call
+ * returned: the same epoch keeps it; another, or none (unsettled, Redis not answering), reads the key
+ * from the database (filed under `current` when there is one). `done` gets the 401 of a key that no
+ * longer verifies (or the database's error).
+ */
+export function confirmCachedKey(
+  request: FastifyRequest,
+  current: string | null | undefined,
+  done: (err?: Error) => void,
+): void {
+  const pending = request.keyToConfirm;
+  request.keyToConfirm = null;
+  if (!pending || (current != null && current === pending.epoch)) {
+    done();
+    return;
+  }
+  pending.keys.verifyAt(pending.digest, pending.env, current ?? undefined).then(
+    (r) => done(authenticate(request, r)),
+    (err: Error) => done(err),
+  );
 }
 
 /** Sets the principal, or returns the 401 to answer. */

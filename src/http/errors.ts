@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DatabaseBreaker } from '../db/breaker.js';
 import type { Dialect } from '../db/dialect.js';
 import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../lib/errors.js';
 import { replay } from './idempotency.js';
@@ -36,8 +37,11 @@ declare module 'fastify' {
   }
 }
 
-/** Maps any thrown error to its status and error body, once for the whole app. */
-export function installErrorHandler(app: FastifyInstance, dialect: Dialect): void {
+/**
+ * Maps any thrown error to its status and error body, once for the whole app. `breaker` hears of
+ * every error that means the database is unavailable (it opens on those that mean unreachable).
+ */
+export function installErrorHandler(app: FastifyInstance, dialect: Dialect, breaker?: DatabaseBreaker): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof StoredResponse) return replay(reply, err);
     if (err instanceof AppError) {
@@ -56,6 +60,7 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect): voi
     }
     if (dialect.isUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');
+      breaker?.failed(err);
       const u = new UnavailableError();
       reply.headers(u.headers ?? {});
       return send(reply, 503, errorBody(request, u.code, u.message));
@@ -100,4 +105,18 @@ export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply):
   if ((length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined) {
     reply.header('connection', 'close');
   }
+}
+
+/**
+ * While the database breaker is open (src/db/breaker.ts), every route that needs the database (those
+ * with a scope, and the console's API) is answered 503 service_unavailable with Retry-After at once,
+ * before authentication, instead of waiting out the query timeout. Health and documentation still answer.
+ */
+export function installDatabaseBreaker(app: FastifyInstance, breaker: DatabaseBreaker): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!breaker.isOpen()) return done();
+    const config = request.routeOptions.config;
+    if (!config?.scope && !request.routeOptions.url?.startsWith('/console/api/')) return done();
+    done(new UnavailableError());
+  });
 }

@@ -1,9 +1,11 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
+import { epochCommands, keysEpochKeys } from '../keys-epoch.js';
 import { AppError } from '../lib/errors.js';
 import { type Principal, principalId } from '../lib/principal.js';
 import type { RedisGuard } from '../redis.js';
+import { confirmCachedKey } from './auth.js';
 
 export interface RateLimitOptions {
   live: number;
@@ -13,6 +15,8 @@ export interface RateLimitOptions {
   redis?: { client: Redis; guard: RedisGuard };
   /** Redis key prefix; tests give each app its own so runs never collide. */
   nameSpace?: string;
+  /** Prefix of the shared key-cache epoch (src/keys-epoch.ts) that the counting call also returns (REDIS_KEY_PREFIX). */
+  keysEpochPrefix?: string;
 }
 
 /**
@@ -27,7 +31,7 @@ export interface RateLimitOptions {
  */
 export async function installRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
   const store: Store = opts.redis
-    ? failOpenStore(opts.redis, opts.nameSpace ?? 'wsvc:rl:')
+    ? failOpenStore(opts.redis, opts.nameSpace ?? 'wsvc:rl:', opts.keysEpochPrefix ?? 'wsvc:')
     : new LocalStore(false, false, LOCAL_KEYS);
   const windowMs = opts.windowS * 1000;
   const exceeded = (max: number, retryS: number) =>
@@ -43,22 +47,31 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
     store.incr(
       rateKey(principal),
       (err, result) => {
-        // A store error never refuses a request (fail-open, docs/operations.md).
-        if (err || !result) return done();
-        const resetS = Math.ceil(result.ttl / 1000);
-        reply.header('x-ratelimit-limit', max);
-        reply.header('x-ratelimit-reset', resetS);
-        if (result.current <= max) {
-          reply.header('x-ratelimit-remaining', max - result.current);
-          return done();
-        }
-        reply.header('x-ratelimit-remaining', 0);
-        reply.header('retry-after', resetS);
-        done(exceeded(max, resetS));
+        // A cached key is confirmed by the epoch of this same call before anything is answered (auth.ts).
+        if (request.keyToConfirm === null) return counted(err, result);
+        confirmCachedKey(request, result?.epoch, (failed) => (failed ? done(failed) : counted(err, result)));
       },
       windowMs,
       max,
     );
+    function counted(err: Error | null, result: Counted | undefined): void {
+      // A store error never refuses a request (fail-open, docs/operations.md).
+      if (err || !result) {
+        done();
+        return;
+      }
+      const resetS = Math.ceil(result.ttl / 1000);
+      reply.header('x-ratelimit-limit', max);
+      reply.header('x-ratelimit-reset', resetS);
+      if (result.current <= max) {
+        reply.header('x-ratelimit-remaining', max - result.current);
+        done();
+        return;
+      }
+      reply.header('x-ratelimit-remaining', 0);
+      reply.header('retry-after', resetS);
+      done(exceeded(max, resetS));
+    }
   };
 
   app.addHook('onRoute', (route) => {
@@ -72,15 +85,20 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
 /** Keys counted in one process's store before the least recently used is dropped (the plugin's default). */
 const LOCAL_KEYS = 5000;
 
-type Counted = (err: Error | null, result?: { current: number; ttl: number }) => void;
+/** A count; from Redis also the shared key-cache epoch (null while unsettled), src/keys-epoch.ts. */
+interface Counted {
+  current: number;
+  ttl: number;
+  epoch?: string | null;
+}
+type OnCount = (err: Error | null, result?: Counted) => void;
 /** The plugin's store contract as its code calls it (its typings omit the window and the max). */
 interface Store {
-  incr(key: string, cb: Counted, timeWindow: number, max: number): void;
+  incr(key: string, cb: OnCount, timeWindow: number, max: number): void;
 }
 type StoreCtor = new (...args: unknown[]) => Store;
 // The plugin's own stores (plain CommonJS files of the package, which has no `exports` map).
 const require = createRequire(import.meta.url);
-const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreCtor;
 const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreCtor;
 
 /**
@@ -88,12 +106,12 @@ const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreCt
  * limits then hold per process). A command that fails or times out opens the guard, so only
  * the requests already waiting on Redis pay its timeout, not every request of the outage.
  */
-function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: string): Store {
+function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: string, epochPrefix: string): Store {
   const { guard } = redis;
-  const shared: Store = new RedisStore(false, false, redis.client, nameSpace);
+  const shared = sharedStore(redis.client, nameSpace, epochPrefix);
   const local: Store = new LocalStore(false, false, LOCAL_KEYS);
   // The plugin's LocalStore hands out its live entry; copied, so concurrent requests each see their own count.
-  const countLocally = (key: string, cb: Counted, timeWindow: number, max: number) =>
+  const countLocally = (key: string, cb: OnCount, timeWindow: number, max: number) =>
     local.incr(key, (err, r) => cb(err, r && { current: r.current, ttl: r.ttl }), timeWindow, max);
   return {
     incr(key, cb, timeWindow, max) {
@@ -107,6 +125,23 @@ function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: s
         },
         timeWindow,
         max,
+      );
+    },
+  };
+}
+
+/**
+ * @fastify/rate-limit's RedisStore count (fixed window) in a script of ours that also returns the
+ * shared key-cache epoch: one round trip for both (src/keys-epoch.ts, docs/performance.md).
+ */
+function sharedStore(client: Redis, nameSpace: string, epochPrefix: string): Store {
+  const cmd = epochCommands(client);
+  const { epoch, unsettled } = keysEpochKeys(epochPrefix);
+  return {
+    incr(key, cb, timeWindow) {
+      cmd.wsvcCountAndEpoch(nameSpace + key, epoch, unsettled, timeWindow).then(
+        ([current, ttl, at]) => cb(null, { current, ttl, epoch: at ?? null }),
+        (err: Error) => cb(err),
       );
     },
   };

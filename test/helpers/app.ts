@@ -51,7 +51,13 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   const storage = opts.storage ?? (await openTestStorage());
-  const config = loadConfig({}, { LOG_LEVEL: 'silent', DATABASE_URL: storage.url, ...opts.config });
+  // One deployment per database: apps on the same storage share the key-cache epoch in Redis (src/keys-epoch.ts),
+  // and runs on other databases never touch it.
+  const redisKeyPrefix = `wsvc-test:${(storage as { schema?: string }).schema ?? randomBytes(6).toString('hex')}:`;
+  const config = loadConfig(
+    {},
+    { LOG_LEVEL: 'silent', DATABASE_URL: storage.url, REDIS_KEY_PREFIX: redisKeyPrefix, ...opts.config },
+  );
   const clock = opts.clock ?? { now: () => Date.now() };
   const services = createServices({ storage, clock, config, resolveHost: opts.resolveHost });
   opts.wrapServices?.(services);

@@ -139,11 +139,15 @@ export function createConsoleAuthService(deps: {
     const memberships = ok && credential ? await repo.memberships(db, email) : [];
     if (!ok || !credential || memberships.length === 0) {
       const at = isoAt(clock.now());
-      await dialect.writeTransaction(db, async (trx) => {
-        for (const subject of Object.values(subjects(email, input.ip))) {
-          await repo.insertFailure(trx, newId('request'), subject, at);
-        }
-      });
+      await dialect.writeTransaction(
+        db,
+        async (trx) => {
+          for (const subject of Object.values(subjects(email, input.ip))) {
+            await repo.insertFailure(trx, newId('request'), subject, at);
+          }
+        },
+        { keepsKeys: true },
+      );
       throw new AppError(401, 'invalid_credentials', 'The email or password is incorrect.');
     }
     const token = newToken();
@@ -159,7 +163,7 @@ export function createConsoleAuthService(deps: {
       user_agent: input.userAgent?.slice(0, 200) ?? null,
       ip: input.ip,
     };
-    await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, session));
+    await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, session), { keepsKeys: true });
     return { token, session, csrfToken: csrfTokenFor(token) };
   }
 
@@ -189,10 +193,14 @@ export function createConsoleAuthService(deps: {
 
   async function signOut(session: ConsoleSessionsTable): Promise<void> {
     const at = isoAt(clock.now());
-    await dialect.writeTransaction(db, async (trx) => {
-      await dialect.holdExclusive(trx, sessionLock(session.id));
-      await repo.endSessions(trx, session.email, at, { id: session.id });
-    });
+    await dialect.writeTransaction(
+      db,
+      async (trx) => {
+        await dialect.holdExclusive(trx, sessionLock(session.id));
+        await repo.endSessions(trx, session.email, at, { id: session.id });
+      },
+      { keepsKeys: true },
+    );
   }
 
   /** Sets the password from a single-use link; ends every session of that person. Throws 400 invalid_link, 400 on a weak password. */
@@ -207,16 +215,20 @@ export function createConsoleAuthService(deps: {
     const weak = weakPasswordProblem(password, [found.email]);
     if (weak) throw fieldError('password', 'too_common', weak);
     const hash = await hashPassword(password);
-    return dialect.writeTransaction(db, async (trx) => {
-      const link = await repo.findLink(trx, digest);
-      const now = clock.now();
-      if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
-      if (link.workspace_id && !(await repo.membership(trx, link.email, link.workspace_id))) throw badLink();
-      if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
-      await repo.upsertCredential(trx, link.email, hash, isoAt(now));
-      await endSessionsLocked(trx, link.email, isoAt(now));
-      return { email: link.email };
-    });
+    return dialect.writeTransaction(
+      db,
+      async (trx) => {
+        const link = await repo.findLink(trx, digest);
+        const now = clock.now();
+        if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
+        if (link.workspace_id && !(await repo.membership(trx, link.email, link.workspace_id))) throw badLink();
+        if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
+        await repo.upsertCredential(trx, link.email, hash, isoAt(now));
+        await endSessionsLocked(trx, link.email, isoAt(now));
+        return { email: link.email };
+      },
+      { keepsKeys: true },
+    );
   }
 
   /** Whom a live single-use link is for (the set-password page names the account); throws 400 invalid_link. */
@@ -232,7 +244,7 @@ export function createConsoleAuthService(deps: {
     const email = normalizeEmail(emailInput);
     if ((await repo.memberships(inTrx ?? db, email)).length === 0) return undefined;
     if (inTrx) return makeLink('reset', email, {}, inTrx);
-    return dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx));
+    return dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx), { keepsKeys: true });
   }
 
   /**
@@ -244,7 +256,7 @@ export function createConsoleAuthService(deps: {
     const email = normalizeEmail(emailInput);
     const userIds = (await repo.memberships(db, email)).map((m) => m.user_id);
     if (userIds.length > 0 && deps.sendPasswordReset) {
-      const link = await dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx));
+      const link = await dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx), { keepsKeys: true });
       await deps.sendPasswordReset({ email, ...link });
     }
     return { userIds };
@@ -262,10 +274,14 @@ export function createConsoleAuthService(deps: {
     if (weak) throw fieldError('new_password', 'too_common', weak);
     const hash = await hashPassword(next);
     const at = isoAt(clock.now());
-    await dialect.writeTransaction(db, async (trx) => {
-      await repo.upsertCredential(trx, session.email, hash, at);
-      await endSessionsLocked(trx, session.email, at, { except: session.id });
-    });
+    await dialect.writeTransaction(
+      db,
+      async (trx) => {
+        await repo.upsertCredential(trx, session.email, hash, at);
+        await endSessionsLocked(trx, session.email, at, { except: session.id });
+      },
+      { keepsKeys: true },
+    );
   }
 
   /** Adds a member with a role and makes their invite link (valid 7 days). */
@@ -302,7 +318,9 @@ export function createConsoleAuthService(deps: {
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
     async endSession(email: string, id: string) {
       const at = isoAt(clock.now());
-      const n = await dialect.writeTransaction(db, (trx) => endSessionsLocked(trx, email, at, { id }));
+      const n = await dialect.writeTransaction(db, (trx) => endSessionsLocked(trx, email, at, { id }), {
+        keepsKeys: true,
+      });
       if (n === 0) throw new NotFoundError('session');
     },
     purgeFailures: () => repo.purgeFailures(db, isoAt(clock.now() - THROTTLE_WINDOW_MS)),

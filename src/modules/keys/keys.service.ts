@@ -14,6 +14,9 @@ export type VerifyResult =
   | { ok: true; principal: ApiKeyPrincipal }
   | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token' };
 
+/** A key-cache epoch: this connection's (SQLite, a number) or the one processes share in Redis (a string). */
+export type KeysEpoch = number | string;
+
 export interface CreatedKey {
   id: string;
   key: string;
@@ -34,12 +37,13 @@ export function createKeysService(deps: {
 }) {
   const { db, clock } = deps;
   // Performance (docs/performance.md, "Earlier changes" 4): verified keys, reused only while no write that may change keys or users has committed
-  // since (see Dialect.keysEpoch): a revocation, a role change or a removal commits such a write, so the next
-  // request re-reads the key (docs/api.md#keys-scopes-and-roles). Only where the database has such an epoch (one file, one
-  // writer at a time); elsewhere other processes write unannounced and every request reads the key.
+  // since (a revocation, a role change or a removal moves the epoch on, so the next request re-reads the key,
+  // docs/api.md#keys-scopes-and-roles). The epoch is the connection's (Dialect.keysEpoch, SQLite: verifyNow) or the one
+  // processes share in Redis (PostgreSQL + Redis: http/auth.ts reads it, the rate limit's call confirms it; src/keys-epoch.ts).
+  // Without either, every request reads its key.
   const epoch = deps.dialect.keysEpoch;
   // expiresMs: a cached key stops at its expires_at without any write (a rolled key, docs/api.md#keys-scopes-and-roles).
-  const verified = new Map<string, { epoch: number; principal: ApiKeyPrincipal; expiresMs: number }>();
+  const verified = new Map<string, { epoch: KeysEpoch; principal: ApiKeyPrincipal; expiresMs: number }>();
   const MAX_CACHED = 10_000;
 
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
@@ -106,22 +110,44 @@ export function createKeysService(deps: {
    * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, "Earlier changes" 5).
    */
   function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
+    const parsed = parseHeader(header);
+    if (!parsed.ok) return parsed;
+    const at = epoch?.();
+    if (at !== undefined) {
+      const hit = cached(parsed.digest);
+      if (hit && hit.epoch === at) return { ok: true, principal: hit.principal };
+    }
+    return verifyAt(parsed.digest, parsed.env, at);
+  }
+
+  /** The digest and environment of a well-formed `Bearer svc_…` header; the 401 code otherwise. */
+  function parseHeader(
+    header: string | undefined,
+  ): { ok: true; digest: string; env: Env } | { ok: false; code: 'missing_token' | 'invalid_token' } {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
     const m = /^Bearer ([^\s]+)$/.exec(header);
     if (!m) return { ok: false, code: 'invalid_token' };
     const key = m[1] as string;
     const parsed = parseKey(key);
     if (!parsed) return { ok: false, code: 'invalid_token' };
-    const digest = digestKey(key);
-    const at = epoch?.();
-    if (at !== undefined) {
-      const hit = verified.get(digest);
-      if (hit && hit.epoch === at && hit.expiresMs > clock.now()) return { ok: true, principal: hit.principal };
-    }
-    return lookup(digest, parsed.env, at);
+    return { ok: true, digest: digestKey(key), env: parsed.env };
   }
 
-  async function lookup(digest: string, env: Env, at: number | undefined): Promise<VerifyResult> {
+  /**
+   * The principal verified for `digest` and the epoch it was filed under, unless it has expired since;
+   * valid only while that epoch is the current one (the caller checks: Dialect.keysEpoch, or the
+   * shared epoch in Redis, src/keys-epoch.ts).
+   */
+  function cached(digest: string): { principal: ApiKeyPrincipal; epoch: KeysEpoch } | undefined {
+    const hit = verified.get(digest);
+    return hit && hit.expiresMs > clock.now() ? hit : undefined;
+  }
+
+  /**
+   * Reads the key from the database and, with an epoch `at` read before the query, files the answer
+   * under it: a write that committed meanwhile has moved the epoch on, so the entry is stale at once.
+   */
+  async function verifyAt(digest: string, env: Env, at: KeysEpoch | undefined): Promise<VerifyResult> {
     const row = await keysRepository.findByDigest(db, digest);
     if (!row || !digestsEqual(row.digest, digest) || row.env !== env) {
       return { ok: false, code: 'invalid_token' };
@@ -139,7 +165,6 @@ export function createKeysService(deps: {
       role: row.role,
       scopes: row.scopes === null ? null : Object.freeze(JSON.parse(row.scopes) as string[]),
     });
-    // Filed under the epoch read before the query: a write that committed meanwhile makes it stale at once.
     if (at !== undefined) {
       if (verified.size >= MAX_CACHED) verified.clear();
       verified.set(digest, { epoch: at, principal, expiresMs });
@@ -190,6 +215,6 @@ export function createKeysService(deps: {
     );
   }
 
-  return { create, verify, verifyNow, list, revoke, recordUse };
+  return { create, verify, verifyNow, parseHeader, cached, verifyAt, list, revoke, recordUse };
 }
 export type KeysService = ReturnType<typeof createKeysService>;

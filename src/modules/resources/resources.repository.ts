@@ -127,9 +127,14 @@ const listQuery = (shape: Shape, mode: Mode) =>
     const base = matching(db, $, shape);
     const rows = base.selectAll().orderBy('id');
     if (mode === 'after') return rows.where('id', '>', $('after')).limit($('limit'));
-    // A deep offset skips through the (covering) index alone, then reads only the page's rows.
+    // A deep offset skips through the (covering) index alone, then reads only the page's rows. The page's
+    // ids are a derived table joined on the primary key, not `id in (…)`: PostgreSQL plans the derived
+    // table (its LIMIT keeps it from being pulled up) once, then one primary-key lookup per row, with or
+    // without statistics; `in` planned as a semi-join ran the offset scan once per row of the workspace on a
+    // table not analyzed yet (docs/performance.md; test/postgres-indexes.test.ts checks the plan).
     if (mode === 'offset') {
-      return rows.where('id', 'in', base.select('id').orderBy('id').limit($('limit')).offset($('offset')));
+      const page = base.select('id').orderBy('id').limit($('limit')).offset($('offset')).as('page');
+      return db.selectFrom(page).innerJoin('resources as r', 'r.id', 'page.id').selectAll('r').orderBy('r.id');
     }
     return rows.limit($('limit'));
   });
