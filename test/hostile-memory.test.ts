@@ -21,6 +21,13 @@ function rssMb(pid: number): number {
   return Number(m?.[1] ?? 0) / 1024;
 }
 
+/** A fetch that failed because the server closed the connection while the body was being written. */
+function closedWhileWriting(e: unknown): 'closed' {
+  const code = (e as { cause?: { code?: string } }).cause?.code;
+  if (code === 'EPIPE' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'closed';
+  throw e;
+}
+
 const MB = 1024 * 1024;
 const arrays = (bytes: number) => '['.repeat(bytes / 2) + ']'.repeat(bytes / 2);
 const objects = (bytes: number) => {
@@ -62,7 +69,7 @@ describe.skipIf(!hasProc)('memory under hostile bodies', () => {
     }, 10);
     const bodies = [arrays(MB - 64), objects(MB - 64)];
     const answers: { status: number; body: string }[] = [];
-    const unknownStatuses: number[] = [];
+    const unknownStatuses: (number | 'closed')[] = [];
     try {
       for (let round = 0; round < 5; round++) {
         const results = await Promise.all(
@@ -73,9 +80,18 @@ describe.skipIf(!hasProc)('memory under hostile bodies', () => {
         );
         answers.push(...results);
       }
-      // The same bodies on an unknown route, without a key: 404, nothing parsed.
-      const unknown = await Promise.all([0, 1, 2, 3].map(() => post('/v1/nope', bodies[0] as string)));
-      unknownStatuses.push(...unknown.map((r) => r.status));
+      // The same bodies on an unknown route, without a key: 404 before any byte of the body is read,
+      // and the connection closed (src/http/protocol.ts). The client may still be writing the body
+      // when the server closes: then it sees the close (EPIPE or ECONNRESET), not the 404.
+      const unknown = await Promise.all(
+        [0, 1, 2, 3].map(() =>
+          post('/v1/nope', bodies[0] as string).then(
+            (r) => r.status,
+            (e: unknown) => closedWhileWriting(e),
+          ),
+        ),
+      );
+      unknownStatuses.push(...unknown);
     } finally {
       clearInterval(sampler);
     }
@@ -83,7 +99,7 @@ describe.skipIf(!hasProc)('memory under hostile bodies', () => {
     console.log(
       `hostile bodies: RSS ${baseline.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB, ${after.toFixed(0)} MB after (20 × 1 MB nested, 4 at a time)`,
     );
-    expect(unknownStatuses).toEqual([404, 404, 404, 404]);
+    for (const s of unknownStatuses) expect([404, 'closed']).toContain(s);
     for (const a of answers) {
       expect(a.status).toBe(400);
       expect(JSON.parse(a.body).error).toMatchObject({
