@@ -76,4 +76,3 @@ export function createWorkspacesService(deps: {
 
   return { create, list, lock };
 }
-export type WorkspacesService = ReturnType<typeof createWorkspacesService>;
