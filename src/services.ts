@@ -95,6 +95,7 @@ export function createServices(deps: {
     clock,
     users,
     publicUrl: () => publicUrl(deps.config),
+    notifications,
     sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
   });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });

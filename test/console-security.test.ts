@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createConsoleAuthService } from '../src/modules/console-auth/console-auth.service.js';
+import { systemActor } from '../src/lib/principal.js';
 import { json, startTestApp, type TestApp } from './helpers/app.js';
 import { linkToken, ORIGIN, PASSWORD, signIn, signInWithLink } from './helpers/console.js';
 import { expectError } from './helpers/expect.js';
@@ -123,24 +123,26 @@ describe('no credentials in the logs, at debug level, for a full console journey
     for (const line of log.lines) expect(() => JSON.parse(line)).not.toThrow();
   });
 
-  it('forgot password: a reset link only through the sender (email), never returned; unknown emails the same 202', async () => {
+  it('forgot password: the reset link only by email (the outbox), never returned; unknown emails the same 202', async () => {
     const out = await t.services.workspaces.create({ name: 'Forgot', adminEmail: email('forgot') });
-    const sent: { email: string; url: string }[] = [];
-    const withMail = createConsoleAuthService({
-      db: t.storage.db,
-      dialect: t.storage.dialect,
-      clock: { now: () => Date.now() },
-      users: t.services.users,
-      publicUrl: () => ORIGIN,
-      sendPasswordReset: async (link) => void sent.push(link),
+    expect(await t.services.consoleAuth.forgotPassword(out.user.email.toUpperCase())).toEqual({
+      userIds: [out.user.id],
     });
-    expect(await withMail.forgotPassword(out.user.email.toUpperCase())).toEqual({ userIds: [out.user.id] });
-    expect(await withMail.forgotPassword(email('nobody'))).toEqual({ userIds: [] });
-    expect(sent).toHaveLength(1);
-    expect(sent[0]?.email).toBe(out.user.email);
-    await signInWithLink(t, sent[0]?.url ?? '', 'a reset by email works');
-    // Without a sender (today), no link is made at all.
-    expect(await t.services.consoleAuth.forgotPassword(out.user.email)).toEqual({ userIds: [out.user.id] });
+    expect(await t.services.consoleAuth.forgotPassword(email('nobody'))).toEqual({ userIds: [] });
+    const resets = (await t.services.notifications.ofUser(out.workspace.id, out.user.id)).filter(
+      (r) => r.type === 'password.reset',
+    );
+    expect(resets).toHaveLength(1);
+    const id = resets[0]?.id ?? '';
+    // Without SMTP_URL the worker keeps it in the local mailbox; the link is in the body only.
+    await t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+    const kept = (await t.services.notifications.listMail(200)).find((m) => m.notification_id === id);
+    const body = (await t.services.notifications.findMail(kept?.id ?? ''))?.text ?? '';
+    const url = /(http\S+token=\S+)/.exec(body)?.[1];
+    expect(url?.startsWith(`${ORIGIN}/console/set-password?token=`)).toBe(true);
+    // Once sent, the outbox forgets the link (only its digest and the email hold it).
+    expect(await t.services.notifications.find(id)).toMatchObject({ status: 'sent', secret: null });
+    await signInWithLink(t, url ?? '', 'a reset by email works');
     expect(await t.services.consoleAuth.resetLink(email('nobody'))).toBeUndefined();
     const unknown = await t.request({
       method: 'POST',

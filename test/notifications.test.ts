@@ -1,6 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import { type ParsedMail, simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../src/config.js';
 import { systemActor } from '../src/lib/principal.js';
@@ -8,6 +5,7 @@ import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js'
 import { createNotificationsService } from '../src/modules/notifications/notifications.service.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from './helpers/app.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
+import { startSmtp } from './helpers/smtp.js';
 import { testWorker } from './helpers/worker.js';
 
 // The notification outbox (docs/api.md#notifications): endpoint health writes notifications in the
@@ -16,36 +14,6 @@ import { testWorker } from './helpers/worker.js';
 const H = 120;
 const HOUR = 3_600_000;
 const PUBLIC = 'https://console.example.test';
-
-/** A real SMTP server on loopback: every accepted message parsed; `reject` answers the next ones 451. */
-async function startSmtp() {
-  const got: ParsedMail[] = [];
-  const state = { reject: 0 };
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, done) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        if (state.reject > 0) {
-          state.reject--;
-          const err = Object.assign(new Error('Try again later'), { responseCode: 451 });
-          done(err);
-          return;
-        }
-        simpleParser(Buffer.concat(chunks)).then((m) => {
-          got.push(m);
-          done();
-        }, done);
-      });
-    },
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.server.address() as AddressInfo).port;
-  return { got, state, port, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 let nowMs = Date.parse('2026-03-27T12:00:00.000Z');
 const clock = { now: () => nowMs };

@@ -113,7 +113,7 @@ export function registerAdminCommands(program: Command): void {
 
   users
     .command('invite')
-    .description('add a member and print their single-use link to set a password (valid 7 days)')
+    .description('add a member, email them a single-use link to set a password (valid 7 days) and print it too')
     .requiredOption('--workspace <ws_id>', 'workspace id')
     .requiredOption('--email <email>', 'email')
     .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
@@ -125,7 +125,7 @@ export function registerAdminCommands(program: Command): void {
       print(
         isJson(cmd),
         out,
-        `user ${out.user.id} <${out.user.email}> ${out.user.role}\ninvite ${out.invite_url}\nSend this link to them: it is shown once.`,
+        `user ${out.user.id} <${out.user.email}> ${out.user.role}\ninvite ${out.invite_url}\nThe invite email is queued: the worker (wsvc serve) sends it, or keeps it for \`wsvc mail list\` without SMTP_URL. The link is shown once.`,
       );
     });
 

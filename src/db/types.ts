@@ -251,8 +251,9 @@ export interface NotificationsTable {
   id: string;
   workspace_id: string;
   user_id: string;
-  category: 'webhooks';
-  type: 'endpoint.failing' | 'endpoint.disabled' | 'endpoint.recovered';
+  /** `account`: invite and password-reset emails (not in the feed, no preference); the others as D27. */
+  category: NotificationCategory;
+  type: NotificationType;
   /** JSON text: what the message says (the endpoint, its environment, the times). */
   data: string;
   status: 'pending' | 'sent' | 'failed' | 'skipped';
@@ -263,7 +264,26 @@ export interface NotificationsTable {
   last_error: string | null;
   sent_at: string | null;
   created_at: string;
+  /** When the recipient marked it read in the console's feed (migration 014). */
+  read_at?: string | null;
+  /** The single-use link of an invite or reset email until it is sent or given up, then null (migration 014). */
+  secret?: string | null;
 }
+
+export type NotificationCategory = 'webhooks' | 'security' | 'account';
+export type NotificationType =
+  | 'endpoint.failing'
+  | 'endpoint.disabled'
+  | 'endpoint.recovered'
+  | 'key.created'
+  | 'key.revoked'
+  | 'key.rolled'
+  | 'password.changed'
+  | 'member.added'
+  | 'member.removed'
+  | 'member.role_changed'
+  | 'invite'
+  | 'password.reset';
 
 /** An email kept instead of sent (no SMTP_URL): `wsvc mail list|show` (migration 012). */
 export interface MailboxTable {

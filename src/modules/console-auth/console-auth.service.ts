@@ -5,6 +5,7 @@ import { AppError, fieldError, NotFoundError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { SessionPrincipal } from '../../lib/principal.js';
 import { sessionLock } from '../auth/write-runner.js';
+import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
@@ -45,8 +46,11 @@ export function createConsoleAuthService(deps: {
   users: UsersService;
   /** Base URL of every link (PUBLIC_URL). */
   publicUrl: () => string;
-  /** Delivers a reset link to its person (email, once it exists); without it "forgot password" only logs the request. */
-  sendPasswordReset?: (link: { email: string; url: string; expires_at: string }) => Promise<void>;
+  /**
+   * The notification outbox (docs/notifications.md): invite and reset emails and "password changed",
+   * written in the transaction of the link or the change. Without it "forgot password" makes no link.
+   */
+  notifications?: Pick<NotificationsService, 'linkNotice' | 'securityNotice'>;
   /** Minutes without a request and hours in all after which a session ends (default DEFAULT_SESSIONS). */
   sessions?: { idleMin: number; maxH: number };
 }) {
@@ -85,6 +89,19 @@ export function createConsoleAuthService(deps: {
       used_at: null,
     });
     return { url: `${deps.publicUrl()}/console/set-password?token=${token}`, expires_at };
+  }
+
+  /** Tells a person their password changed (docs/notifications.md: once, in their oldest workspace), in `trx`. */
+  async function passwordChanged(trx: Db, email: string, at: string): Promise<void> {
+    const [first] = await repo.memberships(trx, email);
+    if (!first || !deps.notifications) return;
+    await deps.notifications.securityNotice(trx, {
+      type: 'password.changed',
+      workspaceId: first.workspace_id,
+      users: [first.user_id],
+      admins: false,
+      data: { at },
+    });
   }
 
   /** What each failed sign-in counts against (docs/console.md#sign-in-throttling). */
@@ -225,6 +242,8 @@ export function createConsoleAuthService(deps: {
         if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
         await repo.upsertCredential(trx, link.email, hash, isoAt(now));
         await endSessionsLocked(trx, link.email, isoAt(now));
+        // A reset replaces a password; a first password (invite, set_password) replaces none.
+        if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
         return { email: link.email };
       },
       { keepsKeys: true },
@@ -248,18 +267,33 @@ export function createConsoleAuthService(deps: {
   }
 
   /**
-   * "Forgot password": the same answer whether or not the email is a member. A reset link is made and
-   * sent only when a sender exists (email); the link is never returned, so it never reaches a log.
+   * "Forgot password": the same answer whether or not the email is a member. For a member, a reset
+   * link and its email (to their oldest workspace's profile: its name and timezone) are written in one
+   * transaction and sent by the worker; the link is never returned, so it never reaches a log.
    * Returns the ids of the members with that email, for the log line.
    */
   async function forgotPassword(emailInput: string): Promise<{ userIds: string[] }> {
     const email = normalizeEmail(emailInput);
-    const userIds = (await repo.memberships(db, email)).map((m) => m.user_id);
-    if (userIds.length > 0 && deps.sendPasswordReset) {
-      const link = await dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx), { keepsKeys: true });
-      await deps.sendPasswordReset({ email, ...link });
+    const memberships = await repo.memberships(db, email);
+    const first = memberships[0];
+    const notifications = deps.notifications;
+    if (first && notifications) {
+      await dialect.writeTransaction(
+        db,
+        async (trx) => {
+          const link = await makeLink('reset', email, {}, trx);
+          await notifications.linkNotice(trx, {
+            type: 'password.reset',
+            workspaceId: first.workspace_id,
+            userId: first.user_id,
+            url: link.url,
+            data: { workspace_name: first.workspace_name, expires_at: link.expires_at },
+          });
+        },
+        { keepsKeys: true },
+      );
     }
-    return { userIds };
+    return { userIds: memberships.map((m) => m.user_id) };
   }
 
   /** Changes a signed-in person's password; ends their other sessions. Throws 400 on a wrong current one. */
@@ -279,12 +313,13 @@ export function createConsoleAuthService(deps: {
       async (trx) => {
         await repo.upsertCredential(trx, session.email, hash, at);
         await endSessionsLocked(trx, session.email, at, { except: session.id });
+        await passwordChanged(trx, session.email, at);
       },
       { keepsKeys: true },
     );
   }
 
-  /** Adds a member with a role and makes their invite link (valid 7 days). */
+  /** Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction. */
   async function invite(
     workspaceId: string,
     input: { email: string; role: Role; name?: string },
@@ -296,6 +331,18 @@ export function createConsoleAuthService(deps: {
         trx,
       );
       const link = await makeLink('invite', user.email, { workspaceId, userId: user.id }, trx);
+      if (deps.notifications) {
+        const ws = (await repo.memberships(trx, normalizeEmail(user.email))).find(
+          (m) => m.workspace_id === workspaceId,
+        );
+        await deps.notifications.linkNotice(trx, {
+          type: 'invite',
+          workspaceId,
+          userId: user.id,
+          url: link.url,
+          data: { workspace_name: ws?.workspace_name ?? workspaceId, role: user.role, expires_at: link.expires_at },
+        });
+      }
       return { user, invite_url: link.url, expires_at: link.expires_at };
     };
     return inTrx ? run(inTrx) : dialect.writeTransaction(db, run);

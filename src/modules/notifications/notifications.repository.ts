@@ -5,7 +5,7 @@ import type { WriteTx } from '../auth/write-runner.js';
 
 /** SQL of the notification outbox and the local mailbox (docs/api.md#notifications). */
 export const notificationsRepository = {
-  insertMany(db: WriteTx, rows: NotificationsTable[]) {
+  insertMany(db: Db, rows: NotificationsTable[]) {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('notifications').values(rows).execute();
   },
 
@@ -48,6 +48,8 @@ export const notificationsRepository = {
       .updateTable('notifications')
       .set((eb) => ({
         ...fields,
+        // An emailed link lives on only in the email once the notification is done (migration 014).
+        ...(fields.status === 'pending' ? {} : { secret: null }),
         lease_until: null,
         leased_by: null,
         attempt_count: attempted ? eb('attempt_count', '+', 1) : eb.ref('attempt_count'),

@@ -1,13 +1,48 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/dialect.js';
-import type { MailboxTable, NotificationsTable, UsersTable } from '../../db/types.js';
+import type { MailboxTable, NotificationCategory, NotificationsTable, UsersTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { Actor } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
-import { type EndpointNoticeData, renderEndpointEmail } from './render.js';
+import {
+  type EndpointNoticeData,
+  type LinkNoticeData,
+  renderEndpointEmail,
+  renderLinkEmail,
+  renderSecurityEmail,
+  type SecurityNoticeData,
+} from './render.js';
+
+/** A security event (D27: always on), written in the transaction of the change. */
+export interface SecurityNotice {
+  type:
+    | 'key.created'
+    | 'key.revoked'
+    | 'key.rolled'
+    | 'password.changed'
+    | 'member.added'
+    | 'member.removed'
+    | 'member.role_changed';
+  workspaceId: string;
+  /** The affected user(s), told whatever their role (a removed member is not: see docs/notifications.md). */
+  users: string[];
+  /** Whether the workspace's admins are told too. */
+  admins: boolean;
+  data: SecurityNoticeData;
+}
+
+/** An invite or password-reset email, written in the transaction that makes its link. */
+export interface LinkNotice {
+  type: 'invite' | 'password.reset';
+  workspaceId: string;
+  userId: string;
+  /** The single-use link: kept in `secret` until the email is sent or given up. */
+  url: string;
+  data: LinkNoticeData;
+}
 
 /** What the service hands to SMTP (nodemailer's `sendMail` message, the fields used). */
 export interface OutgoingMail {
@@ -94,6 +129,53 @@ export function createNotificationsService(deps: {
     await repo.insertMany(trx, rows);
   }
 
+  function row(
+    workspaceId: string,
+    userId: string,
+    category: NotificationCategory,
+    type: NotificationsTable['type'],
+    data: object,
+    secret: string | null = null,
+  ): NotificationsTable {
+    const now = isoAt(clock.now());
+    return {
+      id: newId('notification'),
+      workspace_id: workspaceId,
+      user_id: userId,
+      category,
+      type,
+      data: JSON.stringify(data),
+      status: 'pending',
+      attempt_count: 0,
+      next_attempt_at: now,
+      lease_until: null,
+      leased_by: null,
+      last_error: null,
+      sent_at: null,
+      created_at: now,
+      read_at: null,
+      secret,
+    };
+  }
+
+  /** Writes an invite or password-reset email in `trx` (the transaction that makes the link). */
+  async function linkNotice(trx: Db, n: LinkNotice): Promise<void> {
+    await repo.insertMany(trx, [row(n.workspaceId, n.userId, 'account', n.type, n.data, n.url)]);
+  }
+
+  /**
+   * Writes one security notification per recipient (the affected users, and the workspace's admins
+   * when asked), in `trx` (the change's transaction, so a rolled-back change tells no one).
+   */
+  async function securityNotice(trx: Db, n: SecurityNotice): Promise<void> {
+    const ids = new Set(n.users);
+    if (n.admins) for (const a of await deps.admins(trx, n.workspaceId)) ids.add(a.id);
+    await repo.insertMany(
+      trx,
+      [...ids].map((id) => row(n.workspaceId, id, 'security', n.type, n.data)),
+    );
+  }
+
   let sending: Promise<number> | null = null;
 
   /**
@@ -124,10 +206,21 @@ export function createNotificationsService(deps: {
     return `<${id}@${new URL(deps.publicUrl()).hostname}>`;
   }
 
-  function compose(n: NotificationsTable, to: UsersTable): OutgoingMail {
-    const d = JSON.parse(n.data) as EndpointNoticeData;
-    const link = `${deps.publicUrl()}/console/w/${n.workspace_id}/${d.env}/webhooks/${d.webhook_id}`;
-    const r = renderEndpointEmail(n.type, d, to, link);
+  /** The email of a notification; undefined when it can no longer be written (a link already given up). */
+  function compose(n: NotificationsTable, to: UsersTable): OutgoingMail | undefined {
+    const base = `${deps.publicUrl()}/console/w/${n.workspace_id}`;
+    let r: ReturnType<typeof renderEndpointEmail>;
+    if (n.category === 'account') {
+      if (!n.secret || (n.type !== 'invite' && n.type !== 'password.reset')) return undefined;
+      r = renderLinkEmail(n.type, JSON.parse(n.data) as LinkNoticeData, to, n.secret);
+    } else if (n.category === 'security') {
+      const d = JSON.parse(n.data) as SecurityNoticeData;
+      const page = d.key ? `${d.key.env}/settings/keys` : d.member ? 'live/settings/members' : 'live/settings/profile';
+      r = renderSecurityEmail(n.type, d, to, `${base}/${page}`);
+    } else {
+      const d = JSON.parse(n.data) as EndpointNoticeData;
+      r = renderEndpointEmail(n.type, d, to, `${base}/${d.env}/webhooks/${d.webhook_id}`);
+    }
     return { from: deps.mailFrom, to: to.email, ...r, messageId: messageIdOf(n.id) };
   }
 
@@ -144,6 +237,11 @@ export function createNotificationsService(deps: {
       return false;
     }
     const mail = compose(n, user);
+    if (!mail) {
+      const skipped = { status: 'skipped', next_attempt_at: null, last_error: 'link missing', sent_at: null } as const;
+      await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...skipped, attempted: false }));
+      return false;
+    }
     const sentAt = isoAt(clock.now());
     const sent = { status: 'sent', next_attempt_at: null, last_error: null, sent_at: sentAt, attempted: true } as const;
     if (!deps.transport) {
@@ -199,6 +297,8 @@ export function createNotificationsService(deps: {
 
   return {
     endpointNotice,
+    linkNotice,
+    securityNotice,
     sendDue,
     /** A notification by id (tests, CLI). */
     find: (id: string) => repo.find(db, id),

@@ -90,3 +90,138 @@ export function renderEndpointEmail(
   ].join('\n');
   return { subject, text, html };
 }
+
+function emailOf(
+  greetingName: string | null,
+  lines: string[],
+  link: { label: string; url: string },
+  footer: string[] = [],
+) {
+  const greeting = `Hello${greetingName ? ` ${greetingName}` : ''},`;
+  const text = [
+    greeting,
+    '',
+    ...lines,
+    '',
+    `${link.label}: ${link.url}`,
+    ...(footer.length ? ['', ...footer] : []),
+    '',
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body>',
+    `<p>${escapeHtml(greeting)}</p>`,
+    ...lines.map((l) => `<p>${escapeHtml(l)}</p>`),
+    `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p>`,
+    ...footer.map((l) => `<p><small>${escapeHtml(l)}</small></p>`),
+    '</body></html>',
+  ].join('\n');
+  return { text, html };
+}
+
+/** What an invite or password-reset notification says (`notifications.data`); the link itself is in `secret`. */
+export interface LinkNoticeData {
+  workspace_name: string;
+  /** The role given (invites). */
+  role?: string;
+  expires_at: string;
+}
+
+/** The email of an invite (`invite`) or a password reset (`password.reset`); `url` is the single-use link. */
+export function renderLinkEmail(
+  type: 'invite' | 'password.reset',
+  d: LinkNoticeData,
+  to: Recipient,
+  url: string,
+): RenderedEmail {
+  const until = formatTime(d.expires_at, to.timezone);
+  if (type === 'invite') {
+    const subject = `You are invited to ${d.workspace_name} on Workspace Service`;
+    const lines = [
+      `You were added to the workspace ${d.workspace_name}${d.role ? ` as ${d.role}` : ''}.`,
+      `Set your password with the link below. It works once and until ${until}.`,
+    ];
+    const footer = ['If you did not expect this invitation, you can ignore this email.'];
+    return { subject, ...emailOf(to.name, lines, { label: 'Set your password', url }, footer) };
+  }
+  const subject = 'Reset your Workspace Service password';
+  const lines = [
+    `Someone asked to reset the password of ${to.email}.`,
+    `Choose a new password with the link below. It works once and until ${until}.`,
+  ];
+  const footer = ['If you did not ask for this, ignore this email: your password stays as it is.'];
+  return { subject, ...emailOf(to.name, lines, { label: 'Choose a new password', url }, footer) };
+}
+
+/** What a security notification says (`notifications.data`, written with it). */
+export interface SecurityNoticeData {
+  /** When it happened. */
+  at: string;
+  /** key.*: the key. */
+  key?: { id: string; name: string; env: string; prefix: string; owner_email: string | null };
+  /** key.rolled: the successor, and when the old key stops working. */
+  successor_id?: string;
+  old_expires_at?: string;
+  /** member.*: the member. */
+  member?: { id: string; email: string; role: string; previous_role?: string };
+}
+
+/** A one-line summary of a security notification (the feed's title and the email's subject). */
+export function securityTitle(type: NotificationsTable['type'], d: SecurityNoticeData): string {
+  const key = d.key ? `${d.key.name} (${d.key.env}, ${d.key.prefix}…)` : '';
+  switch (type) {
+    case 'key.created':
+      return `API key created: ${key}`;
+    case 'key.revoked':
+      return `API key revoked: ${key}`;
+    case 'key.rolled':
+      return `API key rolled: ${key}`;
+    case 'password.changed':
+      return 'Your password was changed';
+    case 'member.added':
+      return `Member added: ${d.member?.email} (${d.member?.role})`;
+    case 'member.removed':
+      return `Member removed: ${d.member?.email}`;
+    case 'member.role_changed':
+      return `Role changed: ${d.member?.email} is now ${d.member?.role}`;
+    default:
+      return type;
+  }
+}
+
+/** The email of a security notification, for one recipient; `link` opens the page in the console. */
+export function renderSecurityEmail(
+  type: NotificationsTable['type'],
+  d: SecurityNoticeData,
+  to: Recipient,
+  link: string,
+): RenderedEmail {
+  const time = formatTime(d.at, to.timezone);
+  const lines: string[] = [];
+  if (d.key) {
+    const owner = d.key.owner_email ? ` owned by ${d.key.owner_email}` : '';
+    const what = `The ${d.key.env} API key "${d.key.name}" (${d.key.prefix}…, ${d.key.id})${owner}`;
+    if (type === 'key.created') lines.push(`${what} was created at ${time}.`);
+    else if (type === 'key.revoked') lines.push(`${what} was revoked at ${time}; it no longer works.`);
+    else {
+      lines.push(`${what} was rolled at ${time}: its successor is ${d.successor_id}.`);
+      if (d.old_expires_at) lines.push(`The old key stops working at ${formatTime(d.old_expires_at, to.timezone)}.`);
+    }
+  } else if (d.member) {
+    const m = d.member;
+    if (type === 'member.added') lines.push(`${m.email} joined the workspace as ${m.role} at ${time}.`);
+    else if (type === 'member.removed')
+      lines.push(`${m.email} was removed from the workspace at ${time}; their keys no longer work.`);
+    else lines.push(`The role of ${m.email} changed from ${m.previous_role} to ${m.role} at ${time}.`);
+  } else {
+    lines.push(
+      `The console password of ${to.email} was changed at ${time}. Your other console sessions were signed out.`,
+    );
+  }
+  lines.push('If this was not you or someone you trust, review your keys and members now.');
+  return {
+    subject: securityTitle(type, d),
+    ...emailOf(to.name, lines, { label: 'Open the console', url: link }, [
+      'Security notifications are always sent; they cannot be turned off.',
+    ]),
+  };
+}

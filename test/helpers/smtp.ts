@@ -1,0 +1,38 @@
+import type { AddressInfo } from 'node:net';
+import { type ParsedMail, simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+/** A real SMTP server on loopback: every accepted message parsed; `reject` answers the next ones 451. */
+export async function startSmtp() {
+  const got: ParsedMail[] = [];
+  const state = { reject: 0 };
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, done) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (state.reject > 0) {
+          state.reject--;
+          const err = Object.assign(new Error('Try again later'), { responseCode: 451 });
+          done(err);
+          return;
+        }
+        simpleParser(Buffer.concat(chunks)).then((m) => {
+          got.push(m);
+          done();
+        }, done);
+      });
+    },
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.server.address() as AddressInfo).port;
+  return { got, state, port, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+export type Smtp = Awaited<ReturnType<typeof startSmtp>>;
+
+/** The messages that arrived for one address. */
+export const mailTo = (smtp: Smtp, email: string) =>
+  smtp.got.filter((m) => m.to && !Array.isArray(m.to) && m.to.text === email);
