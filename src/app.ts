@@ -28,6 +28,7 @@ import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
+import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
@@ -189,6 +190,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.members });
+      await api.register(notificationsRoutes, { notifications: services.notifications });
       // The console calls the same routes and services as /v1, authenticated by its session (docs/console.md).
       await api.register(
         async (mirror) => {

@@ -65,12 +65,16 @@ export function createServices(deps: {
     system: systemCheck(dialect),
   };
   const writeAs = createWriteRunner({ db, dialect, checks });
-  const users = createUsersService({ db, dialect, clock, writeAs });
+  // The users service tells of member changes through the notifications service, which reads users:
+  // the call is bound here, once both exist (it runs only after createServices returns).
+  const users = createUsersService({
+    db,
+    dialect,
+    clock,
+    writeAs,
+    notify: (trx, notice) => notifications.securityNotice(trx, notice),
+  });
   checks.session = sessionCheck(dialect, users);
-  const keys = createKeysService({ db, dialect, clock, users });
-  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
-  const members = createMembersService({ db, users });
-  const events = createEventsService({ db });
   const notifications = createNotificationsService({
     db,
     clock,
@@ -83,6 +87,10 @@ export function createServices(deps: {
     transport: deps.mailTransport ?? (deps.config.SMTP_URL ? smtpTransport(deps.config.SMTP_URL) : undefined),
     log: deps.log ?? quiet,
   });
+  const keys = createKeysService({ db, dialect, clock, users, notifications });
+  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
+  const members = createMembersService({ db, users });
+  const events = createEventsService({ db });
   const health = createEndpointHealth({
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
     notify: notifications.endpointNotice,
@@ -143,6 +151,12 @@ export function createServices(deps: {
       name: 'send-notifications: emails sent (or kept in the local mailbox)',
       everyMs: 5_000,
       run: () => notifications.sendDue(systemActor('scheduler:send-notifications')),
+    },
+    {
+      id: 'purge-notifications',
+      name: 'purge-notifications: notifications older than 90 days (the feed keeps 90 days)',
+      everyMs: 60 * 60_000,
+      run: () => notifications.purgeExpired(systemActor('scheduler:purge-notifications')),
     },
     {
       id: 'usage-rollup',

@@ -183,7 +183,9 @@ describe('invite and password-reset emails (docs/notifications.md)', () => {
     nowMs = Date.now() + 1000;
     const printed = /invite (http\S+)/.exec(r.stdout)?.[1] ?? '';
     expect(r.stdout).toContain('The invite email is queued');
-    expect(await send()).toBe(1);
+    // The invite, and "member added" to the admin (docs/notifications.md#security-notifications).
+    expect(await send()).toBe(2);
+    expect(mailTo(smtp, 'owner@example.test').at(-1)?.subject).toBe('Member added: cli.invitee@example.test (viewer)');
     const [mail] = mailTo(smtp, 'cli.invitee@example.test');
     expect(mail?.subject).toBe('You are invited to Acme & Co on Workspace Service');
     expect(mail?.text).toContain('as viewer.');

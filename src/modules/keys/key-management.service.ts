@@ -43,7 +43,7 @@ export function createKeyManagementService(deps: {
   dialect: Dialect;
   clock: Clock;
   checks: PrincipalChecks;
-  keys: Pick<KeysService, 'create'>;
+  keys: Pick<KeysService, 'create' | 'keyNotice'>;
 }) {
   const { db, dialect, clock } = deps;
 
@@ -147,7 +147,10 @@ export function createKeyManagementService(deps: {
       async (trx) => {
         const row = await findOrThrow(trx, p, id);
         // The exclusive lock after the update, as in KeysService.revoke (no lock-order cycle with writes).
-        if (await repo.revoke(trx, row.id, isoAt(clock.now()))) await dialect.holdExclusive(trx, keyLock(row.id));
+        if (await repo.revoke(trx, row.id, isoAt(clock.now()))) {
+          await dialect.holdExclusive(trx, keyLock(row.id));
+          await deps.keys.keyNotice(trx, 'key.revoked', row);
+        }
       },
       undefined,
       { checkFirst: self },
@@ -186,9 +189,11 @@ export function createKeyManagementService(deps: {
             name: old.name,
             scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
             createdBy: p.userId,
+            notify: false,
           },
           trx,
         );
+        await deps.keys.keyNotice(trx, 'key.rolled', old, { successor_id: created.id, old_expires_at: expiresAt });
         const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
         return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
       },

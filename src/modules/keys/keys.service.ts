@@ -1,10 +1,11 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { Env } from '../../db/types.js';
+import type { ApiKeysTable, Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { ApiKeyPrincipal } from '../../lib/principal.js';
 import { keyLock, type WriteTx } from '../auth/write-runner.js';
+import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
 import { keysRepository } from './keys.repository.js';
@@ -34,6 +35,8 @@ export function createKeysService(deps: {
   dialect: Dialect;
   clock: Clock;
   users: Pick<UsersService, 'row' | 'workspaceExists'>;
+  /** Security notifications (docs/notifications.md): key created, revoked, rolled. */
+  notifications?: Pick<NotificationsService, 'securityNotice'>;
 }) {
   const { db, clock } = deps;
   // Performance (docs/performance.md, "Earlier changes" 4): verified keys, reused only while no write that may change keys or users has committed
@@ -46,6 +49,31 @@ export function createKeysService(deps: {
   const verified = new Map<string, { epoch: KeysEpoch; principal: ApiKeyPrincipal; expiresMs: number }>();
   const MAX_CACHED = 10_000;
 
+  /**
+   * Tells the key's owner and the workspace's admins about a change to a key, in `trx` (the change's
+   * transaction): docs/notifications.md#security-notifications.
+   */
+  async function keyNotice(
+    trx: Db,
+    type: 'key.created' | 'key.revoked' | 'key.rolled',
+    key: Pick<ApiKeysTable, 'id' | 'name' | 'env' | 'prefix' | 'user_id' | 'workspace_id'>,
+    extra: { successor_id?: string; old_expires_at?: string } = {},
+  ): Promise<void> {
+    if (!deps.notifications) return;
+    const owner = await deps.users.row(trx, key.user_id);
+    await deps.notifications.securityNotice(trx, {
+      type,
+      workspaceId: key.workspace_id,
+      users: owner && !owner.removed_at ? [owner.id] : [],
+      admins: true,
+      data: {
+        at: isoAt(clock.now()),
+        key: { id: key.id, name: key.name, env: key.env, prefix: key.prefix, owner_email: owner?.email ?? null },
+        ...extra,
+      },
+    });
+  }
+
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
   async function create(
     input: {
@@ -57,6 +85,8 @@ export function createKeysService(deps: {
       expiresAt?: string | null;
       /** The user who created it; null or absent for the CLI. */
       createdBy?: string | null;
+      /** false: no `key.created` notification (a workspace's first keys; a roll writes `key.rolled`). */
+      notify?: boolean;
     },
     trx: Db = db,
   ): Promise<CreatedKey> {
@@ -88,6 +118,7 @@ export function createKeysService(deps: {
       created_by: input.createdBy ?? null,
     };
     await keysRepository.insert(trx, row);
+    if (input.notify !== false) await keyNotice(trx, 'key.created', row);
     return {
       id: row.id,
       key,
@@ -194,6 +225,8 @@ export function createKeysService(deps: {
       if (await keysRepository.revoke(trx, keyId, at)) {
         // After the update: a write that changed the same row first must not wait for us while we wait for it.
         await deps.dialect.holdExclusive(trx, keyLock(keyId));
+        const row = await keysRepository.findById(trx, keyId);
+        if (row) await keyNotice(trx, 'key.revoked', row);
         return at;
       }
       const existing = await keysRepository.findById(trx, keyId);
@@ -215,6 +248,6 @@ export function createKeysService(deps: {
     );
   }
 
-  return { create, verify, verifyNow, parseHeader, cached, verifyAt, list, revoke, recordUse };
+  return { create, verify, verifyNow, parseHeader, cached, verifyAt, list, revoke, recordUse, keyNotice };
 }
 export type KeysService = ReturnType<typeof createKeysService>;

@@ -76,6 +76,56 @@ export const notificationsRepository = {
       .execute();
   },
 
+  /** The feed of a user in a workspace (every category but `account`), newest first, ids below `before`. */
+  feed(
+    db: Db,
+    q: { workspaceId: string; userId: string; before?: string; limit: number },
+  ): Promise<NotificationsTable[]> {
+    let query = db
+      .selectFrom('notifications')
+      .selectAll()
+      .where('workspace_id', '=', q.workspaceId)
+      .where('user_id', '=', q.userId)
+      .where('category', '!=', 'account');
+    if (q.before) query = query.where('id', '<', q.before);
+    return query.orderBy('id', 'desc').limit(q.limit).execute();
+  },
+
+  async unreadCount(db: Db, workspaceId: string, userId: string): Promise<number> {
+    const r = await db
+      .selectFrom('notifications')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('user_id', '=', userId)
+      .where('category', '!=', 'account')
+      .where('read_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  },
+
+  /** Marks unread feed notifications of a user read (`ids`, or all when null); returns how many. */
+  async markRead(
+    db: WriteTx,
+    q: { workspaceId: string; userId: string; ids: string[] | null; at: string },
+  ): Promise<number> {
+    let query = db
+      .updateTable('notifications')
+      .set({ read_at: q.at })
+      .where('workspace_id', '=', q.workspaceId)
+      .where('user_id', '=', q.userId)
+      .where('category', '!=', 'account')
+      .where('read_at', 'is', null);
+    if (q.ids) query = query.where('id', 'in', q.ids);
+    const r = await query.executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  },
+
+  /** Deletes notifications created before `before`, whatever their status (an email 90 days late is no use). */
+  async purgeBefore(db: WriteTx, before: string): Promise<number> {
+    const r = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  },
+
   insertMail(db: WriteTx, row: MailboxTable) {
     return db.insertInto('mailbox').values(row).execute();
   },

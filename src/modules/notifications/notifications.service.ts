@@ -2,14 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/dialect.js';
 import type { MailboxTable, NotificationCategory, NotificationsTable, UsersTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
+import { fieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { Actor } from '../../lib/principal.js';
+import type { Actor, Principal } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
 import {
   type EndpointNoticeData,
   type LinkNoticeData,
+  notificationTitle,
   renderEndpointEmail,
   renderLinkEmail,
   renderSecurityEmail,
@@ -31,6 +33,8 @@ export interface SecurityNotice {
   users: string[];
   /** Whether the workspace's admins are told too. */
   admins: boolean;
+  /** Not told even as an admin (a new member of their own addition: they get the invite). */
+  except?: string;
   data: SecurityNoticeData;
 }
 
@@ -42,6 +46,21 @@ export interface LinkNotice {
   /** The single-use link: kept in `secret` until the email is sent or given up. */
   url: string;
   data: LinkNoticeData;
+}
+
+/** How long the feed keeps a notification (D27): the `purge-notifications` job deletes older ones. */
+export const FEED_RETENTION_MS = 90 * 24 * 3_600_000;
+
+/** A notification as the console's feed shows it. */
+export interface FeedItem {
+  id: string;
+  category: string;
+  type: string;
+  title: string;
+  /** What the notification says (the endpoint, key or member, and the times), as written. */
+  data: Record<string, unknown>;
+  created_at: string;
+  read_at: string | null;
 }
 
 /** What the service hands to SMTP (nodemailer's `sendMail` message, the fields used). */
@@ -170,6 +189,7 @@ export function createNotificationsService(deps: {
   async function securityNotice(trx: Db, n: SecurityNotice): Promise<void> {
     const ids = new Set(n.users);
     if (n.admins) for (const a of await deps.admins(trx, n.workspaceId)) ids.add(a.id);
+    if (n.except) ids.delete(n.except);
     await repo.insertMany(
       trx,
       [...ids].map((id) => row(n.workspaceId, id, 'security', n.type, n.data)),
@@ -295,11 +315,59 @@ export function createNotificationsService(deps: {
     return true;
   }
 
+  /**
+   * The caller's feed in their workspace (every category but the invite and reset emails), newest
+   * first: `limit` items after `cursor` (the last id of the previous page), and the unread count.
+   */
+  async function feed(
+    p: Principal,
+    q: { cursor?: string; limit: number },
+  ): Promise<{ items: FeedItem[]; next_cursor: string | null; unread_count: number }> {
+    if (p.userId === null) return { items: [], next_cursor: null, unread_count: 0 };
+    const who = { workspaceId: p.workspaceId, userId: p.userId };
+    const rows = await repo.feed(db, { ...who, before: q.cursor, limit: q.limit + 1 });
+    const page = rows.slice(0, q.limit);
+    const items = page.map((r) => {
+      const data = JSON.parse(r.data) as Record<string, unknown>;
+      return {
+        id: r.id,
+        category: r.category,
+        type: r.type,
+        title: notificationTitle(r.type, data),
+        data,
+        created_at: r.created_at,
+        read_at: r.read_at ?? null,
+      };
+    });
+    const next_cursor = rows.length > q.limit ? (page.at(-1)?.id ?? null) : null;
+    return { items, next_cursor, unread_count: await repo.unreadCount(db, who.workspaceId, who.userId) };
+  }
+
+  /** Marks the caller's notifications read: `ids` (others' or unknown ids change nothing) or `all`. */
+  async function markRead(p: Principal, input: { ids?: string[]; all?: boolean }): Promise<{ unread_count: number }> {
+    if ((input.ids === undefined) === (input.all !== true)) {
+      throw fieldError('ids', 'invalid_value', 'Give either ids (1 to 100 notification ids) or all: true.');
+    }
+    const userId = p.userId;
+    if (userId === null) return { unread_count: 0 };
+    const at = isoAt(clock.now());
+    return writeAs(p, async (trx) => {
+      const who = { workspaceId: p.workspaceId, userId };
+      await repo.markRead(trx, { ...who, ids: input.ids ?? null, at });
+      return { unread_count: await repo.unreadCount(trx, who.workspaceId, who.userId) };
+    });
+  }
+
   return {
     endpointNotice,
     linkNotice,
     securityNotice,
     sendDue,
+    feed,
+    markRead,
+    /** Deletes notifications older than 90 days, sent or not (the `purge-notifications` job). */
+    purgeExpired: (actor: Actor) =>
+      writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - FEED_RETENTION_MS))),
     /** A notification by id (tests, CLI). */
     find: (id: string) => repo.find(db, id),
     /** A user's notifications in a workspace, newest first. */

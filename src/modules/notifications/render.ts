@@ -225,3 +225,15 @@ export function renderSecurityEmail(
     ]),
   };
 }
+
+/** The one-line title of a notification in the console's feed (the email's subject, without the recipient). */
+export function notificationTitle(type: NotificationsTable['type'], data: unknown): string {
+  if (type.startsWith('endpoint.')) {
+    const d = data as EndpointNoticeData;
+    const what = d.label ?? d.url;
+    if (type === 'endpoint.failing') return `Webhook endpoint failing: ${what}`;
+    if (type === 'endpoint.disabled') return `Webhook endpoint disabled: ${what}`;
+    return `Webhook endpoint recovered: ${what}`;
+  }
+  return securityTitle(type, data as SecurityNoticeData);
+}

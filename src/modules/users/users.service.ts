@@ -7,12 +7,20 @@ import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Principal } from '../../lib/principal.js';
 import { assertValid } from '../../lib/validate.js';
 import { credentialEnded, userLock, type WriteRunner } from '../auth/write-runner.js';
+import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
 
 /** Profiles (docs/api.md#users), the member list, and the test-key profile overlay. */
-export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Clock; writeAs: WriteRunner }) {
+export function createUsersService(deps: {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  writeAs: WriteRunner;
+  /** Security notifications (docs/notifications.md): member added, removed, role changed; in the change's transaction. */
+  notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
+}) {
   const { db, dialect, clock, writeAs } = deps;
 
   async function me(principal: Principal): Promise<User> {
@@ -64,7 +72,7 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   }
 
   /** Adds a member to a workspace (CLI). Throws ValidationError, NotFoundError. */
-  async function create(input: CreateUserInput, trx?: Db): Promise<User> {
+  async function create(input: CreateUserInput, trx?: Db, opts: { notify?: boolean } = {}): Promise<User> {
     assertValid(CreateUserInput, input);
     const run = async (t: Db) => {
       if (!(await repo.workspaceExists(t, input.workspaceId))) throw new NotFoundError('workspace');
@@ -90,6 +98,16 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
         }
         throw err;
       }
+      if (opts.notify !== false) {
+        await deps.notify?.(t, {
+          type: 'member.added',
+          workspaceId: row.workspace_id,
+          users: [],
+          admins: true,
+          except: row.id,
+          data: { at: now, member: { id: row.id, email: row.email, role: row.role } },
+        });
+      }
       return toUser(row);
     };
     return trx ? run(trx) : dialect.writeTransaction(db, run);
@@ -110,6 +128,15 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
       await repo.setMembership(trx, userId, { role, updated_at });
       // After the update, as in keys.revoke: writes of this user that checked before it commit first.
       await dialect.holdExclusive(trx, userLock(userId));
+      if (role !== row.role) {
+        await deps.notify?.(trx, {
+          type: 'member.role_changed',
+          workspaceId: row.workspace_id,
+          users: [row.id],
+          admins: true,
+          data: { at: updated_at, member: { id: row.id, email: row.email, role, previous_role: row.role } },
+        });
+      }
       return toUser({ ...row, role, updated_at });
     });
   }
@@ -122,6 +149,17 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
         throw new NotFoundError('user');
       }
       await dialect.holdExclusive(trx, userLock(userId));
+      const row = await repo.find(trx, userId);
+      if (row) {
+        // The admins who remain (a removed admin is no longer one).
+        await deps.notify?.(trx, {
+          type: 'member.removed',
+          workspaceId: row.workspace_id,
+          users: [],
+          admins: true,
+          data: { at: now, member: { id: row.id, email: row.email, role: row.role } },
+        });
+      }
       return { id: userId, removed_at: now };
     });
   }

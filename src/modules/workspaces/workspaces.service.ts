@@ -49,9 +49,12 @@ export function createWorkspacesService(deps: {
       const user = await deps.users.create(
         { workspaceId: workspace.id, email: input.adminEmail, role: 'admin', name: input.adminName },
         trx,
+        { notify: false },
       );
-      const live = await deps.keys.create({ userId: user.id, env: 'live', name: 'Default live key' }, trx);
-      const test = await deps.keys.create({ userId: user.id, env: 'test', name: 'Default test key' }, trx);
+      // A new workspace's first admin and keys tell no one: there is no one else yet (docs/notifications.md).
+      const first = { userId: user.id, notify: false };
+      const live = await deps.keys.create({ ...first, env: 'live', name: 'Default live key' }, trx);
+      const test = await deps.keys.create({ ...first, env: 'test', name: 'Default test key' }, trx);
       const link = await deps.links.makeLink(
         'set_password',
         user.email,
