@@ -19,6 +19,7 @@ const Members = lazy(() => import('./features/members/members-page'));
 const Profile = lazy(() => import('./features/profile/profile-page'));
 const Usage = lazy(() => import('./features/usage/usage-page'));
 const Requests = lazy(() => import('./features/usage/requests-page'));
+const Notifications = lazy(() => import('./features/notifications/notifications-page'));
 const ComingSoon = lazy(() => import('./features/placeholders/coming-soon'));
 
 export function App() {
@@ -42,7 +43,7 @@ export function App() {
             <Route path="settings/profile" element={<Profile />} />
             <Route path="usage" element={<Usage />} />
             <Route path="usage/requests" element={<Requests />} />
-            <Route path="notifications" element={<ComingSoon title="Notifications" />} />
+            <Route path="notifications" element={<Notifications />} />
             <Route path="settings/billing" element={<ComingSoon title="Billing" />} />
             <Route path="settings/integrations" element={<ComingSoon title="Integrations" />} />
             <Route path="*" element={<NotFound />} />

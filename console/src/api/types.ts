@@ -12,6 +12,10 @@ export type {
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
+export type {
+  NotificationFeed,
+  NotificationItem,
+} from '../../../src/modules/notifications/notifications.schemas.js';
 export type { Resource } from '../../../src/modules/resources/resources.schemas.js';
 export type { LoggedRequest, UsageSeries } from '../../../src/modules/usage/usage.schemas.js';
 export type { User } from '../../../src/modules/users/users.schemas.js';

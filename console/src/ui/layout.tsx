@@ -3,6 +3,7 @@ import { Suspense, useEffect, useState } from 'react';
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router';
 import { api } from '../api/client';
 import { CurrentProvider, SESSION_KEY, useScopeParams, useSessionQuery } from '../lib/session';
+import { NotificationBell } from './bell';
 import { Loading } from './states';
 import { ThemeSelect } from './theme-select';
 
@@ -13,7 +14,7 @@ const NAV: { to: string; label: string; soon?: boolean; admin?: boolean }[] = [
   { to: '/webhooks', label: 'Webhooks', admin: true },
   { to: '/usage', label: 'Usage' },
   { to: '/usage/requests', label: 'Failed requests' },
-  { to: '/notifications', label: 'Notifications', soon: true },
+  { to: '/notifications', label: 'Notifications' },
 ];
 const SETTINGS: typeof NAV = [
   { to: '/settings/keys', label: 'API Keys' },
@@ -121,6 +122,7 @@ export function SignedInLayout() {
           <span className="who">
             {session.data.email} · {membership.role}
           </span>
+          <NotificationBell to={link('/notifications')} />
           <ThemeSelect />
           <button type="button" onClick={signOut}>
             Sign out

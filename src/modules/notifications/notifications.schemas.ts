@@ -1,0 +1,39 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { IdString, Timestamp } from '../../http/schemas.js';
+
+// The console's notification feed (docs/notifications.md#the-feed): request and answer shapes.
+export const NotificationId = IdString('ntf_', 'ntf_01JQ8Z6Y9W3E5R7T9Y1U3I5O7P');
+
+export const FeedItemSchema = Type.Object({
+  id: Type.String(),
+  category: Type.String({ description: 'security | webhooks' }),
+  type: Type.String({ description: 'e.g. key.created, endpoint.failing' }),
+  title: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Timestamp,
+  read_at: Type.Union([Timestamp, Type.Null()]),
+});
+
+export const FeedQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional({ ...NotificationId, description: '`meta.next_cursor` of the previous page' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ReadBody = Type.Object(
+  {
+    ids: Type.Optional(Type.Array(NotificationId, { minItems: 1, maxItems: 100 })),
+    all: Type.Optional(Type.Literal(true)),
+  },
+  { additionalProperties: false },
+);
+
+export const Unread = Type.Object({ unread_count: Type.Integer() });
+
+export type NotificationItem = Static<typeof FeedItemSchema>;
+export interface NotificationFeed {
+  data: NotificationItem[];
+  meta: { next_cursor: string | null; unread_count: number };
+}
