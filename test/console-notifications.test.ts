@@ -5,7 +5,8 @@ import { type ConsoleServer, openPage, signInContext, startConsoleServer } from 
 
 // The console's notification feed (docs/notifications.md#the-feed) in Chromium: the header's bell
 // named with the unread count, the Notifications page (newest first, times in the profile's
-// timezone with the UTC value on hover), mark one and all read, the empty state, axe.
+// timezone with the UTC value on hover), mark one and all read, the empty state, the profile's
+// preferences, axe.
 const STEP = 120_000;
 
 let cs: ConsoleServer;
@@ -77,6 +78,31 @@ describe('console notifications', () => {
       expect(await page.getByRole('button', { name: /^Mark as read/ }).count()).toBe(0);
       expect(await page.getByRole('button', { name: 'Mark all as read' }).isDisabled()).toBe(true);
       await expectAccessible(page, 'notifications-read');
+    },
+    STEP,
+  );
+
+  it(
+    'profile: notification preferences per category and channel; security cannot be unticked',
+    async () => {
+      await openPage(page, `${cs.base}/console/w/${ws}/live/settings/profile`, 'Profile', 'profile-preferences');
+      await page.getByRole('heading', { name: 'Notification preferences' }).waitFor();
+      const security = page.getByRole('checkbox', { name: 'Security (keys, members, password): email' });
+      expect([await security.isChecked(), await security.isDisabled()]).toEqual([true, true]);
+      const webhookEmail = page.getByRole('checkbox', { name: 'Webhook endpoint health: email' });
+      expect(await webhookEmail.isChecked()).toBe(true);
+      await webhookEmail.uncheck();
+      await page.getByRole('button', { name: 'Save preferences' }).click();
+      await page.getByText('Preferences saved.').waitFor();
+      await expectAccessible(page, 'profile-preferences-saved');
+      await page.reload();
+      await page.getByRole('heading', { name: 'Notification preferences' }).waitFor();
+      const after = page.getByRole('checkbox', { name: 'Webhook endpoint health: email' });
+      await after.waitFor();
+      expect(await after.isChecked()).toBe(false);
+      expect(await page.getByRole('checkbox', { name: 'Webhook endpoint health: in the console' }).isChecked()).toBe(
+        true,
+      );
     },
     STEP,
   );

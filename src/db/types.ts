@@ -268,6 +268,17 @@ export interface NotificationsTable {
   read_at?: string | null;
   /** The single-use link of an invite or reset email until it is sent or given up, then null (migration 014). */
   secret?: string | null;
+  /** Where it goes, from the recipient's preferences when written: `email,in_app`, `email`, `in_app`; null: both (migration 014). */
+  channels?: string | null;
+}
+
+/** A user's channels for one optional category (migration 014); no row: every channel. */
+export interface NotificationPreferencesTable {
+  user_id: string;
+  category: string;
+  /** Comma-separated `email`, `in_app`; '' for none. */
+  channels: string;
+  updated_at: string;
 }
 
 export type NotificationCategory = 'webhooks' | 'security' | 'account';
@@ -317,4 +328,5 @@ export interface Database {
   request_log: RequestLogTable;
   notifications: NotificationsTable;
   mailbox: MailboxTable;
+  notification_preferences: NotificationPreferencesTable;
 }

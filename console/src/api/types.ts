@@ -15,6 +15,7 @@ export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/k
 export type {
   NotificationFeed,
   NotificationItem,
+  NotificationPreferenceItem,
 } from '../../../src/modules/notifications/notifications.schemas.js';
 export type { Resource } from '../../../src/modules/resources/resources.schemas.js';
 export type { LoggedRequest, UsageSeries } from '../../../src/modules/usage/usage.schemas.js';

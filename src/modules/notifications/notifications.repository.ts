@@ -1,7 +1,12 @@
+import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
-import type { MailboxTable, NotificationsTable } from '../../db/types.js';
+import type { Database, MailboxTable, NotificationPreferencesTable, NotificationsTable } from '../../db/types.js';
 import type { WriteTx } from '../auth/write-runner.js';
+
+/** Rows for the feed: written with the in-app channel (null: every channel). */
+const inApp = (eb: ExpressionBuilder<Database, 'notifications'>) =>
+  eb.or([eb('channels', 'is', null), eb('channels', 'like', '%in_app%')]);
 
 /** SQL of the notification outbox and the local mailbox (docs/api.md#notifications). */
 export const notificationsRepository = {
@@ -86,7 +91,8 @@ export const notificationsRepository = {
       .selectAll()
       .where('workspace_id', '=', q.workspaceId)
       .where('user_id', '=', q.userId)
-      .where('category', '!=', 'account');
+      .where('category', '!=', 'account')
+      .where(inApp);
     if (q.before) query = query.where('id', '<', q.before);
     return query.orderBy('id', 'desc').limit(q.limit).execute();
   },
@@ -98,6 +104,7 @@ export const notificationsRepository = {
       .where('workspace_id', '=', workspaceId)
       .where('user_id', '=', userId)
       .where('category', '!=', 'account')
+      .where(inApp)
       .where('read_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(r.n);
@@ -114,6 +121,7 @@ export const notificationsRepository = {
       .where('workspace_id', '=', q.workspaceId)
       .where('user_id', '=', q.userId)
       .where('category', '!=', 'account')
+      .where(inApp)
       .where('read_at', 'is', null);
     if (q.ids) query = query.where('id', 'in', q.ids);
     const r = await query.executeTakeFirst();
@@ -124,6 +132,31 @@ export const notificationsRepository = {
   async purgeBefore(db: WriteTx, before: string): Promise<number> {
     const r = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);
+  },
+
+  /** The preferences of these users for one category. */
+  preferencesOf(db: Db, userIds: string[], category: string): Promise<NotificationPreferencesTable[]> {
+    if (userIds.length === 0) return Promise.resolve([]);
+    return db
+      .selectFrom('notification_preferences')
+      .selectAll()
+      .where('user_id', 'in', userIds)
+      .where('category', '=', category)
+      .execute();
+  },
+
+  preferencesOfUser(db: Db, userId: string): Promise<NotificationPreferencesTable[]> {
+    return db.selectFrom('notification_preferences').selectAll().where('user_id', '=', userId).execute();
+  },
+
+  async upsertPreference(db: WriteTx, row: NotificationPreferencesTable): Promise<void> {
+    await db
+      .insertInto('notification_preferences')
+      .values(row)
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'category']).doUpdateSet({ channels: row.channels, updated_at: row.updated_at }),
+      )
+      .execute();
   },
 
   insertMail(db: WriteTx, row: MailboxTable) {

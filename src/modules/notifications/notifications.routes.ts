@@ -1,7 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DataOf } from '../../http/schemas.js';
-import { FeedItemSchema, FeedQuery, ReadBody, Unread } from './notifications.schemas.js';
+import {
+  FeedItemSchema,
+  FeedQuery,
+  PreferenceSchema,
+  PreferencesBody,
+  ReadBody,
+  Unread,
+} from './notifications.schemas.js';
 import type { NotificationsService } from './notifications.service.js';
 
 const hide = true;
@@ -40,5 +47,20 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
     '/notifications/read',
     { config: { console: 'actor' }, schema: { hide, body: ReadBody, response: { 200: DataOf(Unread) } } },
     async (req) => ({ data: await notifications.markRead(req.principal, req.body) }),
+  );
+
+  app.get(
+    '/notifications/preferences',
+    { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(PreferenceSchema)) } } },
+    async (req) => ({ data: await notifications.preferences(req.principal) }),
+  );
+
+  app.put(
+    '/notifications/preferences',
+    {
+      config: { console: 'actor' },
+      schema: { hide, body: PreferencesBody, response: { 200: DataOf(Type.Array(PreferenceSchema)) } },
+    },
+    async (req) => ({ data: await notifications.setPreferences(req.principal, req.body.preferences) }),
   );
 };

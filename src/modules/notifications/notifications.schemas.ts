@@ -32,6 +32,41 @@ export const ReadBody = Type.Object(
 
 export const Unread = Type.Object({ unread_count: Type.Integer() });
 
+export const PreferenceSchema = Type.Object({
+  category: Type.Union([
+    Type.Literal('security'),
+    Type.Literal('webhooks'),
+    Type.Literal('usage'),
+    Type.Literal('billing'),
+  ]),
+  email: Type.Boolean(),
+  in_app: Type.Boolean(),
+  locked: Type.Boolean({ description: 'true: cannot be turned off (security)' }),
+});
+
+export const PreferencesBody = Type.Object(
+  {
+    preferences: Type.Array(
+      Type.Object(
+        {
+          category: Type.Union([
+            Type.Literal('security'),
+            Type.Literal('webhooks'),
+            Type.Literal('usage'),
+            Type.Literal('billing'),
+          ]),
+          email: Type.Boolean(),
+          in_app: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 4 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type NotificationPreferenceItem = Static<typeof PreferenceSchema>;
 export type NotificationItem = Static<typeof FeedItemSchema>;
 export interface NotificationFeed {
   data: NotificationItem[];

@@ -48,6 +48,20 @@ export interface LinkNotice {
   data: LinkNoticeData;
 }
 
+/** Categories a person may turn off per channel (D27); security cannot be. */
+export const OPTIONAL_CATEGORIES = ['webhooks', 'usage', 'billing'] as const;
+export type OptionalCategory = (typeof OPTIONAL_CATEGORIES)[number];
+const ALL_CHANNELS = 'email,in_app';
+
+/** One category's channels for a person. */
+export interface NotificationPreference {
+  category: 'security' | OptionalCategory;
+  email: boolean;
+  in_app: boolean;
+  /** true: cannot be turned off (security). */
+  locked: boolean;
+}
+
 /** How long the feed keeps a notification (D27): the `purge-notifications` job deletes older ones. */
 export const FEED_RETENTION_MS = 90 * 24 * 3_600_000;
 
@@ -71,6 +85,8 @@ export interface OutgoingMail {
   text: string;
   html: string;
   messageId: string;
+  /** Extra headers: `List-Unsubscribe` on optional categories. */
+  headers?: Record<string, string>;
 }
 
 /** Sends one email or throws (nodemailer's SMTP transport, or a test's). */
@@ -145,7 +161,70 @@ export function createNotificationsService(deps: {
       sent_at: null,
       created_at: now,
     }));
-    await repo.insertMany(trx, rows);
+    await repo.insertMany(trx, await applyPreferences(trx, rows, 'webhooks'));
+  }
+
+  /**
+   * Each recipient's channels for an optional category, on rows about to be written: none → no row;
+   * no email → written `skipped` (the feed only); no in-app → kept out of the feed (`channels`).
+   */
+  async function applyPreferences(
+    trx: Db,
+    rows: NotificationsTable[],
+    category: OptionalCategory,
+  ): Promise<NotificationsTable[]> {
+    const prefs = new Map(
+      (await repo.preferencesOf(trx, [...new Set(rows.map((r) => r.user_id))], category)).map((p) => [
+        p.user_id,
+        p.channels,
+      ]),
+    );
+    const out: NotificationsTable[] = [];
+    for (const r of rows) {
+      const channels = prefs.get(r.user_id) ?? ALL_CHANNELS;
+      if (channels === '') continue;
+      const email = channels.includes('email');
+      out.push({
+        ...r,
+        channels: channels === ALL_CHANNELS ? null : channels,
+        ...(email ? {} : { status: 'skipped', next_attempt_at: null, last_error: 'email turned off' }),
+      });
+    }
+    return out;
+  }
+
+  /** The caller's channels per category (security first, always on). */
+  async function preferences(p: Principal): Promise<NotificationPreference[]> {
+    const rows = p.userId === null ? [] : await repo.preferencesOfUser(db, p.userId);
+    const chosen = new Map(rows.map((r) => [r.category, r.channels]));
+    return [
+      { category: 'security', email: true, in_app: true, locked: true },
+      ...OPTIONAL_CATEGORIES.map((category) => {
+        const channels = chosen.get(category) ?? ALL_CHANNELS;
+        return { category, email: channels.includes('email'), in_app: channels.includes('in_app'), locked: false };
+      }),
+    ];
+  }
+
+  /** Sets the caller's channels for the categories given; turning security off is 400 and changes nothing. */
+  async function setPreferences(
+    p: Principal,
+    input: { category: NotificationPreference['category']; email: boolean; in_app: boolean }[],
+  ): Promise<NotificationPreference[]> {
+    if (input.some((i) => i.category === 'security' && !(i.email && i.in_app))) {
+      throw fieldError('preferences', 'locked', 'Security notifications cannot be turned off.');
+    }
+    const userId = p.userId;
+    if (userId === null) return preferences(p);
+    const at = isoAt(clock.now());
+    await writeAs(p, async (trx) => {
+      for (const i of input) {
+        if (i.category === 'security') continue;
+        const channels = [i.email ? 'email' : '', i.in_app ? 'in_app' : ''].filter(Boolean).join(',');
+        await repo.upsertPreference(trx, { user_id: userId, category: i.category, channels, updated_at: at });
+      }
+    });
+    return preferences(p);
   }
 
   function row(
@@ -241,7 +320,12 @@ export function createNotificationsService(deps: {
       const d = JSON.parse(n.data) as EndpointNoticeData;
       r = renderEndpointEmail(n.type, d, to, `${base}/${d.env}/webhooks/${d.webhook_id}`);
     }
-    return { from: deps.mailFrom, to: to.email, ...r, messageId: messageIdOf(n.id) };
+    const mail: OutgoingMail = { from: deps.mailFrom, to: to.email, ...r, messageId: messageIdOf(n.id) };
+    // Optional categories: the profile's preferences are where one unsubscribes (RFC 2369).
+    if ((OPTIONAL_CATEGORIES as readonly string[]).includes(n.category)) {
+      mail.headers = { 'List-Unsubscribe': `<${base}/live/settings/profile#notifications>` };
+    }
+    return mail;
   }
 
   async function sendOne(actor: Actor, n: NotificationsTable): Promise<boolean> {
@@ -365,6 +449,8 @@ export function createNotificationsService(deps: {
     sendDue,
     feed,
     markRead,
+    preferences,
+    setPreferences,
     /** Deletes notifications older than 90 days, sent or not (the `purge-notifications` job). */
     purgeExpired: (actor: Actor) =>
       writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - FEED_RETENTION_MS))),

@@ -6,6 +6,7 @@ import { SESSION_KEY, useCurrent } from '../../lib/session';
 import { formatTime, timeZones } from '../../lib/time';
 import { Field, PageHeader, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
+import { NotificationPreferences } from '../notifications/preferences';
 
 export default function ProfilePage() {
   return (
@@ -13,6 +14,7 @@ export default function ProfilePage() {
       <PageHeader title="Profile" />
       <ProfileForm />
       <PasswordForm />
+      <NotificationPreferences />
       <Sessions />
     </section>
   );
