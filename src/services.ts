@@ -4,6 +4,8 @@ import type { Clock } from './lib/clock.js';
 import { systemActor } from './lib/principal.js';
 import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
+import { createBillingService } from './modules/billing/billing.service.js';
+import { loadPlans } from './modules/billing/plans.js';
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
 import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
@@ -97,7 +99,24 @@ export function createServices(deps: {
     publicUrl: () => publicUrl(deps.config),
     sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
   });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
+  const usage = createUsageService({
+    db,
+    clock,
+    writeAs,
+    keys,
+    flushMs: deps.config.USAGE_FLUSH_MS,
+    onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
+  });
+  const billing = createBillingService({
+    db,
+    clock,
+    writeAs,
+    plans: loadPlans(deps.config.PLANS_FILE),
+    usage,
+    // A downgrade is checked against what the live environment holds (docs/billing.md#plan-changes).
+    counts: { resources: (t, d) => resources.countIn(t, d), webhooks: (t, d) => webhooks.countIn(t, d) },
+  });
+  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth, billing });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -115,14 +134,6 @@ export function createServices(deps: {
     config: deps.config,
     deliveriesDue,
     log: deps.log ?? quiet,
-  });
-  const usage = createUsageService({
-    db,
-    clock,
-    writeAs,
-    keys,
-    flushMs: deps.config.USAGE_FLUSH_MS,
-    onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
   });
   const jobs: PeriodicJob[] = [
     {
@@ -149,6 +160,12 @@ export function createServices(deps: {
       everyMs: 10 * 60_000,
       run: () => usage.rollup(systemActor('scheduler:usage-rollup')),
     },
+    {
+      id: 'billing-invoices',
+      name: 'billing-invoices: invoices finalized for periods that ended an hour ago',
+      everyMs: 5 * 60_000,
+      run: () => billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+    },
   ];
   return {
     keys,
@@ -164,6 +181,7 @@ export function createServices(deps: {
     members,
     outbox,
     usage,
+    billing,
     notifications,
     delivery,
     jobs,

@@ -11,6 +11,7 @@ import * as deliveryLogIndexes from './migrations/009-delivery-log-indexes.js';
 import * as usage from './migrations/010-usage.js';
 import * as endpointHealth from './migrations/011-endpoint-health.js';
 import * as notifications from './migrations/012-notifications.js';
+import * as billing from './migrations/013-billing.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '010-usage': usage,
   '011-endpoint-health': endpointHealth,
   '012-notifications': notifications,
+  '013-billing': billing,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -4,7 +4,7 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, tenantOf } from '../../lib/principal.js';
+import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteTx } from '../auth/write-runner.js';
 import type { Event, EventType } from '../events/events.schemas.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -173,6 +173,8 @@ export function createResourcesService(deps: { db: Db; clock: Clock; outbox: Out
     unarchive: (principal: Principal, id: string, hooks?: WriteHooks<Resource>) =>
       setStatus(principal, id, 'active', hooks),
     remove,
+    /** How many resources an environment holds (plan limits, docs/billing.md). */
+    countIn: (tenant: Tenant, d: Db = db): Promise<number> => repo.count(d, tenant, {}),
   };
 }
 export type ResourcesService = ReturnType<typeof createResourcesService>;

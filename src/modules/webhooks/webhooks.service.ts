@@ -5,7 +5,7 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, tenantOf } from '../../lib/principal.js';
+import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
 import { FRESH_WINDOW } from './endpoint-health.js';
@@ -220,7 +220,10 @@ export function createWebhooksService(deps: {
     );
   }
 
-  return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow };
+  /** How many webhooks an environment holds (plan limits, docs/billing.md). */
+  const countIn = (tenant: Tenant, d: Db = db): Promise<number> => repo.count(d, tenant);
+
+  return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow, countIn };
 }
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
 
