@@ -23,6 +23,14 @@ import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { keyChangeAnnouncer, readKeysEpoch } from './keys-epoch.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { billingRoutes } from './modules/billing/billing.routes.js';
+import {
+  InvoiceLineSchema,
+  InvoiceSchema,
+  PlanSchema,
+  SubscriptionSchema,
+  UpcomingInvoiceSchema,
+} from './modules/billing/billing.schemas.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
@@ -137,6 +145,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ApiKeySchema,
     UsageSeriesSchema,
     LoggedRequestSchema,
+    PlanSchema,
+    InvoiceLineSchema,
+    UpcomingInvoiceSchema,
+    InvoiceSchema,
+    SubscriptionSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -184,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(eventsRoutes, { events: services.events });
     await v1.register(keysRoutes, { keys: services.keyManagement });
     await v1.register(usageRoutes, { usage: services.usage });
+    await v1.register(billingRoutes, { billing: services.billing });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(

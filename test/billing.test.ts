@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../src/lib/principal.js';
-import { newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
+import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
+import { expectError } from './helpers/expect.js';
 import { openTestStorage } from './helpers/storage.js';
 
 // Small plans, so the integration tests reach every limit and overage with a few requests.
@@ -265,5 +266,60 @@ describe('billing (docs/billing.md)', () => {
     });
     const after = (await invoiceRows(ws.id))[0];
     expect({ ...after, status: 'open', paid_at: null }).toEqual(frozen[0]);
+  });
+
+  it('GET /v1/billing/subscription and /v1/billing/invoices: admins only, the same from live and test keys', async () => {
+    now = T('2028-01-31T15:00:00.000Z');
+    const ws = await newWorkspace(a);
+    meter(a, ws.id, 12);
+    await flush();
+    now = T('2028-02-14T12:00:00.000Z');
+    await a.services.billing.setPlan(cli, ws.id, 'pro');
+    for (const key of [ws.live, ws.test]) {
+      const res = await b.request({ method: 'GET', url: '/v1/billing/subscription', key });
+      expect(res.statusCode, res.body).toBe(200);
+      const sub = json(res).data;
+      expect(sub.plan).toEqual(PLANS.plans[1]);
+      expect(sub.current_period).toEqual({ start: '2028-01-31T00:00:00.000Z', end: '2028-02-29T00:00:00.000Z' });
+      expect(sub.usage).toEqual({ billable_requests: 12, included_requests: 100 });
+      expect(sub.upcoming_invoice).toMatchObject({ plan: 'pro', total_cents: 2_450, billable_requests: 12 });
+    }
+    const member = await ws.member('member');
+    expectError(
+      await a.request({ method: 'GET', url: '/v1/billing/subscription', key: member.live }),
+      403,
+      'insufficient_scope',
+    );
+    expectError(
+      await a.request({ method: 'GET', url: '/v1/billing/invoices', key: member.live }),
+      403,
+      'insufficient_scope',
+    );
+
+    let res = await a.request({ method: 'GET', url: '/v1/billing/invoices', key: ws.live });
+    expect(json(res)).toEqual({ data: [], meta: { total: 0, limit: 20, offset: 0, next_cursor: null } });
+    now = T('2028-04-30T01:00:00.000Z');
+    await finalizeBoth();
+    res = await a.request({ method: 'GET', url: '/v1/billing/invoices?limit=1', key: ws.live });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = json(res);
+    expect(body.data.map((i: { number: string }) => i.number)).toEqual(['INV-3']);
+    expect(body.meta).toMatchObject({ total: 3, limit: 1, offset: 0 });
+    res = await a.request({
+      method: 'GET',
+      url: `/v1/billing/invoices?limit=5&cursor=${body.meta.next_cursor}`,
+      key: ws.live,
+    });
+    const rest = json(res);
+    expect(rest.data.map((i: { number: string; total_cents: number }) => [i.number, i.total_cents])).toEqual([
+      ['INV-2', 4_900],
+      ['INV-1', 2_450],
+    ]);
+    expect(rest.meta).toMatchObject({ total: 3, offset: 1, next_cursor: null });
+    expectError(
+      await a.request({ method: 'GET', url: '/v1/billing/invoices?cursor=bogus', key: ws.live }),
+      400,
+      'validation_error',
+    );
   });
 });
