@@ -90,7 +90,12 @@ export function createServices(deps: {
     notify: notifications.endpointNotice,
   });
   const outbox = createOutbox({ dialect, writeAs, deliveriesDue, events, health });
-  const resources = createResourcesService({ db, clock, outbox });
+  const resources = createResourcesService({
+    db,
+    clock,
+    outbox,
+    checkCreate: (trx, tenant) => billing.checkCreate(trx, tenant, 'resources'),
+  });
   const consoleAuth = createConsoleAuthService({
     db,
     dialect,
@@ -115,6 +120,8 @@ export function createServices(deps: {
     usage,
     // A downgrade is checked against what the live environment holds (docs/billing.md#plan-changes).
     counts: { resources: (t, d) => resources.countIn(t, d), webhooks: (t, d) => webhooks.countIn(t, d) },
+    lockWorkspace: (trx, id) => workspaces.lock(trx, id),
+    enforceLimits: deps.config.PLAN_LIMITS === 'on',
   });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth, billing });
   const webhooks = createWebhooksService({
@@ -125,6 +132,7 @@ export function createServices(deps: {
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
     outbox,
     lockWorkspace: workspaces.lock,
+    checkCreate: (trx, tenant) => billing.checkCreate(trx, tenant, 'webhooks'),
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, outbox, webhooks });
   const idempotency = createIdempotencyService({ db, dialect, clock, writeAs });

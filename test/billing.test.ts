@@ -323,3 +323,57 @@ describe('billing (docs/billing.md)', () => {
     );
   });
 });
+
+describe('plan limits on creation, PLAN_LIMITS=on (docs/billing.md#plan-limits)', () => {
+  let storage: Awaited<ReturnType<typeof openTestStorage>>;
+  let t: TestApp;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wsvc-plans-'));
+    const file = join(dir, 'plans.json');
+    writeFileSync(file, JSON.stringify(PLANS));
+    storage = await openTestStorage();
+    t = await startTestApp({
+      storage,
+      config: { PLANS_FILE: file, PLAN_LIMITS: 'on' },
+      resolveHost: async () => ['93.184.216.34'],
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await storage?.close();
+  });
+  const resource = (key: string) =>
+    t.request({ method: 'POST', url: '/v1/resources', key, body: { name: 'r', type: 'standard' } });
+  const webhook = (key: string) =>
+    t.request({ method: 'POST', url: '/v1/webhooks', key, body: { url: 'https://example.com/h', events: ['*'] } });
+  const count = async (key: string, what: 'resources' | 'webhooks') =>
+    json(await t.request({ method: 'GET', url: `/v1/${what}`, key })).meta.total;
+
+  it('refuses the live resource and webhook over the free plan with 403 plan_limit_exceeded; test keys never', async () => {
+    const ws = await newWorkspace(t);
+    // Five at once against a limit of three: exactly three are made (the workspace lock serialises them).
+    const statuses = (await Promise.all([1, 2, 3, 4, 5].map(() => resource(ws.live)))).map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(2);
+    const err = expectError(await resource(ws.live), 403, 'plan_limit_exceeded');
+    expect(err.message).toBe(
+      'Plan limit max_resources reached: the Free plan allows 3 resources per environment and the live environment has 3. Delete one or move to a larger plan.',
+    );
+    expect(await count(ws.live, 'resources')).toBe(3);
+    for (let i = 0; i < 5; i++) expect((await resource(ws.test)).statusCode).toBe(201);
+
+    expect((await webhook(ws.live)).statusCode).toBe(201);
+    const hookErr = expectError(await webhook(ws.live), 403, 'plan_limit_exceeded');
+    expect(hookErr.message).toContain(
+      'Plan limit max_webhooks reached: the Free plan allows 1 webhooks per environment',
+    );
+    expect(await count(ws.live, 'webhooks')).toBe(1);
+    for (let i = 0; i < 3; i++) expect((await webhook(ws.test)).statusCode).toBe(201);
+
+    // An upgrade lifts the limits at once.
+    await t.services.billing.setPlan(systemActor('cli'), ws.id, 'pro');
+    expect((await resource(ws.live)).statusCode).toBe(201);
+    expect((await webhook(ws.live)).statusCode).toBe(201);
+    expectError(await webhook(ws.live), 403, 'plan_limit_exceeded');
+  });
+});

@@ -31,6 +31,10 @@ export function createBillingService(deps: {
   usage: Pick<UsageService, 'billableCount'>;
   /** What a downgrade is checked against: the live environment's resources and webhooks. */
   counts: { resources(t: Tenant, d: Db): Promise<number>; webhooks(t: Tenant, d: Db): Promise<number> };
+  /** Locks the workspace's row until `trx` ends (workspaces module): serialises creations against a plan limit. */
+  lockWorkspace(trx: Db, workspaceId: string): Promise<void>;
+  /** PLAN_LIMITS=on: creations are checked against the plan (checkCreate); off: never refused. */
+  enforceLimits: boolean;
 }) {
   const { db, clock, writeAs } = deps;
 
@@ -204,6 +208,31 @@ export function createBillingService(deps: {
 
   const service = {
     plans: (): readonly Plan[] => deps.plans,
+
+    /**
+     * Refuses one more resource or webhook in a live environment that is at its plan's limit: 403
+     * plan_limit_exceeded naming the limit (docs/billing.md#plan-limits). Test environments are never
+     * limited. Called first in the creating transaction; takes the workspace's row lock (then counts)
+     * only when the plan has a limit, so two creations cannot both take the last place.
+     */
+    async checkCreate(trx: Db, tenant: Tenant, what: 'resources' | 'webhooks'): Promise<void> {
+      if (!deps.enforceLimits || tenant.env !== 'live') return;
+      const sub = await repo.subscription(trx, tenant.workspaceId);
+      if (!sub) return;
+      const plan = planOf(planNow(sub, clock.now()));
+      const max = what === 'resources' ? plan.max_resources : plan.max_webhooks;
+      if (max === null) return;
+      await deps.lockWorkspace(trx, tenant.workspaceId);
+      const n = await deps.counts[what](tenant, trx);
+      if (n >= max) {
+        const limit = what === 'resources' ? 'max_resources' : 'max_webhooks';
+        throw new AppError(
+          403,
+          'plan_limit_exceeded',
+          `Plan limit ${limit} reached: the ${plan.name} plan allows ${max} ${what} per environment and the live environment has ${n}. Delete one or move to a larger plan.`,
+        );
+      }
+    },
 
     /** Starts a workspace on `free` in the transaction that creates it (workspaces module). */
     async start(trx: Db, workspaceId: string, createdAt: string): Promise<void> {

@@ -17,7 +17,13 @@ type Emit = (type: EventType, resourceId: string, data: Event['data'], now: numb
  * The rules of resources: create, read, list, replace name/metadata, archive (docs/api.md#resources), delete (docs/api.md#resources).
  * Every change records its event in the same transaction (outbox).
  */
-export function createResourcesService(deps: { db: Db; clock: Clock; outbox: Outbox }) {
+export function createResourcesService(deps: {
+  db: Db;
+  clock: Clock;
+  outbox: Outbox;
+  /** The plan's resource limit (billing), checked first in a creation's transaction; throws to refuse. */
+  checkCreate?: (trx: Db, tenant: Tenant) => Promise<void>;
+}) {
   const { db, clock, outbox } = deps;
 
   /** Runs a change as `principal` through the outbox (events queued with it, the worker woken after). */
@@ -59,6 +65,7 @@ export function createResourcesService(deps: { db: Db; clock: Clock; outbox: Out
     return change(
       principal,
       async (trx, emit) => {
+        await deps.checkCreate?.(trx, tenantOf(principal));
         const now = clock.now();
         const row: ResourcesTable = {
           id: newId('resource', now),

@@ -36,6 +36,8 @@ export function createWebhooksService(deps: {
   outbox: Pick<Outbox, 'write'>;
   /** Locks the workspace's row until `trx` ends (the workspaces module's `lock`, wired in services.ts). */
   lockWorkspace: (trx: Db, workspaceId: string) => Promise<void>;
+  /** The plan's webhook limit (billing), checked after the workspace lock in a creation's transaction. */
+  checkCreate?: (trx: Db, tenant: Tenant) => Promise<void>;
 }) {
   const { db, clock, writeAs } = deps;
 
@@ -63,6 +65,7 @@ export function createWebhooksService(deps: {
           const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment; delete one first.`;
           throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
         }
+        await deps.checkCreate?.(trx, tenantOf(principal));
         const now = isoAt(clock.now());
         const row: WebhooksTable = {
           id: newId('webhook'),
