@@ -15,6 +15,7 @@ import { lazyChildLogger, loggerOptions } from './http/logging.js';
 import { collectRoutes } from './http/method-not-allowed.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
+import { installPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
@@ -171,6 +172,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     nameSpace: deps.rateLimitNamespace,
     keysEpochPrefix: config.REDIS_KEY_PREFIX,
   });
+  if (config.PLAN_LIMITS === 'on' && config.USAGE_METERING === 'on') {
+    // The free plan's hard cap: counted from the usage meter, no write on the request path (docs/billing.md#the-free-cap).
+    installPlanCap(app, {
+      billing: services.billing,
+      meter: services.usage.meter,
+      clock,
+      refreshMs: config.USAGE_FLUSH_MS,
+    });
+  }
   installIdempotency(app, services.idempotency);
   if (config.USAGE_METERING === 'on') {
     // Counted in memory, written every USAGE_FLUSH_MS and when the app closes (docs/usage.md).

@@ -377,3 +377,73 @@ describe('plan limits on creation, PLAN_LIMITS=on (docs/billing.md#plan-limits)'
     expectError(await webhook(ws.live), 403, 'plan_limit_exceeded');
   });
 });
+
+describe('the free cap, PLAN_LIMITS=on (docs/billing.md#the-free-cap)', () => {
+  let storage: Awaited<ReturnType<typeof openTestStorage>>;
+  let a: TestApp;
+  let b: TestApp;
+  let now = T('2028-01-31T15:00:00.000Z');
+  const clock = { now: () => now };
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wsvc-plans-'));
+    const file = join(dir, 'plans.json');
+    writeFileSync(file, JSON.stringify(PLANS));
+    storage = await openTestStorage();
+    // Two API processes on one database; their meters flush when the test says.
+    const config = { PLANS_FILE: file, PLAN_LIMITS: 'on' as const, USAGE_FLUSH_MS: 600_000 };
+    a = await startTestApp({ storage, clock, config });
+    b = await startTestApp({ storage, clock, config });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await storage?.close();
+  });
+  const me = (t: TestApp, key: string) => t.request({ method: 'GET', url: '/v1/users/me', key });
+  const statuses = async (t: TestApp, key: string, n: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await me(t, key)).statusCode);
+    return out;
+  };
+
+  it('refuses the live request over the cap with 429 quota_exceeded and Retry-After to the period end, across two processes; test keys never', async () => {
+    const ws = await newWorkspace(a);
+    expect(await statuses(a, ws.live, 30)).toEqual(new Array(30).fill(200));
+    expect(await statuses(a, ws.test, 5)).toEqual(new Array(5).fill(200));
+    await a.services.usage.meter.flush();
+    // b reads the 30 a wrote and counts its own: the 20th is the 50th billable request, the 21st is refused.
+    expect(await statuses(b, ws.live, 20)).toEqual(new Array(20).fill(200));
+    const refused = await me(b, ws.live);
+    const err = expectError(refused, 429, 'quota_exceeded');
+    expect(err.message).toContain('used the 50 live requests its plan allows this period');
+    // 2028-01-31T15:00 → 2028-02-29T00:00: 28 days and 9 hours.
+    expect(refused.headers['retry-after']).toBe(String(28 * 86_400 + 9 * 3_600));
+    expect((await me(b, ws.test)).statusCode).toBe(200);
+    // a sees b's requests once b has written them (a re-reads after its own flush, or a flush interval on).
+    await b.services.usage.meter.flush();
+    expectError(await me(a, ws.live), 429, 'quota_exceeded');
+    // The last second of the period: Retry-After 1; its end: a new period, answered again.
+    now = T('2028-02-28T23:59:59.000Z');
+    const last = await me(b, ws.live);
+    expectError(last, 429, 'quota_exceeded');
+    expect(last.headers['retry-after']).toBe('1');
+    now = T('2028-02-29T00:00:00.000Z');
+    expect((await me(a, ws.live)).statusCode).toBe(200);
+    expect((await me(b, ws.live)).statusCode).toBe(200);
+    // The refused requests were not billed: exactly the cap in the first period.
+    await Promise.all([a.services.usage.meter.flush(), b.services.usage.meter.flush()]);
+    expect(await a.services.usage.billableCount(ws.id, T('2028-01-31T00:00:00Z'), T('2028-02-29T00:00:00Z'))).toBe(50);
+    expect(await a.services.usage.billableCount(ws.id, T('2028-02-29T00:00:00Z'), T('2028-03-31T00:00:00Z'))).toBe(2);
+  });
+
+  it('an upgrade lifts the cap at once for the process that reads it next', async () => {
+    now = T('2028-01-31T15:00:00.000Z');
+    const ws = await newWorkspace(a);
+    expect(await statuses(a, ws.live, 50)).toEqual(new Array(50).fill(200));
+    expectError(await me(a, ws.live), 429, 'quota_exceeded');
+    await a.services.billing.setPlan(systemActor('cli'), ws.id, 'pro');
+    // The cached cap is re-read after this process's next flush, or one flush interval later.
+    now += 600_000;
+    expect((await me(a, ws.live)).statusCode).toBe(200);
+  });
+});

@@ -210,6 +210,24 @@ export function createBillingService(deps: {
     plans: (): readonly Plan[] => deps.plans,
 
     /**
+     * The hard cap of a workspace's plan at `t` (docs/billing.md#the-free-cap): its current period,
+     * the cap (null: the plan has none), and the billable requests written so far in the period.
+     */
+    async capOf(
+      workspaceId: string,
+      t: number,
+    ): Promise<{ limit: number | null; periodStart: number; periodEnd: number; billable: number } | null> {
+      const sub = await repo.subscription(db, workspaceId);
+      if (!sub) return null;
+      const plan = planOf(planNow(sub, t));
+      const period = periodAt(Date.parse(sub.anchor_at), t);
+      // A pending downgrade ends the period's plan at its end anyway; the cap is re-read then.
+      const limit = plan.hard_cap ? plan.included_requests : null;
+      const billable = limit === null ? 0 : await deps.usage.billableCount(workspaceId, period.start, period.end);
+      return { limit, periodStart: period.start, periodEnd: period.end, billable };
+    },
+
+    /**
      * Refuses one more resource or webhook in a live environment that is at its plan's limit: 403
      * plan_limit_exceeded naming the limit (docs/billing.md#plan-limits). Test environments are never
      * limited. Called first in the creating transaction; takes the workspace's row lock (then counts)
