@@ -89,8 +89,9 @@ const ConfigSchema = Type.Object({
     Type.String({ minLength: 16, maxLength: 512, 'x-expected': 'a secret of at least 16 characters' }),
   ),
   /**
-   * Enforces the plans' resource and webhook limits on creation (docs/billing.md#plan-limits). Off by
-   * default for now: existing deployments, tests and the benchmark create more than the free plan allows.
+   * Enforces the plans' resource and webhook limits on creation and the free plan's request cap
+   * (docs/billing.md#plan-limits). Off by default for now: existing deployments, tests and the
+   * benchmark go beyond what the free plan allows.
    */
   PLAN_LIMITS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'off' }),
   /** A JSON file of plans replacing the defaults (docs/billing.md#plans-file); checked at start-up. */

@@ -54,7 +54,7 @@ describe('billing periods (docs/billing.md#periods)', () => {
   });
 });
 
-describe('amounts in integer cents (docs/billing.md#amounts)', () => {
+describe('amounts in integer cents (docs/billing.md#invoices)', () => {
   it('rounds half up, exactly', () => {
     expect(mulDivRoundHalfUp(1, 1, 2)).toBe(1); // 0.5 → 1
     expect(mulDivRoundHalfUp(1, 1, 3)).toBe(0); // 0.333 → 0

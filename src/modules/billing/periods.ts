@@ -67,7 +67,7 @@ export function mulDivRoundHalfUp(a: number, b: number, c: number): number {
 }
 
 /**
- * The proration of an upgrade at `at` inside `period` (docs/billing.md#proration): the difference of
+ * The proration of an upgrade at `at` inside `period` (docs/billing.md#plan-changes): the difference of
  * the base fees times the whole seconds left in the period over the period's seconds, in cents,
  * rounded half up. Seconds left are counted whole: a change at 12:00:00.700 counts from 12:00:01.
  */
