@@ -110,6 +110,7 @@ export function createServices(deps: {
     writeAs,
     keys,
     flushMs: deps.config.USAGE_FLUSH_MS,
+    trackBillable: deps.config.PLAN_LIMITS === 'on',
     onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
   });
   const billing = createBillingService({

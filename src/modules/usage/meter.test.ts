@@ -128,6 +128,7 @@ describe('unflushed billable counts (docs/billing.md#the-free-cap)', () => {
     const meter = createUsageMeter({
       clock: { now: () => now },
       flushMs: 5000,
+      trackBillable: true,
       write: () =>
         new Promise<void>((resolve, reject) => {
           release = fail ? () => reject(new Error('down')) : resolve;

@@ -112,7 +112,10 @@ export function createUsageMeter(deps: {
   flushMs: number;
   write(batch: UsageBatch): Promise<void>;
   onError?(err: unknown): void;
+  /** Keeps the unflushed billable counts the free cap reads (PLAN_LIMITS=on); off: not kept, 0. */
+  trackBillable?: boolean;
 }): UsageMeter {
+  const trackBillable = deps.trackBillable ?? false;
   let cells = new Map<string, UsageCell>();
   let failures: FailedRequest[] = [];
   let lastUsed = new Map<string, number>();
@@ -140,7 +143,7 @@ export function createUsageMeter(deps: {
     const b = bucketOf(s.latencyMs);
     cell.buckets[b] = (cell.buckets[b] ?? 0) + 1;
     if ((lastUsed.get(s.keyId) ?? 0) < minute) lastUsed.set(s.keyId, minute);
-    if (isBillable(s.env, s.status)) addBillable(billable, s.workspaceId, minute, 1);
+    if (trackBillable && isBillable(s.env, s.status)) addBillable(billable, s.workspaceId, minute, 1);
   };
 
   const take = (): { batch: UsageBatch; since: number } | null => {

@@ -49,12 +49,15 @@ export function createUsageService(deps: {
   keys: Pick<KeysService, 'recordUse'>;
   flushMs: number;
   onFlushError?(err: unknown): void;
+  /** Keep the unflushed billable counts per workspace for the free cap (PLAN_LIMITS=on). */
+  trackBillable?: boolean;
 }) {
   const { db, clock, writeAs } = deps;
   const meterActor = systemActor('meter');
   const meter: UsageMeter = createUsageMeter({
     clock,
     flushMs: deps.flushMs,
+    trackBillable: deps.trackBillable,
     // Not changesKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
     write: (batch) =>
       writeAs(meterActor, async (trx) => {
