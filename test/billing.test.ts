@@ -2,7 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InvoicesTable } from '../src/db/types.js';
 import { systemActor } from '../src/lib/principal.js';
+import { billingRepository } from '../src/modules/billing/billing.repository.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError } from './helpers/expect.js';
 import { openTestStorage } from './helpers/storage.js';
@@ -266,6 +268,31 @@ describe('billing (docs/billing.md)', () => {
     });
     const after = (await invoiceRows(ws.id))[0];
     expect({ ...after, status: 'open', paid_at: null }).toEqual(frozen[0]);
+  });
+
+  it('the unique constraints refuse a second invoice for a period or a number, harmlessly (ON CONFLICT DO NOTHING)', async () => {
+    const ws = await newWorkspace(a);
+    const row = (id: string, number: number, start: string): InvoicesTable => ({
+      id,
+      workspace_id: ws.id,
+      number,
+      period_start: start,
+      period_end: '2030-02-01T00:00:00.000Z',
+      plan: 'free',
+      billable_requests: 0,
+      currency: 'usd',
+      total_cents: 0,
+      status: 'open',
+      finalized_at: '2030-02-01T01:00:00.000Z',
+      paid_at: null,
+      voided_at: null,
+    });
+    const insert = (r: InvoicesTable) => a.services.writeAs(cli, (trx) => billingRepository.insertInvoice(trx, r, []));
+    expect(await insert(row('inv_01JD0000000000000000000001', 1, '2030-01-01T00:00:00.000Z'))).toBe(true);
+    // Same period (another worker's number), same number (another period): nothing inserted, no error.
+    expect(await insert(row('inv_01JD0000000000000000000002', 2, '2030-01-01T00:00:00.000Z'))).toBe(false);
+    expect(await insert(row('inv_01JD0000000000000000000003', 1, '2030-02-01T00:00:00.000Z'))).toBe(false);
+    expect((await invoiceRows(ws.id)).map((r) => r.id)).toEqual(['inv_01JD0000000000000000000001']);
   });
 
   it('GET /v1/billing/subscription and /v1/billing/invoices: admins only, the same from live and test keys', async () => {
