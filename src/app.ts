@@ -15,6 +15,7 @@ import { lazyChildLogger, loggerOptions } from './http/logging.js';
 import { collectRoutes } from './http/method-not-allowed.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
+import { installPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
@@ -23,6 +24,14 @@ import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { keyChangeAnnouncer, readKeysEpoch } from './keys-epoch.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { billingRoutes } from './modules/billing/billing.routes.js';
+import {
+  InvoiceLineSchema,
+  InvoiceSchema,
+  PlanSchema,
+  SubscriptionSchema,
+  UpcomingInvoiceSchema,
+} from './modules/billing/billing.schemas.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
@@ -138,6 +147,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ApiKeySchema,
     UsageSeriesSchema,
     LoggedRequestSchema,
+    PlanSchema,
+    InvoiceLineSchema,
+    UpcomingInvoiceSchema,
+    InvoiceSchema,
+    SubscriptionSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -159,6 +173,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     nameSpace: deps.rateLimitNamespace,
     keysEpochPrefix: config.REDIS_KEY_PREFIX,
   });
+  if (config.PLAN_LIMITS === 'on' && config.USAGE_METERING === 'on') {
+    // The free plan's hard cap: counted from the usage meter, no write on the request path (docs/billing.md#the-free-cap).
+    installPlanCap(app, {
+      billing: services.billing,
+      meter: services.usage.meter,
+      clock,
+      refreshMs: config.USAGE_FLUSH_MS,
+    });
+  }
   installIdempotency(app, services.idempotency);
   if (config.USAGE_METERING === 'on') {
     // Counted in memory, written every USAGE_FLUSH_MS and when the app closes (docs/usage.md).
@@ -185,6 +208,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(eventsRoutes, { events: services.events });
     await v1.register(keysRoutes, { keys: services.keyManagement });
     await v1.register(usageRoutes, { usage: services.usage });
+    await v1.register(billingRoutes, { billing: services.billing });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(

@@ -45,3 +45,36 @@ describe('console session lifetimes', () => {
     expect(() => load({ CONSOLE_SESSION_IDLE_MIN: '0' })).toThrow(/CONSOLE_SESSION_IDLE_MIN/);
   });
 });
+
+describe('PLANS_FILE', () => {
+  it('a bad plans file stops start-up naming the plan and the field; a good one loads', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'plans-'));
+    const file = join(dir, 'plans.json');
+    const free = {
+      id: 'free',
+      name: 'Free',
+      base_price_cents: 0,
+      included_requests: 100,
+      hard_cap: true,
+      overage_unit_requests: null,
+      overage_unit_price_cents: null,
+      max_resources: 5,
+      max_webhooks: 1,
+    };
+    writeFileSync(file, JSON.stringify({ plans: [free, { ...free, id: 'gold', name: 'Gold', hard_cap: 'yes' }] }));
+    let caught: unknown;
+    try {
+      load({ PLANS_FILE: file });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).message).toContain('plan "gold" field "hard_cap" must be true or false; got "yes"');
+    expect(() => load({ PLANS_FILE: join(dir, 'missing.json') })).toThrow(/cannot be read \(ENOENT\)/);
+    writeFileSync(file, JSON.stringify({ plans: [free] }));
+    expect(load({ PLANS_FILE: file }).PLANS_FILE).toBe(file);
+  });
+});

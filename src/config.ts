@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import ipaddr from 'ipaddr.js';
 import { expected } from './lib/expected.js';
+import { loadPlans, PlansFileError } from './modules/billing/plans.js';
 
 /** Every setting the service reads from the environment, with its default (README "Settings"). */
 const ConfigSchema = Type.Object({
@@ -87,6 +88,14 @@ const ConfigSchema = Type.Object({
   METRICS_TOKEN: Type.Optional(
     Type.String({ minLength: 16, maxLength: 512, 'x-expected': 'a secret of at least 16 characters' }),
   ),
+  /**
+   * Enforces the plans' resource and webhook limits on creation and the free plan's request cap
+   * (docs/billing.md#plan-limits). Off by default for now: existing deployments, tests and the
+   * benchmark go beyond what the free plan allows.
+   */
+  PLAN_LIMITS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'off' }),
+  /** A JSON file of plans replacing the defaults (docs/billing.md#plans-file); checked at start-up. */
+  PLANS_FILE: Type.Optional(Type.String({ minLength: 1, 'x-expected': 'the path of a JSON plans file' })),
 });
 
 export type Config = Readonly<Static<typeof ConfigSchema>>;
@@ -140,7 +149,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     const value = converted[key];
     if (
       value === undefined &&
-      !(key === 'REDIS_URL' || key === 'PUBLIC_URL' || key === 'METRICS_TOKEN' || key === 'SMTP_URL')
+      !(
+        key === 'REDIS_URL' ||
+        key === 'PUBLIC_URL' ||
+        key === 'METRICS_TOKEN' ||
+        key === 'SMTP_URL' ||
+        key === 'PLANS_FILE'
+      )
     ) {
       problems.push(`${key} is required`);
       continue;
@@ -154,6 +169,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     const proxies = trustProxy(converted as Config);
     if (Array.isArray(proxies))
       for (const e of proxies) problems.push(...[proxyEntryProblem(e)].filter((p) => p !== undefined));
+    // The plans file is read and checked here, so a bad one stops start-up naming the plan and field.
+    try {
+      loadPlans(converted.PLANS_FILE as string | undefined);
+    } catch (err) {
+      if (!(err instanceof PlansFileError)) throw err;
+      problems.push(...err.problems);
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(converted as Config);

@@ -4,6 +4,8 @@ import type { Clock } from './lib/clock.js';
 import { systemActor } from './lib/principal.js';
 import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
+import { createBillingService } from './modules/billing/billing.service.js';
+import { loadPlans } from './modules/billing/plans.js';
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
 import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
@@ -96,7 +98,12 @@ export function createServices(deps: {
     notify: notifications.endpointNotice,
   });
   const outbox = createOutbox({ dialect, writeAs, deliveriesDue, events, health });
-  const resources = createResourcesService({ db, clock, outbox });
+  const resources = createResourcesService({
+    db,
+    clock,
+    outbox,
+    checkCreate: (trx, tenant) => billing.checkCreate(trx, tenant, 'resources'),
+  });
   const consoleAuth = createConsoleAuthService({
     db,
     dialect,
@@ -106,7 +113,27 @@ export function createServices(deps: {
     notifications,
     sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
   });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth });
+  const usage = createUsageService({
+    db,
+    clock,
+    writeAs,
+    keys,
+    flushMs: deps.config.USAGE_FLUSH_MS,
+    trackBillable: deps.config.PLAN_LIMITS === 'on',
+    onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
+  });
+  const billing = createBillingService({
+    db,
+    clock,
+    writeAs,
+    plans: loadPlans(deps.config.PLANS_FILE),
+    usage,
+    // A downgrade is checked against what the live environment holds (docs/billing.md#plan-changes).
+    counts: { resources: (t, d) => resources.countIn(t, d), webhooks: (t, d) => webhooks.countIn(t, d) },
+    lockWorkspace: (trx, id) => workspaces.lock(trx, id),
+    enforceLimits: deps.config.PLAN_LIMITS === 'on',
+  });
+  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth, billing });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -115,6 +142,7 @@ export function createServices(deps: {
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
     outbox,
     lockWorkspace: workspaces.lock,
+    checkCreate: (trx, tenant) => billing.checkCreate(trx, tenant, 'webhooks'),
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, outbox, webhooks });
   const idempotency = createIdempotencyService({ db, dialect, clock, writeAs });
@@ -124,14 +152,6 @@ export function createServices(deps: {
     config: deps.config,
     deliveriesDue,
     log: deps.log ?? quiet,
-  });
-  const usage = createUsageService({
-    db,
-    clock,
-    writeAs,
-    keys,
-    flushMs: deps.config.USAGE_FLUSH_MS,
-    onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
   });
   const jobs: PeriodicJob[] = [
     {
@@ -164,6 +184,12 @@ export function createServices(deps: {
       everyMs: 10 * 60_000,
       run: () => usage.rollup(systemActor('scheduler:usage-rollup')),
     },
+    {
+      id: 'billing-invoices',
+      name: 'billing-invoices: invoices finalized for periods that ended an hour ago',
+      everyMs: 5 * 60_000,
+      run: () => billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+    },
   ];
   return {
     keys,
@@ -179,6 +205,7 @@ export function createServices(deps: {
     members,
     outbox,
     usage,
+    billing,
     notifications,
     delivery,
     jobs,

@@ -325,6 +325,20 @@ const ROUTES: RouteCase[] = [
     success: 200,
     prepare: async () => ({ url: '/v1/requests?status=4xx' }),
   },
+  {
+    method: 'GET',
+    path: '/v1/billing/subscription',
+    scope: 'billing:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/billing/subscription' }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/billing/invoices',
+    scope: 'billing:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/billing/invoices' }),
+  },
 ];
 
 describeAuthMatrix(() => t, ROUTES);

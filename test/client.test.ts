@@ -45,7 +45,7 @@ function clientFor(ws: TestWorkspace, seen = new Set<string>()) {
 }
 
 describe('every operation through the client', () => {
-  it('calls each of the 34 operations of the served document once, typed end to end', async () => {
+  it('calls each of the 36 operations of the served document once, typed end to end', async () => {
     const ws = await newWorkspace(t);
     const seen = new Set<string>();
     const c = clientFor(ws, seen);
@@ -128,13 +128,18 @@ describe('every operation through the client', () => {
     expect(failures.map((f) => f.request_id)).toContain((notFound as ApiError).requestId);
     expect(await c.DELETE('/v1/resources/{id}', path)).toBeUndefined();
 
+    const sub = (await c.GET('/v1/billing/subscription')).data;
+    expect(sub.plan.id).toBe('free');
+    expect(sub.usage.billable_requests).toBeGreaterThan(0);
+    expect((await c.GET('/v1/billing/invoices', { params: { query: { limit: 5 } } })).meta.total).toBe(0);
+
     const doc = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, object> };
     const all = Object.entries(doc.paths).flatMap(([p, item]) =>
       Object.keys(item)
         .filter((m) => ['get', 'put', 'post', 'patch', 'delete'].includes(m))
         .map((m) => `${m.toUpperCase()} ${p}`),
     );
-    expect(all.length).toBe(34);
+    expect(all.length).toBe(36);
     expect([...seen].sort()).toEqual(all.sort());
   });
 });

@@ -92,6 +92,13 @@ describe('principals: the services answer the CLI and the worker as they answer 
   });
 
   it('a worker or job write whose actor fails its check changes nothing', async () => {
+    // The billing job writes only when a period is due: a subscription billed since 2020 has many.
+    const ws = await newWorkspace(t);
+    await t.storage.db
+      .updateTable('subscriptions')
+      .set({ anchor_at: '2020-01-15T10:00:00.000Z', started_at: '2020-01-15T10:00:00.000Z' })
+      .where('workspace_id', '=', ws.id)
+      .execute();
     const original = t.services.checks.system;
     t.services.checks.system = async () => false;
     try {
@@ -99,5 +106,8 @@ describe('principals: the services answer the CLI and the worker as they answer 
     } finally {
       t.services.checks.system = original;
     }
+    expect(await t.storage.db.selectFrom('invoices').selectAll().where('workspace_id', '=', ws.id).execute()).toEqual(
+      [],
+    );
   });
 });

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { AppError } from '../lib/errors.js';
 import { registerAdminCommands } from './admin.commands.js';
+import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';
 import { registerMailCommands } from './mail.commands.js';
 import { registerServeCommands } from './serve.commands.js';
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   registerAdminCommands(program);
   registerDbCommands(program);
   registerMailCommands(program);
+  registerBillingCommands(program);
   return program;
 }
 

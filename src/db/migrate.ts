@@ -11,6 +11,7 @@ import * as deliveryLogIndexes from './migrations/009-delivery-log-indexes.js';
 import * as usage from './migrations/010-usage.js';
 import * as endpointHealth from './migrations/011-endpoint-health.js';
 import * as notifications from './migrations/012-notifications.js';
+import * as billing from './migrations/013-billing.js';
 import * as notificationFeed from './migrations/014-notification-feed.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
@@ -28,7 +29,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '010-usage': usage,
   '011-endpoint-health': endpointHealth,
   '012-notifications': notifications,
-  // 013 is another area's (added in parallel); 014 does not depend on it.
+  '013-billing': billing,
   '014-notification-feed': notificationFeed,
 };
 

@@ -308,6 +308,72 @@ export interface MailboxTable {
   created_at: string;
 }
 
+/** A workspace's plan (migration 013, docs/billing.md): one row per workspace. */
+export interface SubscriptionsTable {
+  workspace_id: string;
+  plan: string;
+  /** The workspace's creation: periods start at 00:00 UTC on this day of each month (clamped). */
+  anchor_at: string;
+  /** A downgrade waiting for the period's end, and that end. */
+  pending_plan: string | null;
+  pending_from: string | null;
+  /** Billing began in the period containing this instant (invoices are made from it on). */
+  started_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type SubscriptionChangeKind = 'upgrade' | 'downgrade_scheduled' | 'downgrade_cancelled' | 'downgrade_applied';
+
+/** One plan change (migration 013); an upgrade keeps the proration it owes. */
+export interface SubscriptionChangesTable {
+  id: string;
+  workspace_id: string;
+  kind: SubscriptionChangeKind;
+  from_plan: string;
+  to_plan: string;
+  /** Start of the period the change was made in. */
+  period_start: string;
+  /** When the plan changed (an upgrade: when made; a downgrade: the period's end). */
+  effective_at: string;
+  seconds_left: number | string;
+  period_seconds: number | string;
+  proration_cents: number | string;
+  created_at: string;
+}
+
+export type InvoiceStatus = 'open' | 'paid' | 'void';
+export type InvoiceLineKind = 'base' | 'proration' | 'overage';
+
+/** A finalized invoice (migration 013): only its status (and paid_at, voided_at) ever changes. */
+export interface InvoicesTable {
+  id: string;
+  workspace_id: string;
+  /** INV-<number>, sequential per workspace. */
+  number: number;
+  period_start: string;
+  period_end: string;
+  /** The plan in force at the period's end. */
+  plan: string;
+  billable_requests: number | string;
+  currency: 'usd';
+  total_cents: number | string;
+  status: InvoiceStatus;
+  finalized_at: string;
+  paid_at: string | null;
+  voided_at: string | null;
+}
+
+export interface InvoiceLinesTable {
+  invoice_id: string;
+  position: number;
+  kind: InvoiceLineKind;
+  description: string;
+  quantity: number | string;
+  unit_price_cents: number | string;
+  amount_cents: number | string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -329,4 +395,8 @@ export interface Database {
   notifications: NotificationsTable;
   mailbox: MailboxTable;
   notification_preferences: NotificationPreferencesTable;
+  subscriptions: SubscriptionsTable;
+  subscription_changes: SubscriptionChangesTable;
+  invoices: InvoicesTable;
+  invoice_lines: InvoiceLinesTable;
 }

@@ -13,6 +13,8 @@ export const ID_PREFIX = {
   session: 'ses_',
   notification: 'ntf_',
   mail: 'mail_',
+  invoice: 'inv_',
+  subscriptionChange: 'sbc_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

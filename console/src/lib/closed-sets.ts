@@ -33,4 +33,5 @@ export const SCOPES = every<Scope>()([
   'keys:write',
   'usage:read',
   'requests:read',
+  'billing:read',
 ]);

@@ -2,6 +2,46 @@
 // OpenAPI document the server serves at /v1/openapi.json. Do not edit: regenerate.
 
 export interface paths {
+    "/v1/billing/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List invoices
+         * @description Finalized invoices of the workspace, newest first, each with its lines. An invoice is finalized an hour after its period ends and never changes afterwards, except its status (open → paid or void).
+         */
+        get: operations["listInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's plan, period, usage and upcoming invoice
+         * @description The plan in force, the current monthly period (starting 00:00 UTC on the anchor day), billable live requests so far (flushed every few seconds) against the included ones, a downgrade waiting for the period end, and the upcoming invoice computed now. The same for live and test keys: billing belongs to the workspace.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deliveries": {
         parameters: {
             query?: never;
@@ -761,6 +801,57 @@ export interface components {
             /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
         };
+        /** Invoice */
+        Invoice: {
+            /** @description Live requests answered with a status other than 429 and 5xx. */
+            billable_requests: number;
+            /** @enum {string} */
+            currency: "usd";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            finalized_at: string;
+            /** @example inv_01JD0000000000000000000000 */
+            id: string;
+            lines: components["schemas"]["InvoiceLine"][];
+            /**
+             * @description Sequential per workspace.
+             * @example INV-3
+             */
+            number: string;
+            paid_at: string | null;
+            /**
+             * Format: date-time
+             * @description End of the billing period, exclusive.
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            period_end: string;
+            /**
+             * Format: date-time
+             * @description Start of the billing period (00:00 UTC), inclusive.
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            period_start: string;
+            /** @description The plan in force at the end of the period (its overage prices apply). */
+            plan: string;
+            status: "open" | "paid" | "void";
+            /** @description US cents. */
+            total_cents: number;
+            voided_at: string | null;
+            workspace_id: string;
+        };
+        /** InvoiceLine */
+        InvoiceLine: {
+            /** @description quantity × unit_price_cents, in US cents. */
+            amount_cents: number;
+            description: string;
+            kind: "base" | "proration" | "overage";
+            quantity: number;
+            /** @description US cents. */
+            unit_price_cents: number;
+        };
         /** LoggedRequest */
         LoggedRequest: {
             /** @description The request body, up to 8 KiB, with keys and secrets replaced by `[redacted]`; headers are never kept. */
@@ -786,6 +877,26 @@ export interface components {
             route: string;
             status: number;
         };
+        /** Plan */
+        Plan: {
+            /** @description The monthly base fee in US cents. */
+            base_price_cents: number;
+            /** @description Requests over the included ones are refused (429 quota_exceeded). */
+            hard_cap: boolean;
+            /** @example pro */
+            id: string;
+            /** @description Live requests included each period; null: unlimited. */
+            included_requests: number | null;
+            /** @description Most resources per environment; null: unlimited. */
+            max_resources: number | null;
+            /** @description Most webhooks per environment; null: unlimited. */
+            max_webhooks: number | null;
+            name: string;
+            /** @description Price of one overage unit in US cents. */
+            overage_unit_price_cents: number | null;
+            /** @description Overage is priced per this many requests, rounded up. */
+            overage_unit_requests: number | null;
+        };
         /** Resource */
         Resource: {
             /**
@@ -809,6 +920,68 @@ export interface components {
              */
             updated_at: string;
             workspace_id: string;
+        };
+        /** Subscription */
+        Subscription: {
+            current_period: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                end: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                start: string;
+            };
+            pending_change: {
+                /**
+                 * Format: date-time
+                 * @description The end of the current period.
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                effective_at: string;
+                plan: string;
+            } | null;
+            plan: components["schemas"]["Plan"];
+            upcoming_invoice: components["schemas"]["UpcomingInvoice"];
+            usage: {
+                /** @description So far this period (flushed every few seconds). */
+                billable_requests: number;
+                /** @description From the plan; null: unlimited. */
+                included_requests: number | null;
+            };
+            workspace_id: string;
+        };
+        /**
+         * UpcomingInvoice
+         * @description What the current period would be invoiced if it ended now, computed on demand; never stored.
+         */
+        UpcomingInvoice: {
+            /** @description Live requests answered with a status other than 429 and 5xx. */
+            billable_requests: number;
+            /** @enum {string} */
+            currency: "usd";
+            lines: components["schemas"]["InvoiceLine"][];
+            /**
+             * Format: date-time
+             * @description End of the billing period, exclusive.
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            period_end: string;
+            /**
+             * Format: date-time
+             * @description Start of the billing period (00:00 UTC), inclusive.
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            period_start: string;
+            /** @description The plan in force at the end of the period (its overage prices apply). */
+            plan: string;
+            /** @description US cents. */
+            total_cents: number;
         };
         /** UsageSeries */
         UsageSeries: {
@@ -948,6 +1121,318 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listInvoices: {
+        parameters: {
+            query?: {
+                /** @description `next_cursor` of the previous page (opaque). */
+                cursor?: string;
+                /** @description Page size, 1..100 (default 20). */
+                limit?: number;
+                /** @description Records to skip (default 0); not allowed with cursor. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invoice"][];
+                        meta: {
+                            /**
+                             * Format: int32
+                             * @description Page size applied to this response.
+                             */
+                            limit: number;
+                            /** @description Opaque token for `cursor=` to fetch the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /**
+                             * Format: int64
+                             * @description Records before this page (on a cursor page: the walk's position, carried in the cursor).
+                             */
+                            offset: number;
+                            /**
+                             * Format: int64
+                             * @description Matching records across all pages.
+                             */
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error or invalid_json */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_token, invalid_token or expired_token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_timeout: the request was not received in time (answered by the HTTP parser, before routing). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not `application/json`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (with Retry-After) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request line and headers are over 16 KiB (answered before routing). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: a fault on the server side; the log has the details under the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unreachable or busy; nothing was written. Retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            /** @description validation_error or invalid_json */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_token, invalid_token or expired_token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_timeout: the request was not received in time (answered by the HTTP parser, before routing). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not `application/json`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (with Retry-After) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request line and headers are over 16 KiB (answered before routing). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: a fault on the server side; the log has the details under the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unreachable or busy; nothing was written. Retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listDeliveries: {
         parameters: {
             query?: {
@@ -1852,7 +2337,7 @@ export interface operations {
                     /** @description 1..100 characters, to tell keys apart. */
                     name: string;
                     /** @description Left out: the scopes of the key making the request (every scope for an unrestricted key). */
-                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read")[];
+                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read")[];
                 };
             };
         };

@@ -12,7 +12,7 @@ import type { Dialect } from '../dialect.js';
  * - `notification_preferences`: per user and optional category, the channels chosen (`channels`
  *   as above, '' for none); no row: both.
  * - an index on `created_at` for the 90-day purge.
- * Independent of migration 013 (another area).
+ * Independent of migration 013 (billing).
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const ts = sql.raw(dialect.types.timestamp);

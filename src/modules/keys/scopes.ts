@@ -13,6 +13,7 @@ export const SCOPES = [
   'keys:write',
   'usage:read',
   'requests:read',
+  'billing:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -4,7 +4,7 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, tenantOf } from '../../lib/principal.js';
+import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteTx } from '../auth/write-runner.js';
 import type { Event, EventType } from '../events/events.schemas.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -17,7 +17,13 @@ type Emit = (type: EventType, resourceId: string, data: Event['data'], now: numb
  * The rules of resources: create, read, list, replace name/metadata, archive (docs/api.md#resources), delete (docs/api.md#resources).
  * Every change records its event in the same transaction (outbox).
  */
-export function createResourcesService(deps: { db: Db; clock: Clock; outbox: Outbox }) {
+export function createResourcesService(deps: {
+  db: Db;
+  clock: Clock;
+  outbox: Outbox;
+  /** The plan's resource limit (billing), checked first in a creation's transaction; throws to refuse. */
+  checkCreate?: (trx: Db, tenant: Tenant) => Promise<void>;
+}) {
   const { db, clock, outbox } = deps;
 
   /** Runs a change as `principal` through the outbox (events queued with it, the worker woken after). */
@@ -59,6 +65,7 @@ export function createResourcesService(deps: { db: Db; clock: Clock; outbox: Out
     return change(
       principal,
       async (trx, emit) => {
+        await deps.checkCreate?.(trx, tenantOf(principal));
         const now = clock.now();
         const row: ResourcesTable = {
           id: newId('resource', now),
@@ -173,6 +180,8 @@ export function createResourcesService(deps: { db: Db; clock: Clock; outbox: Out
     unarchive: (principal: Principal, id: string, hooks?: WriteHooks<Resource>) =>
       setStatus(principal, id, 'active', hooks),
     remove,
+    /** How many resources an environment holds (plan limits, docs/billing.md). */
+    countIn: (tenant: Tenant, d: Db = db): Promise<number> => repo.count(d, tenant, {}),
   };
 }
 export type ResourcesService = ReturnType<typeof createResourcesService>;

@@ -119,3 +119,40 @@ describe('request log bodies', () => {
     expect(raw).toBe('{"name":"x","Password":"[redacted]","key":"[redacted]", "note":"[redacted]"');
   });
 });
+
+describe('unflushed billable counts (docs/billing.md#the-free-cap)', () => {
+  it('counts live answers other than 429 and 5xx until a flush commits them; a failed flush keeps them', async () => {
+    const now = Date.parse('2026-01-10T10:00:30.000Z');
+    let release: (() => void) | undefined;
+    let fail = false;
+    const meter = createUsageMeter({
+      clock: { now: () => now },
+      flushMs: 5000,
+      trackBillable: true,
+      write: () =>
+        new Promise<void>((resolve, reject) => {
+          release = fail ? () => reject(new Error('down')) : resolve;
+        }),
+    });
+    for (const status of [200, 404, 429, 500, 503]) meter.record(sample({ status }));
+    meter.record(sample({ env: 'test' }));
+    meter.record(sample({ workspaceId: 'ws_2' }));
+    const minute = Date.parse('2026-01-10T10:00:00.000Z');
+    expect(meter.unflushedBillable('ws_1', minute)).toBe(2);
+    expect(meter.unflushedBillable('ws_1', minute + 60_000)).toBe(0); // counted before `from`
+    expect(meter.generation()).toBe(0);
+    const flushing = meter.flush();
+    meter.record(sample());
+    expect(meter.unflushedBillable('ws_1', minute)).toBe(3); // 2 being written + 1 new
+    release?.();
+    await flushing;
+    expect(meter.generation()).toBe(1);
+    expect(meter.unflushedBillable('ws_1', minute)).toBe(1);
+    fail = true;
+    const failing = meter.flush();
+    release?.();
+    await expect(failing).rejects.toThrow('down');
+    expect(meter.generation()).toBe(1);
+    expect(meter.unflushedBillable('ws_1', minute)).toBe(1);
+  });
+});

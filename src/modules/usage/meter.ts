@@ -75,7 +75,29 @@ export interface UsageMeter {
   /** Stops the timer and flushes what is left (shutdown). */
   stop(): Promise<void>;
   readonly stats: MeterStats;
+  /**
+   * Billable requests of a workspace (live, status not 429 and below 500: D28) counted by this meter
+   * from minute `from` on and not yet committed by a flush (pending or being written).
+   */
+  unflushedBillable(workspaceId: string, from: number): number;
+  /** Moves on at every flush this meter commits: what it counted before is in the database now. */
+  readonly generation: () => number;
 }
+
+/** D28: a billable request is a live one answered with a status other than 429 and below 500. */
+export function isBillable(env: string, status: number): boolean {
+  return env === 'live' && status !== 429 && status < 500;
+}
+
+type Billable = Map<string, Map<number, number>>;
+const addBillable = (into: Billable, ws: string, minute: number, n: number) => {
+  let m = into.get(ws);
+  if (m === undefined) {
+    m = new Map();
+    into.set(ws, m);
+  }
+  m.set(minute, (m.get(minute) ?? 0) + n);
+};
 
 /** Most failed requests held between flushes; beyond it the newest are dropped (and counted). */
 const MAX_PENDING_FAILURES = 10_000;
@@ -90,13 +112,20 @@ export function createUsageMeter(deps: {
   flushMs: number;
   write(batch: UsageBatch): Promise<void>;
   onError?(err: unknown): void;
+  /** Keeps the unflushed billable counts the free cap reads (PLAN_LIMITS=on); off: not kept, 0. */
+  trackBillable?: boolean;
 }): UsageMeter {
+  const trackBillable = deps.trackBillable ?? false;
   let cells = new Map<string, UsageCell>();
   let failures: FailedRequest[] = [];
   let lastUsed = new Map<string, number>();
   let oldest = Number.POSITIVE_INFINITY;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
+  // Billable counts per workspace and minute: counted since the last take, and being written.
+  let billable: Billable = new Map();
+  let writing: Billable = new Map();
+  let generation = 0;
   const stats: MeterStats = { flushes: 0, failedFlushes: 0, lastFlushLagMs: 0, droppedFailures: 0 };
 
   const record = (s: UsageSample) => {
@@ -114,6 +143,7 @@ export function createUsageMeter(deps: {
     const b = bucketOf(s.latencyMs);
     cell.buckets[b] = (cell.buckets[b] ?? 0) + 1;
     if ((lastUsed.get(s.keyId) ?? 0) < minute) lastUsed.set(s.keyId, minute);
+    if (trackBillable && isBillable(s.env, s.status)) addBillable(billable, s.workspaceId, minute, 1);
   };
 
   const take = (): { batch: UsageBatch; since: number } | null => {
@@ -124,6 +154,8 @@ export function createUsageMeter(deps: {
     failures = [];
     lastUsed = new Map();
     oldest = Number.POSITIVE_INFINITY;
+    writing = billable;
+    billable = new Map();
     return { batch, since };
   };
 
@@ -144,6 +176,8 @@ export function createUsageMeter(deps: {
     failures = [...batch.failures.slice(0, Math.max(0, room)), ...failures];
     for (const [k, m] of batch.lastUsed) if ((lastUsed.get(k) ?? 0) < m) lastUsed.set(k, m);
     if (since < oldest) oldest = since;
+    for (const [ws, byMinute] of writing) for (const [m, n] of byMinute) addBillable(billable, ws, m, n);
+    writing = new Map();
   };
 
   const flushOnce = async () => {
@@ -151,6 +185,8 @@ export function createUsageMeter(deps: {
     if (taken === null) return;
     try {
       await deps.write(taken.batch);
+      writing = new Map();
+      generation++;
       stats.flushes++;
       stats.lastFlushLagMs = Math.max(0, deps.clock.now() - taken.since);
     } catch (err) {
@@ -193,5 +229,14 @@ export function createUsageMeter(deps: {
       await flush();
     },
     stats,
+    unflushedBillable(workspaceId, from) {
+      let n = 0;
+      for (const map of [billable, writing]) {
+        const byMinute = map.get(workspaceId);
+        if (byMinute) for (const [m, c] of byMinute) if (m >= from) n += c;
+      }
+      return n;
+    },
+    generation: () => generation,
   };
 }

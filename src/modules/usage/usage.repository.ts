@@ -181,6 +181,24 @@ export async function readUsage(db: Db, scope: { workspaceId: string; env: Env }
   );
 }
 
+/**
+ * Billable requests (D28) of a workspace in [from, to): live, answered with a status other than 429
+ * and below 500, at any granularity (rolled-up rows replace the minutes they were made of).
+ */
+export async function countBillable(db: Db, workspaceId: string, from: string, to: string): Promise<number> {
+  const r = await db
+    .selectFrom('usage_counts')
+    .select((eb) => eb.fn.sum<number | string | null>('count').as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('env', '=', 'live')
+    .where('status', '<', 500)
+    .where('status', '<>', 429)
+    .where('period_start', '>=', from)
+    .where('period_start', '<', to)
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
 export interface RequestLogFilter {
   workspaceId: string;
   env: Env;

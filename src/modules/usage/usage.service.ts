@@ -10,6 +10,7 @@ import type { KeysService } from '../keys/keys.service.js';
 import { BUCKET_COUNT, quantile } from './buckets.js';
 import { createUsageMeter, type UsageMeter } from './meter.js';
 import {
+  countBillable,
   deleteRequestLogBefore,
   deleteUsageBefore,
   type Granularity,
@@ -48,12 +49,15 @@ export function createUsageService(deps: {
   keys: Pick<KeysService, 'recordUse'>;
   flushMs: number;
   onFlushError?(err: unknown): void;
+  /** Keep the unflushed billable counts per workspace for the free cap (PLAN_LIMITS=on). */
+  trackBillable?: boolean;
 }) {
   const { db, clock, writeAs } = deps;
   const meterActor = systemActor('meter');
   const meter: UsageMeter = createUsageMeter({
     clock,
     flushMs: deps.flushMs,
+    trackBillable: deps.trackBillable,
     // Not changesKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
     write: (batch) =>
       writeAs(meterActor, async (trx) => {
@@ -185,6 +189,16 @@ export function createUsageService(deps: {
         offset,
         nextCursor: more && last ? encodeCursor(last.id, offset + items.length) : null,
       };
+    },
+
+    /**
+     * Billable live requests of a workspace in [from, to) (ms; D28, docs/billing.md#billable-requests):
+     * answered with a status other than 429 and below 500, as flushed so far (the current few seconds
+     * of each process are not in it yet). Minute, hour and day rows are all counted, so `from` and `to`
+     * should fall on whole days once the minutes are rolled up (billing periods start at midnight UTC).
+     */
+    billableCount(workspaceId: string, from: number, to: number): Promise<number> {
+      return countBillable(db, workspaceId, isoAt(from), isoAt(to));
     },
 
     /**

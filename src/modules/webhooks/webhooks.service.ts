@@ -5,7 +5,7 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, tenantOf } from '../../lib/principal.js';
+import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
 import { FRESH_WINDOW } from './endpoint-health.js';
@@ -36,6 +36,8 @@ export function createWebhooksService(deps: {
   outbox: Pick<Outbox, 'write'>;
   /** Locks the workspace's row until `trx` ends (the workspaces module's `lock`, wired in services.ts). */
   lockWorkspace: (trx: Db, workspaceId: string) => Promise<void>;
+  /** The plan's webhook limit (billing), checked after the workspace lock in a creation's transaction. */
+  checkCreate?: (trx: Db, tenant: Tenant) => Promise<void>;
 }) {
   const { db, clock, writeAs } = deps;
 
@@ -63,6 +65,7 @@ export function createWebhooksService(deps: {
           const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment; delete one first.`;
           throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
         }
+        await deps.checkCreate?.(trx, tenantOf(principal));
         const now = isoAt(clock.now());
         const row: WebhooksTable = {
           id: newId('webhook'),
@@ -220,7 +223,10 @@ export function createWebhooksService(deps: {
     );
   }
 
-  return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow };
+  /** How many webhooks an environment holds (plan limits, docs/billing.md). */
+  const countIn = (tenant: Tenant, d: Db = db): Promise<number> => repo.count(d, tenant);
+
+  return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow, countIn };
 }
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
 

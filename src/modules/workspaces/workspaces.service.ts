@@ -3,6 +3,7 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { assertValid } from '../../lib/validate.js';
+import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { CreatedKey, KeysService } from '../keys/keys.service.js';
 import type { User } from '../users/users.schemas.js';
@@ -31,6 +32,8 @@ export function createWorkspacesService(deps: {
   keys: KeysService;
   /** Makes the admin's single-use set-password link (the console's first sign-in). */
   links: Pick<ConsoleAuthService, 'makeLink'>;
+  /** Starts the workspace's subscription (free) in its creation's transaction (docs/billing.md). */
+  billing: Pick<BillingService, 'start'>;
 }) {
   async function create(
     input: { name: string; adminEmail: string; adminName?: string },
@@ -46,6 +49,7 @@ export function createWorkspacesService(deps: {
       const now = isoAt(deps.clock.now());
       const workspace = { id: newId('workspace'), name: input.name, created_at: now, updated_at: now };
       await workspacesRepository.insert(trx, workspace);
+      await deps.billing.start(trx, workspace.id, now);
       const user = await deps.users.create(
         { workspaceId: workspace.id, email: input.adminEmail, role: 'admin', name: input.adminName },
         trx,
