@@ -150,7 +150,9 @@ async function main(): Promise<void> {
     process.stderr.write(
       `[bench:console] seeded ${RESOURCES} resources, ${DELIVERIES} deliveries in ${Date.now() - t0} ms\n`,
     );
-    await services.consoleAuth.redeemLink(new URL(out.set_password_url).searchParams.get('token') ?? '', PASSWORD);
+    await services.consoleAuth.redeemLink(new URL(out.set_password_url).searchParams.get('token') ?? '', PASSWORD, {
+      ip: '127.0.0.1',
+    });
 
     const childUrl = pg ? `${pg}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : url;
     child = spawn(process.execPath, ['bin/wsvc.js', 'serve', '--api-only'], {

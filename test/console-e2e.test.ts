@@ -75,11 +75,10 @@ async function setPasswordAndSignIn(p: Page, link: string, email: string) {
   await p.getByLabel('New password').fill(PASSWORD);
   await p.getByLabel('Repeat the password').fill(PASSWORD);
   await p.getByRole('button', { name: 'Set password' }).click();
-  await p.getByRole('heading', { name: 'Sign in' }).waitFor();
-  await p.getByLabel('Email').fill(email);
-  await p.getByLabel('Password').fill(PASSWORD);
-  await p.getByRole('button', { name: 'Sign in' }).click();
+  // Setting the password signs the person in: straight to the overview, no second form.
   await p.getByRole('heading', { name: 'Overview' }).waitFor();
+  expect(p.url()).toMatch(/\/console\/w\/ws_[0-9A-Z]+\/live\/overview$/);
+  expect(await p.evaluate(async () => (await (await fetch('/console/api/session')).json()).data.email)).toBe(email);
 }
 
 /** Visits a page: waits for its heading, checks accessibility, and screenshots it. */
