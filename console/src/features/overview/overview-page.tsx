@@ -128,7 +128,7 @@ export default function OverviewPage() {
           d.data.length === 0 ? (
             <Empty>No events yet. Create a resource to see one.</Empty>
           ) : (
-            <ul className="timeline">
+            <ul className="timeline" aria-label="Recent events, newest first">
               {d.data.map((e) => (
                 <li key={e.id}>
                   <Time iso={e.created_at} /> <strong>{e.event}</strong> <code>{e.id}</code>
