@@ -24,7 +24,10 @@ export default function ResourcesPage() {
   const list = useScopedList<Resource>('/v1/resources', { status, type, name_prefix: name || undefined });
   const [open, setOpen] = useState(false);
   const create = useV1Mutation('post', '/v1/resources');
-  const created = create.data?.data;
+  // The confirmation belongs to the workspace and environment it was made in (the live/test switch keeps this page).
+  const { scope } = useCurrent();
+  const [made, setMade] = useState<{ resource: Resource; ws: string; env: string } | null>(null);
+  const created = made && made.ws === scope.ws && made.env === scope.env ? made.resource : null;
   return (
     <section>
       <PageHeader
@@ -95,7 +98,17 @@ export default function ResourcesPage() {
           error={create.error}
           busy={create.isPending}
           onCancel={() => setOpen(false)}
-          onSubmit={(v) => create.mutate({ body: v }, { onSuccess: () => setOpen(false) })}
+          onSubmit={(v) =>
+            create.mutate(
+              { body: v },
+              {
+                onSuccess: (res) => {
+                  setOpen(false);
+                  setMade({ resource: res.data, ws: scope.ws, env: scope.env });
+                },
+              },
+            )
+          }
         />
       </Dialog>
     </section>
