@@ -142,6 +142,17 @@ describe('lists newest first, search, confirmations and live updates', () => {
   );
 
   it(
+    'the workspace switcher tells two workspaces of the same name apart by their ids',
+    async () => {
+      const other = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test' });
+      await openPage(page, path('/overview'), 'Overview', 'lists-switcher');
+      const options = await page.getByRole('combobox', { name: 'Workspace' }).locator('option').allTextContents();
+      expect(options.sort()).toEqual([`Acme · ${other.workspace.id}`, `Acme · ${ws}`].sort());
+    },
+    STEP,
+  );
+
+  it(
     'overview: the 10 newest events, updated by themselves; events: newest first and by resource id',
     async () => {
       await openPage(page, path('/overview'), 'Overview', 'lists-overview');
