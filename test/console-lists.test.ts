@@ -100,6 +100,38 @@ describe('lists newest first, search, confirmations and live updates', () => {
   );
 
   it(
+    'the refresh stops while the tab is hidden and runs again when it is shown',
+    async () => {
+      await openPage(page, path(`/webhooks/${webhookId}`), 'Sink', 'lists-delivery-log');
+      await rowsOf(page, 'Deliveries').first().waitFor();
+      const asked: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/deliveries')) asked.push(r.url());
+      });
+      const setHidden = (hidden: boolean) =>
+        page.evaluate((h) => {
+          Object.defineProperty(document, 'visibilityState', {
+            configurable: true,
+            get: () => (h ? 'hidden' : 'visible'),
+          });
+          Object.defineProperty(document, 'hidden', { configurable: true, get: () => h });
+          document.dispatchEvent(new Event('visibilitychange'));
+        }, hidden);
+      // Visible: the log is asked again within one interval (5 s).
+      await expect.poll(() => asked.length, { timeout: LIVE_WAIT, interval: 250 }).toBeGreaterThan(0);
+      await setHidden(true);
+      await page.waitForTimeout(500);
+      asked.length = 0;
+      // Hidden for more than two intervals: nothing is asked.
+      await page.waitForTimeout(11_000);
+      expect(asked).toEqual([]);
+      await setHidden(false);
+      await expect.poll(() => asked.length, { timeout: LIVE_WAIT, interval: 250 }).toBeGreaterThan(0);
+    },
+    STEP,
+  );
+
+  it(
     'resources: newest first; search by name prefix (case-sensitive) or exact id; a new one is first and confirmed',
     async () => {
       await openPage(page, path('/resources'), 'Resources', 'lists-resources');
