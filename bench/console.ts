@@ -150,7 +150,9 @@ async function main(): Promise<void> {
     process.stderr.write(
       `[bench:console] seeded ${RESOURCES} resources, ${DELIVERIES} deliveries in ${Date.now() - t0} ms\n`,
     );
-    await services.consoleAuth.redeemLink(new URL(out.set_password_url).searchParams.get('token') ?? '', PASSWORD);
+    await services.consoleAuth.redeemLink(new URL(out.set_password_url).searchParams.get('token') ?? '', PASSWORD, {
+      ip: '127.0.0.1',
+    });
 
     const childUrl = pg ? `${pg}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : url;
     child = spawn(process.execPath, ['bin/wsvc.js', 'serve', '--api-only'], {
@@ -177,30 +179,32 @@ async function main(): Promise<void> {
     const since = encodeURIComponent(new Date(seededFrom + RESOURCES + DELIVERIES / 2).toISOString());
     const calls: [string, string][] = [
       ['session (every page)', '/console/api/session'],
-      ['resources page', '/console/api/v1/resources?limit=50'],
-      ['resources page, filtered', '/console/api/v1/resources?limit=50&status=archived&type=premium'],
+      ['resources page', '/console/api/v1/resources?limit=50&order=desc'],
+      ['resources search (name prefix)', '/console/api/v1/resources?limit=50&order=desc&name_prefix=resource%201'],
+      ['resources page, filtered', '/console/api/v1/resources?limit=50&order=desc&status=archived&type=premium'],
       ['resource detail', `/console/api/v1/resources/${resourceId}`],
-      ['resource event history', `/console/api/v1/events?resource_id=${resourceId}&limit=50`],
-      ['events page', '/console/api/v1/events?limit=50'],
-      ['delivery log', `/console/api/v1/webhooks/${hook.id}/deliveries?limit=50`],
-      ['delivery log, failed', `/console/api/v1/webhooks/${hook.id}/deliveries?status=failed&limit=50`],
+      ['resource event history', `/console/api/v1/events?resource_id=${resourceId}&limit=50&order=desc`],
+      ['events page', '/console/api/v1/events?limit=50&order=desc'],
+      ['delivery log', `/console/api/v1/webhooks/${hook.id}/deliveries?limit=50&order=desc`],
+      ['delivery log, failed', `/console/api/v1/webhooks/${hook.id}/deliveries?status=failed&limit=50&order=desc`],
       [
         'delivery log, event filter (GET /deliveries)',
-        `/console/api/v1/deliveries?webhook_id=${hook.id}&event=resource.created&limit=50`,
+        `/console/api/v1/deliveries?webhook_id=${hook.id}&event=resource.created&limit=50&order=desc`,
       ],
       [
         'delivery log, date filter (GET /deliveries)',
-        `/console/api/v1/deliveries?webhook_id=${hook.id}&created_after=${since}&limit=50`,
+        `/console/api/v1/deliveries?webhook_id=${hook.id}&created_after=${since}&limit=50&order=desc`,
       ],
       [
         'delivery log, event + status + date',
-        `/console/api/v1/deliveries?webhook_id=${hook.id}&event=resource.created&status=failed&created_after=${since}&limit=50`,
+        `/console/api/v1/deliveries?webhook_id=${hook.id}&event=resource.created&status=failed&created_after=${since}&limit=50&order=desc`,
       ],
+      ['overview: 10 newest events', '/console/api/v1/events?limit=10&order=desc'],
       ['overview: delivery summary, 24 h', '/console/api/v1/deliveries/summary?window=24h'],
       ['overview: delivery summary, 30 days', '/console/api/v1/deliveries/summary?window=30d'],
       ['webhook detail', `/console/api/v1/webhooks/${hook.id}`],
-      ['keys page', '/console/api/v1/keys?limit=100'],
-      ['members page', '/console/api/v1/users?limit=100'],
+      ['keys page', '/console/api/v1/keys?limit=100&order=desc'],
+      ['members page', '/console/api/v1/users?limit=100&order=desc'],
     ];
     const rows: string[] = [];
     let worst = 0;

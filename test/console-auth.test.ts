@@ -34,6 +34,12 @@ describe('console sign-in (docs/console.md)', () => {
       headers: { origin: ORIGIN },
     });
     expect(set.statusCode).toBe(200);
+    // Setting the password signs the person in: a session cookie and sign-in's answer.
+    expect(String(set.headers['set-cookie'])).toMatch(/^wsvc_session=[A-Za-z0-9_-]{43};.*HttpOnly/);
+    expect(json(set).data).toMatchObject({ email, csrf_token: expect.any(String), session_id: expect.any(String) });
+    expect(json(set).data.memberships).toEqual([
+      expect.objectContaining({ workspace_id: out.workspace.id, role: 'admin' }),
+    ]);
     const again = await t.request({
       method: 'POST',
       url: '/console/api/password/set',
@@ -57,8 +63,71 @@ describe('console sign-in (docs/console.md)', () => {
     expect(data.memberships).toEqual([expect.objectContaining({ workspace_id: out.workspace.id, role: 'admin' })]);
     // The token is stored only as a digest.
     const rows = await t.storage.db.selectFrom('console_sessions').selectAll().where('email', '=', email).execute();
-    expect(rows).toHaveLength(1);
+    // Two sessions: the one setting the password opened, and this sign-in's.
+    expect(rows).toHaveLength(2);
     expect(JSON.stringify(rows)).not.toContain(cookie.split(';')[0]?.split('=')[1]);
+    expect(JSON.stringify(rows)).not.toContain(String(set.headers['set-cookie']).split(';')[0]?.split('=')[1]);
+  });
+
+  it('setting a password signs the person in: a new session with its CSRF token; every earlier session ends', async () => {
+    const { email, ws, client: before } = await newAdmin();
+    const reset = await t.services.consoleAuth.resetLink(email);
+    const set = await t.request({
+      method: 'POST',
+      url: '/console/api/password/set',
+      body: { token: linkToken(reset?.url ?? ''), password: 'a brand new passphrase' },
+      headers: { origin: ORIGIN, 'user-agent': 'link browser' },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const cookie = String(set.headers['set-cookie']).split(';')[0] as string;
+    const data = json(set).data;
+    expect(data.session_id).not.toBe(before.session.session_id);
+    // The session the link opened reads and writes (with its CSRF token, never without).
+    const me = await t.request({ method: 'GET', url: '/console/api/session', headers: { cookie } });
+    expect(me.statusCode).toBe(200);
+    expect(json(me).data).toMatchObject({ email, session_id: data.session_id, csrf_token: data.csrf_token });
+    const headers = { cookie, origin: ORIGIN, 'x-workspace-id': ws };
+    const write = { method: 'POST' as const, url: '/console/api/v1/resources', body: { name: 'r', type: 'standard' } };
+    expectError(await t.request({ ...write, headers }), 403, 'csrf_failed');
+    expectError(
+      await t.request({ ...write, headers: { ...headers, 'x-csrf-token': before.csrf } }),
+      403,
+      'csrf_failed',
+    );
+    expect((await t.request({ ...write, headers: { ...headers, 'x-csrf-token': data.csrf_token } })).statusCode).toBe(
+      201,
+    );
+    // The session from before the link has ended.
+    expectError(await before.call({ method: 'GET', url: '/console/api/session' }), 401, 'unauthenticated');
+    const sessions = await t.request({ method: 'GET', url: '/console/api/sessions', headers: { cookie } });
+    expect(json(sessions).data).toEqual([expect.objectContaining({ id: data.session_id, current: true })]);
+  });
+
+  it('a refused link sets no cookie; a link whose person is no longer a member anywhere is invalid_link', async () => {
+    const { client: admin, ws } = await newAdmin();
+    const invited = await admin.call({
+      method: 'POST',
+      url: '/console/api/members',
+      ws,
+      body: { email: `gone${n}@example.test`, role: 'viewer' },
+    });
+    expect(invited.statusCode, invited.body).toBeLessThan(300);
+    const gone = json(invited).data;
+    const viewer = await signInWithLink(t, gone.invite_url);
+    const reset = await t.services.consoleAuth.resetLink(viewer.session.email);
+    expect(reset).toBeDefined();
+    const removed = await admin.call({ method: 'DELETE', url: `/console/api/members/${gone.user_id}`, ws });
+    expect(removed.statusCode, removed.body).toBe(204);
+    const res = await t.request({
+      method: 'POST',
+      url: '/console/api/password/set',
+      body: { token: linkToken(reset?.url ?? ''), password: 'a brand new passphrase' },
+      headers: { origin: ORIGIN },
+    });
+    expectError(res, 400, 'invalid_link');
+    expect(res.headers['set-cookie']).toBeUndefined();
+    // The admin is untouched.
+    expect((await admin.call({ method: 'GET', url: '/console/api/session' })).statusCode).toBe(200);
   });
 
   it('refuses short and long passwords with a validation error, and the link stays usable', async () => {

@@ -75,11 +75,10 @@ async function setPasswordAndSignIn(p: Page, link: string, email: string) {
   await p.getByLabel('New password').fill(PASSWORD);
   await p.getByLabel('Repeat the password').fill(PASSWORD);
   await p.getByRole('button', { name: 'Set password' }).click();
-  await p.getByRole('heading', { name: 'Sign in' }).waitFor();
-  await p.getByLabel('Email').fill(email);
-  await p.getByLabel('Password').fill(PASSWORD);
-  await p.getByRole('button', { name: 'Sign in' }).click();
+  // Setting the password signs the person in: straight to the overview, no second form.
   await p.getByRole('heading', { name: 'Overview' }).waitFor();
+  expect(p.url()).toMatch(/\/console\/w\/ws_[0-9A-Z]+\/live\/overview$/);
+  expect(await p.evaluate(async () => (await (await fetch('/console/api/session')).json()).data.email)).toBe(email);
 }
 
 /** Visits a page: waits for its heading, checks accessibility, and screenshots it. */
@@ -187,7 +186,9 @@ describe('console journeys in Chromium', () => {
       await page.getByLabel('Name').fill('Invoice 1');
       await page.getByLabel('Metadata').fill('plan=pro\nregion=eu');
       await page.getByRole('button', { name: 'Create resource' }).click();
-      await page.getByRole('link', { name: 'Invoice 1' }).waitFor();
+      // Confirmed, and first in the list (newest first).
+      await page.getByRole('status').filter({ hasText: 'Created Invoice 1' }).waitFor();
+      await page.getByRole('table', { name: 'Resources' }).getByRole('link', { name: 'Invoice 1' }).waitFor();
       await receiver.until((r) => r.some((x) => x.path === '/hook'));
       await visit(page, path('/resources'), 'Resources', 'resources');
 
@@ -195,7 +196,7 @@ describe('console journeys in Chromium', () => {
       await page.getByRole('button', { name: 'New resource' }).click();
       await page.getByLabel('Name').fill('Invoice 2');
       await page.getByRole('button', { name: 'Create resource' }).click();
-      await page.getByRole('link', { name: 'Invoice 2' }).waitFor();
+      await page.getByRole('table', { name: 'Resources' }).getByRole('link', { name: 'Invoice 2' }).waitFor();
       const webhookId = (await v1('/webhooks'))[0]?.id as string;
       await eventually(async () => {
         const d = await v1(`/webhooks/${webhookId}/deliveries`);
@@ -253,7 +254,10 @@ describe('console journeys in Chromium', () => {
       await expect.poll(() => page.getByRole('cell', { name: 'failed', exact: true }).count()).toBe(0);
       // Send a test event; rotate the secret (the new one shown once).
       await page.getByRole('button', { name: 'Send test event' }).click();
-      await page.getByText('Test event queued; it appears in the log below.').waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Test event queued as dlv_/ })
+        .waitFor();
       await receiver.until((r) => r.some((x) => x.path === '/hook' && x.body.includes('webhook.test')));
       await page.getByRole('button', { name: 'Rotate secret' }).click();
       await page.getByRole('button', { name: 'Rotate', exact: true }).click();
@@ -310,7 +314,7 @@ describe('console journeys in Chromium', () => {
       await page.getByRole('button', { name: 'New resource' }).click();
       await page.getByLabel('Name').fill('Sandbox thing');
       await page.getByRole('button', { name: 'Create resource' }).click();
-      await page.getByRole('link', { name: 'Sandbox thing' }).waitFor();
+      await page.getByRole('table', { name: 'Resources' }).getByRole('link', { name: 'Sandbox thing' }).waitFor();
       expect(await page.getByRole('link', { name: 'Invoice 1' }).count()).toBe(0);
       await expectAccessible(page, 'resources-test');
       await screenshot(page, 'resources-test');

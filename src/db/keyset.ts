@@ -12,7 +12,8 @@ export interface PageOptions {
 }
 
 /**
- * One page of `table` ordered by id (ids are time-sortable, so this is creation order):
+ * One page of `table` ordered by id (ids are time-sortable, so this is creation order; `req.order`
+ * `desc` is newest first):
  * offset or keyset (`afterId`), plus `total` and the page's offset.
  */
 export async function pageById<T extends PagedTable>(
@@ -27,6 +28,9 @@ export async function pageById<T extends PagedTable>(
   const base = (db as any).selectFrom(table).where(where);
   // A cursor carries the offset of its page (docs/performance.md, "Earlier changes" 1); only an old cursor without it is counted.
   const countBefore = req.afterId !== null && (req.afterOffset ?? null) === null;
+  // Newest first (`order=desc`) walks the same indexes backwards: ids are time-sortable.
+  const desc = req.order === 'desc';
+  const dir = desc ? 'desc' : 'asc';
   let total: number;
   let before = 0;
   if (opts.total && !countBefore) {
@@ -36,22 +40,24 @@ export async function pageById<T extends PagedTable>(
       .select([
         sql<number>`count(*)`.as('total'),
         countBefore
-          ? sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as('before')
+          ? desc
+            ? sql<number>`coalesce(sum(case when id >= ${req.afterId} then 1 else 0 end), 0)`.as('before')
+            : sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as('before')
           : sql<number>`0`.as('before'),
       ])
       .executeTakeFirst();
     total = Number(counts?.total ?? 0);
     before = Number(counts?.before ?? 0);
   }
-  let rowsQuery = base.selectAll().orderBy('id');
+  let rowsQuery = base.selectAll().orderBy('id', dir);
   if (req.afterId !== null) {
-    rowsQuery = rowsQuery.where('id', '>', req.afterId).limit(req.limit + 1);
+    rowsQuery = rowsQuery.where('id', desc ? '<' : '>', req.afterId).limit(req.limit + 1);
   } else if (req.offset > 0) {
     // Skip through the (covering) index alone, then read only the page's rows: a deep offset no
     // longer reads every skipped row (docs/performance.md, "Earlier changes" 1: a 1,000,000-resource workspace).
     const ids = base
       .select('id')
-      .orderBy('id')
+      .orderBy('id', dir)
       .limit(req.limit + 1)
       .offset(req.offset);
     rowsQuery = rowsQuery.where('id', 'in', ids);
@@ -72,7 +78,7 @@ export function toPage<R extends { id: string }>(rows: R[], req: PageRequest, to
     total,
     limit: req.limit,
     offset,
-    nextCursor: hasMore && last ? encodeCursor(last.id, offset + items.length) : null,
+    nextCursor: hasMore && last ? encodeCursor(last.id, offset + items.length, req.order) : null,
   };
 }
 

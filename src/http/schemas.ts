@@ -108,6 +108,17 @@ export const PageQueryProps = {
   ),
 };
 
+/** `order` of the lists that take it (docs/api.md#paging): oldest first unless `desc`. */
+export const OrderQueryProps = {
+  order: Type.Optional(
+    Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+      default: 'asc',
+      description:
+        '`asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it.',
+    }),
+  ),
+};
+
 export const Timestamp = Type.String({
   format: 'date-time',
   description: 'ISO 8601 UTC with milliseconds',

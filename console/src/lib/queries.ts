@@ -5,25 +5,49 @@ import { useCurrent } from '../lib/session';
 
 type Query = Record<string, string | undefined>;
 
+/** How often a live page asks again (docs/console.md#live-updates). */
+export const LIVE_INTERVAL_MS = 5000;
+
+/**
+ * `live`: asked again every LIVE_INTERVAL_MS while the tab is visible (TanStack Query stops the
+ * interval while the document is hidden, and asks again when it is shown).
+ */
+const liveOptions = (live: boolean) =>
+  live ? { refetchInterval: LIVE_INTERVAL_MS, refetchIntervalInBackground: false } : {};
+
 /** A GET in the page's workspace and environment, cached per path and query. */
-export function useScopedQuery<T>(path: string, query: Query = {}, enabled = true) {
+export function useScopedQuery<T>(path: string, query: Query = {}, enabled = true, opts: { live?: boolean } = {}) {
   const { scope } = useCurrent();
   return useQuery({
     queryKey: [scope.ws, scope.env, path, query],
     queryFn: () => api<T>(path, { scope, query }),
     enabled,
+    ...liveOptions(Boolean(opts.live) && enabled),
   });
 }
 
-/** A cursor-paged list (docs/api.md#lists-and-paging) with "load more". */
-export function useScopedList<T>(path: string, query: Query = {}, limit = 50) {
+/**
+ * A cursor-paged list (docs/api.md#lists-and-paging), newest first (`order=desc`) unless `order`
+ * is null (a list without that parameter), with "Load older". A live list asks again for every
+ * page loaded so far; each page's cursor is worked out afresh from the page before it, so a new
+ * record moves the rows down without a gap or a duplicate.
+ */
+export function useScopedList<T>(
+  path: string,
+  query: Query = {},
+  limit = 50,
+  opts: { order?: 'desc' | 'asc' | null; live?: boolean } = {},
+) {
   const { scope } = useCurrent();
+  const order = opts.order === undefined ? 'desc' : opts.order;
+  const full = order ? { ...query, order } : query;
   return useInfiniteQuery({
-    queryKey: [scope.ws, scope.env, path, query, 'list'],
+    queryKey: [scope.ws, scope.env, path, full, 'list'],
     queryFn: ({ pageParam }) =>
-      api<List<T>>(path, { scope, query: { ...query, limit: String(limit), cursor: pageParam } }),
+      api<List<T>>(path, { scope, query: { ...full, limit: String(limit), cursor: pageParam } }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.meta.next_cursor ?? undefined,
+    ...liveOptions(Boolean(opts.live)),
   });
 }
 

@@ -94,9 +94,12 @@ export function SignedInLayout() {
               value={ws}
               onChange={(e) => navigate(`/w/${e.target.value}/${env}/overview`)}
             >
-              {session.data.memberships.map((m) => (
+              {session.data.memberships.map((m, _, all) => (
                 <option key={m.workspace_id} value={m.workspace_id}>
-                  {m.workspace_name}
+                  {/* Two workspaces of the same name are told apart by their ids. */}
+                  {all.filter((o) => o.workspace_name === m.workspace_name).length > 1
+                    ? `${m.workspace_name} · ${m.workspace_id}`
+                    : m.workspace_name}
                 </option>
               ))}
             </select>

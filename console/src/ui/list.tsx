@@ -48,7 +48,7 @@ interface PagedQuery<T> {
 
 /**
  * A paged list as a table: its loading, error and empty states, the rows of every page loaded so
- * far, and "Load more" while the server has more.
+ * far, and "Load older" while the server has more.
  */
 export function ListTable<T>({
   list,
@@ -57,6 +57,7 @@ export function ListTable<T>({
   caption,
   columns,
   showTotal = false,
+  moreLabel = 'Load older',
   children,
 }: {
   list: PagedQuery<T>;
@@ -65,6 +66,8 @@ export function ListTable<T>({
   caption: string;
   columns: Column[];
   showTotal?: boolean;
+  /** The pager's button: lists are newest first, so the next page is older. */
+  moreLabel?: string;
   children: (rows: T[]) => ReactNode;
 }) {
   return (
@@ -78,7 +81,12 @@ export function ListTable<T>({
             <DataTable caption={caption} columns={columns}>
               {children(rows)}
             </DataTable>
-            <Pager hasMore={list.hasNextPage} busy={list.isFetchingNextPage} onMore={() => list.fetchNextPage()} />
+            <Pager
+              hasMore={list.hasNextPage}
+              busy={list.isFetchingNextPage}
+              onMore={() => list.fetchNextPage()}
+              label={moreLabel}
+            />
           </>
         );
       }}

@@ -204,12 +204,22 @@ export function SecretOnce({ label, value }: { label: string; value: string }) {
   );
 }
 
-export function Pager({ hasMore, onMore, busy }: { hasMore: boolean; onMore: () => void; busy: boolean }) {
+export function Pager({
+  hasMore,
+  onMore,
+  busy,
+  label = 'Load more',
+}: {
+  hasMore: boolean;
+  onMore: () => void;
+  busy: boolean;
+  label?: string;
+}) {
   if (!hasMore) return null;
   return (
     <div className="pager">
       <button type="button" onClick={onMore} disabled={busy}>
-        {busy ? 'Loading…' : 'Load more'}
+        {busy ? 'Loading…' : label}
       </button>
     </div>
   );

@@ -51,7 +51,7 @@ export interface paths {
         };
         /**
          * List deliveries across endpoints
-         * @description Every delivery of the key's environment, oldest first, paged like the other lists. Filters: `webhook_id`, `status`, `event`, `created_after` and `created_before` (both exclusive).
+         * @description Every delivery of the key's environment, oldest first (`order=desc`: newest first), paged like the other lists. Filters: `webhook_id`, `status`, `event`, `created_after` and `created_before` (both exclusive).
          */
         get: operations["listDeliveries"];
         put?: never;
@@ -91,7 +91,7 @@ export interface paths {
         };
         /**
          * List events
-         * @description Oldest first; filter by `event` type and `resource_id`; paging. Kept 30 days.
+         * @description Oldest first (`order=desc`: newest first); filter by `event` type and `resource_id`; paging. Kept 30 days.
          */
         get: operations["listEvents"];
         put?: never;
@@ -131,7 +131,7 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description Oldest first, paged like the other lists, filter by `env`. An admin sees every key of the workspace, anyone else their own; a test key sees test keys only. Another user’s key is a 404 to a non-admin. Never includes a key itself.
+         * @description Oldest first (`order=desc`: newest first), paged like the other lists, filter by `env`. An admin sees every key of the workspace, anyone else their own; a test key sees test keys only. Another user’s key is a 404 to a non-admin. Never includes a key itself.
          */
         get: operations["listKeys"];
         put?: never;
@@ -219,7 +219,7 @@ export interface paths {
         };
         /**
          * List resources
-         * @description Oldest first. Page with `offset` or with `cursor`; filter by `status` and `type`.
+         * @description Oldest first (`order=desc`: newest first). Page with `offset` or with `cursor`; filter by `status`, `type` and `name_prefix`.
          */
         get: operations["listResources"];
         put?: never;
@@ -331,7 +331,7 @@ export interface paths {
         };
         /**
          * List workspace members
-         * @description Oldest first; page with `offset` or `cursor`.
+         * @description Oldest first (`order=desc`: newest first); page with `offset` or `cursor`.
          */
         get: operations["listUsers"];
         put?: never;
@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description Oldest first, paging; never includes `secret`.
+         * @description Oldest first (`order=desc`: newest first), paging; never includes `secret`.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -427,7 +427,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description The delivery log: oldest first, paging, filter by `status`.
+         * @description The delivery log: oldest first (`order=desc`: newest first), paging, filter by `status`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1454,6 +1454,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
                 offset?: number;
+                /** @description `asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it. */
+                order?: "asc" | "desc";
                 /** @description Only deliveries in this state. */
                 status?: "pending" | "succeeded" | "failed" | "cancelled";
                 /** @description Only this endpoint (wh_… id). */
@@ -1816,6 +1818,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
                 offset?: number;
+                /** @description `asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it. */
+                order?: "asc" | "desc";
                 resource_id?: string;
             };
             header?: never;
@@ -2153,6 +2157,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
                 offset?: number;
+                /** @description `asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it. */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -3296,8 +3302,12 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size, 1..100 (default 20). */
                 limit?: number;
+                /** @description Only resources whose name starts with this text, compared exactly (case-sensitive, code point by code point; `%` and `_` are plain characters). */
+                name_prefix?: string;
                 /** @description Records to skip (default 0); not allowed with cursor. */
                 offset?: number;
+                /** @description `asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it. */
+                order?: "asc" | "desc";
                 status?: "active" | "archived";
                 type?: "standard" | "premium" | "custom";
             };
@@ -4699,6 +4709,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
                 offset?: number;
+                /** @description `asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it. */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -5164,6 +5176,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
                 offset?: number;
+                /** @description `asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it. */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -6051,6 +6065,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
                 offset?: number;
+                /** @description `asc` (default): oldest first; `desc`: newest first. A cursor continues in the order it was issued for; send the same order with it. */
+                order?: "asc" | "desc";
                 /** @description Only deliveries in this state. */
                 status?: "pending" | "succeeded" | "failed" | "cancelled";
             };

@@ -167,8 +167,18 @@ export function createConsoleAuthService(deps: {
       );
       throw new AppError(401, 'invalid_credentials', 'The email or password is incorrect.');
     }
+    const opened = newSession(email, clock.now(), input);
+    await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
+    return opened;
+  }
+
+  /** A new session's row (to insert) and its secret token: 256 random bits, stored as a digest. */
+  function newSession(
+    email: string,
+    now: number,
+    client: { ip: string; userAgent?: string },
+  ): OpenSession & { token: string } {
     const token = newToken();
-    const now = clock.now();
     const session: ConsoleSessionsTable = {
       id: newId('session', now),
       token_digest: tokenDigest(token),
@@ -177,10 +187,9 @@ export function createConsoleAuthService(deps: {
       last_seen_at: isoAt(now),
       expires_at: isoAt(now + absoluteMs),
       ended_at: null,
-      user_agent: input.userAgent?.slice(0, 200) ?? null,
-      ip: input.ip,
+      user_agent: client.userAgent?.slice(0, 200) ?? null,
+      ip: client.ip,
     };
-    await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, session), { keepsKeys: true });
     return { token, session, csrfToken: csrfTokenFor(token) };
   }
 
@@ -221,7 +230,11 @@ export function createConsoleAuthService(deps: {
   }
 
   /** Sets the password from a single-use link; ends every session of that person. Throws 400 invalid_link, 400 on a weak password. */
-  async function redeemLink(token: string, password: string): Promise<{ email: string }> {
+  async function redeemLink(
+    token: string,
+    password: string,
+    client: { ip: string; userAgent?: string },
+  ): Promise<OpenSession & { token: string }> {
     const problem = passwordProblem(password);
     if (problem) throw fieldError('password', 'invalid_length', problem);
     if (!isTokenShaped(token)) throw badLink();
@@ -239,12 +252,18 @@ export function createConsoleAuthService(deps: {
         const now = clock.now();
         if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
         if (link.workspace_id && !(await repo.membership(trx, link.email, link.workspace_id))) throw badLink();
+        // A link of someone who is no longer a member anywhere (a reset link outliving its person) signs no one in.
+        if ((await repo.memberships(trx, link.email)).length === 0) throw badLink();
         if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
         await repo.upsertCredential(trx, link.email, hash, isoAt(now));
         await endSessionsLocked(trx, link.email, isoAt(now));
         // A reset replaces a password; a first password (invite, set_password) replaces none.
         if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
-        return { email: link.email };
+        // Setting the password signs the person in (docs/console.md#passwords-and-links): a fresh
+        // session, as sign-in makes, in the same transaction that ended every earlier one.
+        const opened = newSession(link.email, now, client);
+        await repo.insertSession(trx, opened.session);
+        return opened;
       },
       { keepsKeys: true },
     );

@@ -90,9 +90,17 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/password/set',
     {
       config: { console: 'public' },
-      schema: { hide, body: SetPasswordBody, response: { 200: DataOf(Type.Object({ email: Type.String() })) } },
+      schema: { hide, body: SetPasswordBody, response: { 200: DataOf(ConsoleSessionSchema) } },
     },
-    async (req) => ({ data: await consoleAuth.redeemLink(req.body.token, req.body.password) }),
+    // Setting a password signs the person in: the cookie and the answer are sign-in's.
+    async (req, reply) => {
+      const out = await consoleAuth.redeemLink(req.body.token, req.body.password, {
+        ip: req.ip,
+        userAgent: req.headers['user-agent'],
+      });
+      app.consoleCookie.set(reply, out.token);
+      return { data: await describe(out) };
+    },
   );
 
   // A POST, not a GET: the token stays out of URLs and request logs.

@@ -17,7 +17,8 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
         tags,
         summary: 'List events',
         operationId: 'listEvents',
-        description: 'Oldest first; filter by `event` type and `resource_id`; paging. Kept 30 days.',
+        description:
+          'Oldest first (`order=desc`: newest first); filter by `event` type and `resource_id`; paging. Kept 30 days.',
         querystring: ListEventsQuery,
         response: { 200: ListOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },

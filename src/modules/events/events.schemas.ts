@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
 import { ALL_EVENT_TYPES, type AnyEventType } from './event-types.js';
 
 /**
@@ -109,6 +109,7 @@ export type Event = Static<typeof EventSchema>;
 export const ListEventsQuery = Type.Object(
   {
     ...PageQueryProps,
+    ...OrderQueryProps,
     event: Type.Optional(Type.Union(ALL_EVENT_TYPES.map((t) => Type.Literal(t)))),
     resource_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },

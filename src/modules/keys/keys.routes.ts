@@ -44,7 +44,7 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService 
         tags,
         operationId: 'listKeys',
         summary: 'List API keys',
-        description: `Oldest first, paged like the other lists, filter by \`env\`. ${WHOSE} Never includes a key itself.`,
+        description: `Oldest first (\`order=desc\`: newest first), paged like the other lists, filter by \`env\`. ${WHOSE} Never includes a key itself.`,
         querystring: ListKeysQuery,
         response: { 200: ListOf(Type.Ref(ApiKeySchema)), ...errorResponses(...AUTHED_ERRORS) },
       },

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
 import { ENVIRONMENTS } from '../../lib/environments.js';
 import { SCOPES } from './scopes.js';
 
@@ -115,6 +115,7 @@ export const RollKeyBody = Type.Object(
 export const ListKeysQuery = Type.Object(
   {
     ...PageQueryProps,
+    ...OrderQueryProps,
     env: Type.Optional(EnvField),
   },
   { additionalProperties: false },

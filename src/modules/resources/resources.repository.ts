@@ -1,5 +1,5 @@
 import { type Db, readJson } from '../../db/dialect.js';
-import { toPage } from '../../db/keyset.js';
+import { pageById, toPage } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLock } from '../../db/row-locks.js';
 import type { Env, ResourcesTable } from '../../db/types.js';
@@ -183,6 +183,32 @@ const LIST = Object.fromEntries(
   }
 >;
 
+/**
+ * A page newest first or by name prefix (docs/api.md#resources): built per request through the
+ * tenant's (workspace_id, env, id) index, read backwards for `desc`. Without a prefix the total still
+ * comes from the maintained counts; with one it is counted. The prefix is compared as the first N code
+ * points of the name (`substr` and `length` count code points on both databases), not with LIKE: no
+ * wildcard to escape, case-sensitive on SQLite as on PostgreSQL.
+ */
+function listOther(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: PageRequest) {
+  const { status, type, name_prefix: prefix } = filter;
+  return pageById(
+    db,
+    'resources',
+    (eb) => {
+      const conds = [eb('workspace_id', '=', tenant.workspaceId), eb('env', '=', tenant.env)];
+      if (status) conds.push(eb('status', '=', status));
+      if (type) conds.push(eb('type', '=', type));
+      if (prefix !== undefined) {
+        conds.push(eb(eb.fn('substr', ['name', eb.lit(1), eb.val([...prefix].length)]), '=', prefix));
+      }
+      return eb.and(conds);
+    },
+    page,
+    prefix === undefined ? { total: () => resourcesRepository.count(db, tenant, { status, type }) } : {},
+  );
+}
+
 /** SQL for resources; every query is confined to one workspace and environment (docs/api.md#environments). */
 export const resourcesRepository = {
   /** Inserts a resource and counts it; call inside the change's transaction. */
@@ -245,14 +271,15 @@ export const resourcesRepository = {
     return gone !== undefined;
   },
 
-  /** Resources matching the filter, from the maintained counts. */
-  async count(db: Db, tenant: Tenant, filter: ListResourcesFilter): Promise<number> {
+  /** Resources matching the status and type filters, from the maintained counts. */
+  async count(db: Db, tenant: Tenant, filter: Pick<ListResourcesFilter, 'status' | 'type'>): Promise<number> {
     const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, ...filter };
     return Number((await LIST[shapeOf(filter)].count.execute(db, values)).rows[0]?.n ?? 0);
   },
 
   /** One page: by offset, or after a cursor's id (its offset counted when an older cursor lacks it). */
   async list(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: PageRequest): Promise<Page<ResourcesTable>> {
+    if (filter.name_prefix !== undefined || page.order === 'desc') return listOther(db, tenant, filter, page);
     const queries = LIST[shapeOf(filter)];
     const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, ...filter, limit: page.limit + 1 };
     const total = await resourcesRepository.count(db, tenant, filter);

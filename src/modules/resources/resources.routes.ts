@@ -39,14 +39,19 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         tags,
         summary: 'List resources',
         operationId: 'listResources',
-        description: 'Oldest first. Page with `offset` or with `cursor`; filter by `status` and `type`.',
+        description:
+          'Oldest first (`order=desc`: newest first). Page with `offset` or with `cursor`; filter by `status`, `type` and `name_prefix`.',
         querystring: ListResourcesQuery,
         response: { 200: ListOf(Type.Ref(ResourceSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
-      const { status, type, ...paging } = req.query;
-      const page = await resources.list(req.principal, { status, type }, toPageRequest(paging, 'resource'));
+      const { status, type, name_prefix, ...paging } = req.query;
+      const page = await resources.list(
+        req.principal,
+        { status, type, name_prefix },
+        toPageRequest(paging, 'resource'),
+      );
       return { data: page.items, meta: pageMeta(page) };
     },
   );

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
 
 export const RESOURCE_TYPES = ['standard', 'premium', 'custom'] as const;
 export const RESOURCE_STATUSES = ['active', 'archived'] as const;
@@ -57,9 +57,18 @@ export type UpdateResourceInput = Static<typeof UpdateResourceBody>;
 export const ListResourcesQuery = Type.Object(
   {
     ...PageQueryProps,
+    ...OrderQueryProps,
     status: Type.Optional(Type.Union(RESOURCE_STATUSES.map((s) => Type.Literal(s)))),
     type: Type.Optional(Type.Union(RESOURCE_TYPES.map((t) => Type.Literal(t)))),
+    name_prefix: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description:
+          'Only resources whose name starts with this text, compared exactly (case-sensitive, code point by code point; `%` and `_` are plain characters).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
-export type ListResourcesFilter = { status?: Resource['status']; type?: Resource['type'] };
+export type ListResourcesFilter = { status?: Resource['status']; type?: Resource['type']; name_prefix?: string };

@@ -50,7 +50,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         tags,
         summary: 'List workspace members',
         operationId: 'listUsers',
-        description: 'Oldest first; page with `offset` or `cursor`.',
+        description: 'Oldest first (`order=desc`: newest first); page with `offset` or `cursor`.',
         querystring: ListUsersQuery,
         response: { 200: ListOf(Type.Ref(UserSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },

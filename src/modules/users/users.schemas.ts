@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
 
 import { ROLES } from './roles.js';
 
@@ -38,7 +38,7 @@ export const PatchMeBody = Type.Object(
 );
 export type PatchMeInput = Static<typeof PatchMeBody>;
 
-export const ListUsersQuery = Type.Object({ ...PageQueryProps }, { additionalProperties: false });
+export const ListUsersQuery = Type.Object({ ...PageQueryProps, ...OrderQueryProps }, { additionalProperties: false });
 
 export const CreateUserInput = Type.Object(
   {

@@ -37,7 +37,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         operationId: 'listDeliveries',
         summary: 'List deliveries across endpoints',
         description:
-          "Every delivery of the key's environment, oldest first, paged like the other lists. Filters: `webhook_id`, " +
+          "Every delivery of the key's environment, oldest first (`order=desc`: newest first), paged like the other lists. Filters: `webhook_id`, " +
           '`status`, `event`, `created_after` and `created_before` (both exclusive).',
         querystring: ListAllDeliveriesQuery,
         response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS) },
@@ -84,7 +84,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         tags,
         summary: "List a webhook's deliveries",
         operationId: 'listWebhookDeliveries',
-        description: 'The delivery log: oldest first, paging, filter by `status`.',
+        description: 'The delivery log: oldest first (`order=desc`: newest first), paging, filter by `status`.',
         params: Params,
         querystring: ListDeliveriesQuery,
         response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },

@@ -46,7 +46,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         tags,
         summary: 'List webhook endpoints',
         operationId: 'listWebhooks',
-        description: 'Oldest first, paging; never includes `secret`.',
+        description: 'Oldest first (`order=desc`: newest first), paging; never includes `secret`.',
         querystring: ListWebhooksQuery,
         response: { 200: ListOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },

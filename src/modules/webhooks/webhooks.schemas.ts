@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
 import { ALL_EVENT_TYPES, EVENT_TYPES } from '../events/events.schemas.js';
 import { DELIVERY_STATUSES } from './delivery.schemas.js';
 
@@ -102,7 +102,10 @@ export const RotateSecretBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const ListWebhooksQuery = Type.Object({ ...PageQueryProps }, { additionalProperties: false });
+export const ListWebhooksQuery = Type.Object(
+  { ...PageQueryProps, ...OrderQueryProps },
+  { additionalProperties: false },
+);
 
 // The delivery log's objects belong to the delivery module; the webhook routes serve them.
 export {
@@ -127,6 +130,7 @@ const DeliveryStatusFilter = Type.Union(
 export const ListDeliveriesQuery = Type.Object(
   {
     ...PageQueryProps,
+    ...OrderQueryProps,
     status: Type.Optional(DeliveryStatusFilter),
   },
   { additionalProperties: false },
@@ -135,6 +139,7 @@ export const ListDeliveriesQuery = Type.Object(
 export const ListAllDeliveriesQuery = Type.Object(
   {
     ...PageQueryProps,
+    ...OrderQueryProps,
     webhook_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: 'Only this endpoint (wh_… id).' }),
     ),

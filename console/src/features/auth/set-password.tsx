@@ -1,8 +1,9 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { api } from '../../api/client';
-import type { LinkInfo } from '../../api/types';
+import { api, setCsrfToken } from '../../api/client';
+import type { ConsoleSession, LinkInfo } from '../../api/types';
+import { SESSION_KEY } from '../../lib/session';
 import { Field } from '../../ui/primitives';
 import { FormError } from '../../ui/states';
 import { AuthFrame, onSubmit } from './auth-form';
@@ -12,6 +13,7 @@ export default function SetPasswordPage() {
   const [params] = useSearchParams();
   const token = params.get('token') ?? '';
   const navigate = useNavigate();
+  const qc = useQueryClient();
   const [mismatch, setMismatch] = useState(false);
   // Whom the link is for, so the page names the account (an unknown or used link: the form's own error).
   const link = useQuery({
@@ -20,13 +22,17 @@ export default function SetPasswordPage() {
     enabled: token !== '',
     retry: false,
   });
+  // Setting the password signs the person in (docs/console.md#passwords-and-links): the answer is
+  // sign-in's, so the console goes straight to the overview.
   const set = useMutation({
     mutationFn: (password: string) =>
-      api<{ data: { email: string } }>('/password/set', { method: 'POST', body: { token, password } }),
-    onSuccess: (res) =>
-      navigate('/sign-in', {
-        state: { message: `Password set for ${res.data.email}. Sign in with it now.`, email: res.data.email },
-      }),
+      api<{ data: ConsoleSession }>('/password/set', { method: 'POST', body: { token, password } }),
+    onSuccess: (res) => {
+      setCsrfToken(res.data.csrf_token);
+      qc.setQueryData(SESSION_KEY, res.data);
+      const first = res.data.memberships[0];
+      navigate(first ? `/w/${first.workspace_id}/live/overview` : '/sign-in', { replace: true });
+    },
   });
   if (!token) {
     return (

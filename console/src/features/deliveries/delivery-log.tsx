@@ -6,6 +6,7 @@ import { useScopedList, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { useUrlFilters } from '../../lib/url-filters';
 import { DataTable, ListTable } from '../../ui/list';
+import { LiveIndicator } from '../../ui/live';
 import { Badge, FilterSelect, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading, QueryView } from '../../ui/states';
 
@@ -24,12 +25,16 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
   const list = useScopedList<Delivery>(
     narrowed ? '/v1/deliveries' : `/v1/webhooks/${webhookId}/deliveries`,
     narrowed ? { webhook_id: webhookId, status, event, created_after: createdAfter } : { status },
+    50,
+    // Newest first, asked again every 5 s while the tab is visible (docs/console.md#live-updates).
+    { live: true },
   );
   const focused = filters.get('delivery');
   const [openId, setOpenId] = useState<string | null>(null);
   return (
     <section aria-labelledby="log-title">
       <h2 id="log-title">Delivery log</h2>
+      <LiveIndicator updatedAt={list.dataUpdatedAt} />
       {focused ? (
         <FocusedDelivery webhookId={webhookId} deliveryId={focused} onClose={() => filters.set('delivery', '')} />
       ) : null}

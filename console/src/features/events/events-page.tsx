@@ -1,33 +1,49 @@
 import { useState } from 'react';
-import { useSearchParams } from 'react-router';
 import type { Event } from '../../api/types';
 import { EVENT_TYPES } from '../../lib/closed-sets';
 import { useScopedList } from '../../lib/queries';
+import { useUrlFilters } from '../../lib/url-filters';
 import { ListTable } from '../../ui/list';
+import { LiveIndicator } from '../../ui/live';
 import { FilterSelect, PageHeader, Time } from '../../ui/primitives';
+import { SearchBox } from '../../ui/search';
 
 export default function EventsPage() {
-  const [params, setParams] = useSearchParams();
-  const event = params.get('event') ?? '';
-  const list = useScopedList<Event>('/v1/events', { event });
+  const filters = useUrlFilters();
+  const event = filters.get('event');
+  const resource = filters.get('resource');
+  // Newest first, asked again every 5 s while the tab is visible (docs/console.md#live-updates).
+  const list = useScopedList<Event>(
+    '/v1/events',
+    { event: event || undefined, resource_id: resource || undefined },
+    50,
+    { live: true },
+  );
   const [openId, setOpenId] = useState<string | null>(null);
   return (
     <section>
       <PageHeader title="Events">
-        <p className="muted">Kept 30 days; the same bodies your webhooks receive.</p>
+        <p className="muted">Kept 30 days; the same bodies your webhooks receive. Newest first.</p>
+        <LiveIndicator updatedAt={list.dataUpdatedAt} />
       </PageHeader>
       <div className="filters">
         <FilterSelect
           label="Event type"
           value={event}
           options={[...EVENT_TYPES]}
-          onChange={(v) => setParams(v ? { event: v } : {}, { replace: true })}
+          onChange={(v) => filters.set('event', v)}
+        />
+        <SearchBox
+          label="Resource id"
+          hint="The events of one resource (res_…)"
+          value={resource}
+          onSearch={(text) => filters.set('resource', text)}
         />
       </div>
       <ListTable
         list={list}
         what="Loading events"
-        empty={`No events${event ? ' of this type' : ' yet'}.`}
+        empty={`No events${event || resource ? ' match these filters' : ' yet'}.`}
         caption="Events"
         columns={['Time', 'Event', 'Id', 'Payload']}
       >

@@ -7,6 +7,7 @@ import { useCurrent, usePathTo } from '../../lib/session';
 import { periodName } from '../../lib/time';
 import { useUrlFilters } from '../../lib/url-filters';
 import { DataTable } from '../../ui/list';
+import { LiveIndicator } from '../../ui/live';
 import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states';
 import { chartData, usageQuery } from '../usage/usage-data';
@@ -24,20 +25,24 @@ export default function OverviewPage() {
   const filters = useUrlFilters();
   const chosen = filters.get('window');
   const window: Window = chosen in WINDOWS ? (chosen as Window) : '24h';
-  const resources = useScopedQuery<List<Resource>>('/v1/resources', { limit: '1' });
-  const events = useScopedQuery<List<Event>>('/v1/events', { limit: '10' });
+  // Every number here is asked again every 5 s while the tab is visible (docs/console.md#live-updates).
+  const live = { live: true };
+  const resources = useScopedQuery<List<Resource>>('/v1/resources', { limit: '1' }, true, live);
+  // The 10 newest events.
+  const events = useScopedQuery<List<Event>>('/v1/events', { limit: '10', order: 'desc' }, true, live);
   // Webhook deliveries need webhooks:read, which only admins have (src/modules/keys/scopes.ts):
   // the others see a note instead of a 403 they can do nothing about.
-  const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window }, isAdmin);
+  const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window }, isAdmin, live);
   // Viewers have no usage:read: their overview leaves requests out instead of showing an error.
   const canSeeUsage = membership.role !== 'viewer';
-  const usage = useScopedQuery<{ data: UsageSeries }>('/v1/usage', usageQuery(window), canSeeUsage);
+  const usage = useScopedQuery<{ data: UsageSeries }>('/v1/usage', usageQuery(window), canSeeUsage, live);
   return (
     <section>
       <PageHeader title="Overview">
         <p className="muted">
           {membership.workspace_name} · {scope.env === 'live' ? 'live data' : 'test data'}
         </p>
+        <LiveIndicator updatedAt={events.dataUpdatedAt} />
       </PageHeader>
       <div className="cards">
         <div className="card">
@@ -123,7 +128,7 @@ export default function OverviewPage() {
           d.data.length === 0 ? (
             <Empty>No events yet. Create a resource to see one.</Empty>
           ) : (
-            <ul className="timeline">
+            <ul className="timeline" aria-label="Recent events, newest first">
               {d.data.map((e) => (
                 <li key={e.id}>
                   <Time iso={e.created_at} /> <strong>{e.event}</strong> <code>{e.id}</code>

@@ -18,7 +18,7 @@ export default function RequestsPage() {
     request_id: requestId || undefined,
     status: status || undefined,
   };
-  const list = useScopedList<LoggedRequest>('/v1/requests', query, 50);
+  const list = useScopedList<LoggedRequest>('/v1/requests', query, 50, { order: null });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     filters.set('request_id', typed.trim());

@@ -73,7 +73,12 @@ export default function WebhookDetailPage() {
             </p>
           </PageHeader>
           <FormError error={enable.error ?? test.error} />
-          {test.isSuccess ? <p role="status">Test event queued; it appears in the log below.</p> : null}
+          {test.data ? (
+            <p className="notice" role="status">
+              Test event queued as <code>{test.data.data.id}</code>; it is the newest row of the log below, which
+              updates by itself.
+            </p>
+          ) : null}
           <dl className="props">
             <dt>Id</dt>
             <dd>
