@@ -180,6 +180,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       meter: services.usage.meter,
       clock,
       refreshMs: config.USAGE_FLUSH_MS,
+      // PostgreSQL + Redis: the count is shared by every API process (docs/billing.md#the-free-cap).
+      redis,
+      keyPrefix: config.REDIS_KEY_PREFIX,
     });
   }
   installIdempotency(app, services.idempotency);
