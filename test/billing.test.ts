@@ -514,6 +514,21 @@ describe.skipIf(!redisUrl)('the free cap shared in Redis across API processes, P
 
   it('lets exactly the cap of live requests through, spread over both processes at once; test keys never counted', async () => {
     const ws = await newWorkspace(a);
+    // Which Redis calls take the count: the cap's own call only after a read; else the rate limit's.
+    const calls = { own: 0, inRateLimit: 0 };
+    for (const t of [a, b]) {
+      const r = t.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const own = r.wsvcCapTake?.bind(r);
+      const both = r.wsvcCountEpochAndCap?.bind(r);
+      r.wsvcCapTake = (...args) => {
+        calls.own++;
+        return (own as NonNullable<typeof own>)(...args);
+      };
+      r.wsvcCountEpochAndCap = (...args) => {
+        calls.inRateLimit++;
+        return (both as NonNullable<typeof both>)(...args);
+      };
+    }
     const live = { ok: 0, refused: 0, other: [] as number[] };
     let testOk = 0;
     // 360 live requests (1 in 12 a billable 404) and 60 test ones, 30 at a time, alternating processes.
@@ -539,6 +554,10 @@ describe.skipIf(!redisUrl)('the free cap shared in Redis across API processes, P
     expect(live.ok).toBe(CAP);
     expect(live.refused).toBe(14 * 30 - 60 - CAP);
     expect(testOk).toBe(60);
+    // After each process's first read (the first batch, all at once), every take rode in the rate limit's call.
+    expect(calls.own).toBeLessThanOrEqual(30);
+    expect(calls.inRateLimit + calls.own).toBeGreaterThanOrEqual(14 * 30 - 60);
+    expect(calls.inRateLimit).toBeGreaterThanOrEqual(14 * 30 - 60 - 30);
     // The shared count and the billed count (once both meters have written) are exactly the cap.
     const key = `${a.config.REDIS_KEY_PREFIX}cap:${ws.id}:${T('2028-01-31T00:00:00.000Z')}`;
     expect(await a.redis?.get(key)).toBe(String(CAP));

@@ -6,6 +6,7 @@ import type { BillingService } from '../modules/billing/billing.service.js';
 import type { UsageMeter } from '../modules/usage/meter.js';
 import { isBillable } from '../modules/usage/meter.js';
 import type { RedisGuard } from '../redis.js';
+import type { CapTake, InlineCap } from './rate-limit.js';
 
 interface CapEntry {
   limit: number | null;
@@ -66,26 +67,24 @@ const KEY_GRACE_MS = 86_400_000;
  * Retry-After to the period's end. No database write on the request path.
  *
  * With Redis (`redis`, the PostgreSQL + Redis deployment) the count is shared by every API process:
- * one key per workspace and period, taken atomically before the handler (one Redis call, only for
- * workspaces whose plan has a cap) and given back when the answer turns out not billable (429, 5xx);
+ * one key per workspace and period, taken atomically before the handler (only for workspaces whose
+ * plan has a cap; in the rate limit's own Redis call when this process knows the workspace's cap
+ * without reading, else in a call of its own after the read) and given back when the answer turns out not billable (429, 5xx);
  * a billable answer that never reached the check (a 400 from validation, a 403 from a scope) is added
  * when it is sent. While Redis is unusable (the breaker is open) and without Redis, the count is the
  * per-process one: what the database held at the last read (re-read after each flush of this
  * process's meter, and at least every `refreshMs` to see other processes' flushes) plus what this
  * process's meter has not written yet.
  */
-export function installPlanCap(
-  app: FastifyInstance,
-  deps: {
-    billing: Pick<BillingService, 'capOf'>;
-    meter: UsageMeter;
-    clock: Clock;
-    refreshMs: number;
-    redis?: { client: Redis; guard: RedisGuard };
-    /** Prefix of the shared counts (REDIS_KEY_PREFIX). */
-    keyPrefix?: string;
-  },
-): void {
+export function createPlanCap(deps: {
+  billing: Pick<BillingService, 'capOf'>;
+  meter: UsageMeter;
+  clock: Clock;
+  refreshMs: number;
+  redis?: { client: Redis; guard: RedisGuard };
+  /** Prefix of the shared counts (REDIS_KEY_PREFIX). */
+  keyPrefix?: string;
+}): { inline: InlineCap; install(app: FastifyInstance): void } {
   const cache = new Map<string, CapEntry>();
   const reading = new Map<string, Promise<CapEntry | null>>();
   const shared = deps.redis ? { ...deps.redis, cmd: capCommands(deps.redis.client) } : undefined;
@@ -93,6 +92,34 @@ export function installPlanCap(
   /** Requests whose billable request was taken from the shared count: the key to give back to. */
   const taken = new WeakMap<FastifyRequest, string>();
   const keyOf = (workspaceId: string, entry: CapEntry) => `${prefix}${workspaceId}:${entry.periodStart}`;
+  const stale = (entry: CapEntry | undefined, now: number): entry is undefined =>
+    !entry ||
+    now >= entry.periodEnd ||
+    entry.generation !== deps.meter.generation() ||
+    now - entry.readAt >= deps.refreshMs;
+
+  // The take rides in the rate limit's Redis call (one round trip for both) whenever this process
+  // knows the workspace's cap without reading; otherwise the check below makes its own call.
+  const inline: InlineCap = {
+    args(request): CapTake | null {
+      const p = request.principal;
+      if (p?.kind !== 'api_key' || p.env !== 'live') return null;
+      const now = deps.clock.now();
+      const entry = cache.get(p.workspaceId);
+      if (stale(entry, now) || entry.limit === null) return null;
+      const ttlMs = entry.periodEnd - now + KEY_GRACE_MS;
+      return { key: keyOf(p.workspaceId, entry), floor: entry.base, limit: entry.limit, ttlMs };
+    },
+    result(request, key, ok) {
+      if (ok) {
+        taken.set(request, key);
+        return undefined;
+      }
+      const p = request.principal;
+      const entry = p?.kind === 'api_key' ? cache.get(p.workspaceId) : undefined;
+      return entry ? refuse(entry, deps.clock.now()) : undefined;
+    },
+  };
 
   const read = (workspaceId: string, now: number): Promise<CapEntry | null> => {
     let p = reading.get(workspaceId);
@@ -122,19 +149,14 @@ export function installPlanCap(
     );
   };
 
-  app.addHook('preHandler', async (request) => {
+  const check = async (request: FastifyRequest) => {
     const p = request.principal;
     if (p?.kind !== 'api_key' || p.env !== 'live') return;
     const now = deps.clock.now();
+    // Already taken in the rate limit's call (a refusal there answered before validation).
+    if (taken.has(request)) return;
     let entry = cache.get(p.workspaceId);
-    if (
-      !entry ||
-      now >= entry.periodEnd ||
-      entry.generation !== deps.meter.generation() ||
-      now - entry.readAt >= deps.refreshMs
-    ) {
-      entry = (await read(p.workspaceId, now)) ?? undefined;
-    }
+    if (stale(entry, now)) entry = (await read(p.workspaceId, now)) ?? undefined;
     if (!entry || entry.limit === null) return;
     if (shared?.guard.usable()) {
       const key = keyOf(p.workspaceId, entry);
@@ -157,34 +179,42 @@ export function installPlanCap(
     }
     const used = entry.base + deps.meter.unflushedBillable(p.workspaceId, entry.periodStart);
     if (used >= entry.limit) throw refuse(entry, now);
-  });
+  };
 
-  if (!shared) return;
   // Keeps the shared count equal to the billable answers (D28: live, not 429, below 500), on the
   // routes the usage meter counts (those with a scope).
   const settle: onResponseHookHandler = (request, reply, done) => {
+    if (!shared) return done();
     const p = request.principal;
-    if (p?.kind === 'api_key' && p.env === 'live') {
-      const billable = isBillable('live', reply.statusCode);
-      const key = taken.get(request);
-      if (key !== undefined && !billable) {
-        if (shared.guard.usable()) shared.cmd.wsvcCapGiveBack(key).catch((err: unknown) => shared.guard.failed(err));
-      } else if (key === undefined && billable) {
-        const entry = cache.get(p.workspaceId);
-        const now = deps.clock.now();
-        if (entry && entry.limit !== null && now < entry.periodEnd && shared.guard.usable()) {
-          shared.cmd
-            .wsvcCapTake(keyOf(p.workspaceId, entry), entry.base, entry.limit, entry.periodEnd - now + KEY_GRACE_MS, 0)
-            .catch((err: unknown) => shared.guard.failed(err));
-        }
+    const live = p?.kind === 'api_key' && p.env === 'live';
+    const billable = live && isBillable('live', reply.statusCode);
+    const key = taken.get(request);
+    if (key !== undefined && !billable) {
+      // Taken, then answered 429 or 5xx (or the cached key turned out revoked): not billable.
+      if (shared.guard.usable()) shared.cmd.wsvcCapGiveBack(key).catch((err: unknown) => shared.guard.failed(err));
+    } else if (key === undefined && billable && p?.kind === 'api_key') {
+      // Billable but never checked (a 400 from validation, a 403 from a scope): counted all the same.
+      const entry = cache.get(p.workspaceId);
+      const now = deps.clock.now();
+      if (entry && entry.limit !== null && now < entry.periodEnd && shared.guard.usable()) {
+        shared.cmd
+          .wsvcCapTake(keyOf(p.workspaceId, entry), entry.base, entry.limit, entry.periodEnd - now + KEY_GRACE_MS, 0)
+          .catch((err: unknown) => shared.guard.failed(err));
       }
     }
     done();
   };
-  app.addHook('onRoute', (route) => {
-    if (!route.config?.scope) return;
-    const own =
-      route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
-    route.onResponse = [...own, settle];
-  });
+  return {
+    inline,
+    install(app) {
+      app.addHook('preHandler', check);
+      if (!shared) return;
+      app.addHook('onRoute', (route) => {
+        if (!route.config?.scope) return;
+        const own =
+          route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+        route.onResponse = [...own, settle];
+      });
+    },
+  };
 }
