@@ -569,6 +569,24 @@ describe.skipIf(!redisUrl)('the free cap shared in Redis across API processes, P
     now = T('2028-01-31T15:00:00.000Z');
   });
 
+  it('counts a billable 400 in the shared count, and at the cap refuses before validating the body', async () => {
+    const ws = await newWorkspace(a);
+    const key = `${a.config.REDIS_KEY_PREFIX}cap:${ws.id}:${T('2028-01-31T00:00:00.000Z')}`;
+    const get = (t: TestApp) => t.request({ method: 'GET', url: '/v1/users/me', key: ws.live });
+    const bad = (t: TestApp) => t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body: { nope: 1 } });
+    expect((await get(a)).statusCode).toBe(200);
+    expect((await get(b)).statusCode).toBe(200);
+    expect(await a.redis?.get(key)).toBe('2');
+    // Two short of the cap (as if other processes had answered the rest).
+    await a.redis?.set(key, String(CAP - 2));
+    expectError(await bad(a), 400, 'validation_error');
+    expect((await get(b)).statusCode).toBe(200);
+    expect(await a.redis?.get(key)).toBe(String(CAP));
+    expectError(await bad(b), 429, 'quota_exceeded');
+    expectError(await get(a), 429, 'quota_exceeded');
+    expect(await a.redis?.get(key)).toBe(String(CAP));
+  });
+
   it('with Redis down each process counts the per-process way (exact in one process), and the shared count resumes from the database when Redis returns', async () => {
     const ws = await newWorkspace(a);
     await proxy.cut();
