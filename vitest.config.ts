@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 // One suite, both backends (docs/operations.md): the `sqlite` project always runs, with the backend
 // variables blanked so it never touches PostgreSQL or Redis; the `postgres` project runs the
 // same integration tests again when TEST_DATABASE_URL is set (and Redis when TEST_REDIS_URL is).
+// PLAN_LIMITS=off in both: every server and CLI a test spawns inherits it (plan limits are on by
+// default, and suites make more webhooks, resources and requests than the free plan allows); the
+// billing tests turn them on themselves.
 const pg = process.env.TEST_DATABASE_URL;
 
 export default defineConfig({
@@ -22,7 +25,7 @@ export default defineConfig({
         test: {
           name: 'sqlite',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          env: { TEST_DATABASE_URL: '', TEST_REDIS_URL: '', WSVC_TEST_PROJECT: 'sqlite' },
+          env: { TEST_DATABASE_URL: '', TEST_REDIS_URL: '', WSVC_TEST_PROJECT: 'sqlite', PLAN_LIMITS: 'off' },
         },
       },
       ...(pg
@@ -36,6 +39,7 @@ export default defineConfig({
                   TEST_DATABASE_URL: pg,
                   TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? '',
                   WSVC_TEST_PROJECT: 'postgres',
+                  PLAN_LIMITS: 'off',
                 },
               },
             },

@@ -134,7 +134,10 @@ async function main(): Promise<void> {
   const storage = openStorage({ url, poolSize: 4, schema: pg ? schema : undefined, statementTimeoutMs: 0 });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const config = loadConfig({}, { DATABASE_URL: url, PUBLIC_URL: base, WEBHOOK_ALLOW_INSECURE_URLS: true });
+  const config = loadConfig(
+    {},
+    { DATABASE_URL: url, PUBLIC_URL: base, WEBHOOK_ALLOW_INSECURE_URLS: true, PLAN_LIMITS: 'off' },
+  );
   let child: ReturnType<typeof spawn> | undefined;
   try {
     await migrateToLatest(storage.db, storage.dialect);
@@ -156,7 +159,14 @@ async function main(): Promise<void> {
 
     const childUrl = pg ? `${pg}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : url;
     child = spawn(process.execPath, ['bin/wsvc.js', 'serve', '--api-only'], {
-      env: { ...process.env, DATABASE_URL: childUrl, PORT: String(port), PUBLIC_URL: base, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATABASE_URL: childUrl,
+        PORT: String(port),
+        PUBLIC_URL: base,
+        LOG_LEVEL: 'warn',
+        PLAN_LIMITS: 'off',
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     for (let i = 0; ; i++) {

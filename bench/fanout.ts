@@ -103,7 +103,8 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProces
   const nodeArgs = process.env.FANOUT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, 'bin/wsvc.js', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    // Plan limits off: the fan-out makes more webhooks than the free plan allows.
+    env: { ...process.env, LOG_LEVEL: 'warn', PLAN_LIMITS: 'off', ...env, PORT: String(port) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -139,7 +140,10 @@ export async function runFanout(opts: {
   const dir = mkdtempSync(join(tmpdir(), 'wsvc-fanout-'));
   const url = opts.databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`;
   const rx = await startReceiver();
-  const config = loadConfig({}, { DATABASE_URL: url, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_INSECURE_URLS: true });
+  const config = loadConfig(
+    {},
+    { DATABASE_URL: url, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_INSECURE_URLS: true, PLAN_LIMITS: 'off' },
+  );
   const storage = openStorage({ url, poolSize: 2 });
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {

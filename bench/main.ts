@@ -68,6 +68,8 @@ async function startApi(
 ): Promise<Child> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
+    // Plan limits would put the bench workspace on `free` (100 resources, a request cap): off unless a scenario sets it.
+    PLAN_LIMITS: 'off',
     ...extraEnv,
     DATABASE_URL: url,
     PORT: String(port),
@@ -130,7 +132,7 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
           }
           // One profile folder per server, named after its scenario (bench/profile.ts prints them by name).
           const profileTo = opts.profileDir && join(opts.profileDir, profileFolder(backend, sc.name));
-          const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, profileTo);
+          const server = await startApi(db.url, backend, opts.serverFlags ?? SERVER_FLAGS, profileTo, sc.serverEnv?.());
           let warmed = false;
           try {
             const ctx: ScenarioContext = {

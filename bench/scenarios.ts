@@ -1,6 +1,9 @@
 // Benchmark (docs/performance.md#method): scenarios. Each runs against its own fresh database (seeded here) and its own server process.
 // To add one, append to SCENARIOS: `seed` runs before the server starts, `run` measures through
 // `ctx.measure`; a `standalone` scenario starts what it needs itself and returns its rows' numbers.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { runFanout } from './fanout.js';
 import { type BenchDb, type BulkRange, collectCursors, createViaApi, type Measured } from './harness.js';
@@ -27,6 +30,8 @@ export interface Scenario {
   name: string;
   /** Part of `--quick` (the CI smoke run). */
   quick: boolean;
+  /** Settings of the scenario's server (the bench's own come first; PLAN_LIMITS is off unless set here). */
+  serverEnv?(): NodeJS.ProcessEnv;
   /** Bulk data to insert before the server starts. */
   seed?(db: BenchDb, quick: boolean, large: number): Promise<BulkRange>;
   run?(ctx: ScenarioContext): Promise<void>;
@@ -69,6 +74,21 @@ export const SCENARIOS: Scenario[] = [
         {
           USAGE_METERING: 'off',
         },
+      );
+    },
+  },
+  {
+    // docs/billing.md#cost: the free cap's count (shared in Redis on PostgreSQL + Redis) costs at most
+    // 5 % of GET-by-id throughput. The workspace is on `free` with a cap it never reaches.
+    name: 'billing on vs off',
+    quick: false,
+    serverEnv: () => ({ PLAN_LIMITS: 'on', PLANS_FILE: benchPlansFile() }),
+    async run(ctx) {
+      const [id] = await createViaApi(ctx.port, ctx.db.headers, 1);
+      await ctx.compare(
+        'GET /v1/resources/{id}, billing on vs off (capped plan)',
+        [{ method: 'GET', path: `/v1/resources/${id}` }],
+        { PLAN_LIMITS: 'off' },
       );
     },
   },
@@ -174,3 +194,26 @@ export const SCENARIOS: Scenario[] = [
     },
   },
 ];
+
+/** Plans where `free` keeps its hard cap but at a billion requests, so the bench never reaches it. */
+function benchPlansFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'wsvc-bench-plans-')), 'plans.json');
+  const plan = (id: string, name: string, cents: number, hardCap: boolean) => ({
+    id,
+    name,
+    base_price_cents: cents,
+    included_requests: 1_000_000_000,
+    hard_cap: hardCap,
+    overage_unit_requests: hardCap ? null : 10_000,
+    overage_unit_price_cents: hardCap ? null : 50,
+    max_resources: null,
+    max_webhooks: 16,
+  });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      plans: [plan('free', 'Free', 0, true), plan('pro', 'Pro', 4_900, false), plan('scale', 'Scale', 49_900, false)],
+    }),
+  );
+  return file;
+}

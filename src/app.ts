@@ -15,7 +15,7 @@ import { lazyChildLogger, loggerOptions } from './http/logging.js';
 import { collectRoutes } from './http/method-not-allowed.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
-import { installPlanCap } from './http/plan-cap.js';
+import { createPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
@@ -165,6 +165,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cookieMaxAgeS: config.CONSOLE_SESSION_MAX_H * 3600,
   });
   installNoUndeclaredInput(app);
+  // The free plan's hard cap: counted from the usage meter, shared in Redis when there is one, no
+  // write on the request path (docs/billing.md#the-free-cap).
+  const planCap =
+    config.PLAN_LIMITS === 'on' && config.USAGE_METERING === 'on'
+      ? createPlanCap({
+          billing: services.billing,
+          meter: services.usage.meter,
+          clock,
+          refreshMs: config.USAGE_FLUSH_MS,
+          redis,
+          keyPrefix: config.REDIS_KEY_PREFIX,
+        })
+      : undefined;
   await installRateLimit(app, {
     live: config.RATE_LIMIT_LIVE,
     test: config.RATE_LIMIT_TEST,
@@ -172,16 +185,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     redis,
     nameSpace: deps.rateLimitNamespace,
     keysEpochPrefix: config.REDIS_KEY_PREFIX,
+    cap: planCap?.inline,
   });
-  if (config.PLAN_LIMITS === 'on' && config.USAGE_METERING === 'on') {
-    // The free plan's hard cap: counted from the usage meter, no write on the request path (docs/billing.md#the-free-cap).
-    installPlanCap(app, {
-      billing: services.billing,
-      meter: services.usage.meter,
-      clock,
-      refreshMs: config.USAGE_FLUSH_MS,
-    });
-  }
+  planCap?.install(app);
   installIdempotency(app, services.idempotency);
   if (config.USAGE_METERING === 'on') {
     // Counted in memory, written every USAGE_FLUSH_MS and when the app closes (docs/usage.md).

@@ -3,6 +3,14 @@ import { ConfigError, loadConfig, settingWarnings, trustProxy } from './config.j
 
 const load = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'sqlite::memory:', ...env });
 
+describe('PLAN_LIMITS (docs/billing.md#plan-limits)', () => {
+  it('is on by default; operators can turn it off', () => {
+    expect(load({}).PLAN_LIMITS).toBe('on');
+    expect(load({ PLAN_LIMITS: 'off' }).PLAN_LIMITS).toBe('off');
+    expect(() => load({ PLAN_LIMITS: 'maybe' })).toThrow(ConfigError);
+  });
+});
+
 describe('TRUST_PROXY', () => {
   it('is off by default', () => {
     expect(trustProxy(load({}))).toBe(false);

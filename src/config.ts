@@ -93,7 +93,7 @@ const ConfigSchema = Type.Object({
    * (docs/billing.md#plan-limits). Off by default for now: existing deployments, tests and the
    * benchmark go beyond what the free plan allows.
    */
-  PLAN_LIMITS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'off' }),
+  PLAN_LIMITS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   /** A JSON file of plans replacing the defaults (docs/billing.md#plans-file); checked at start-up. */
   PLANS_FILE: Type.Optional(Type.String({ minLength: 1, 'x-expected': 'the path of a JSON plans file' })),
 });

@@ -50,6 +50,29 @@ ${READ_EPOCH}
 return {current, ttl, epoch}
 `;
 
+/**
+ * Lua (KEYS[4]: a free-cap count; ARGV[2..5]: rate limit max, floor, cap, time to live ms): the cap
+ * take of src/http/plan-cap.ts in the rate limit's call, only for a request the rate limit lets
+ * through: `cap` is 1 taken, 0 refused (at the cap), -1 not tried (rate limited).
+ */
+export const COUNT_EPOCH_AND_CAP = `
+local current = redis.call('INCR', KEYS[1])
+local ttl = tonumber(ARGV[1])
+if current == 1 then redis.call('PEXPIRE', KEYS[1], ttl) else ttl = redis.call('PTTL', KEYS[1]) end
+local cap = -1
+if current <= tonumber(ARGV[2]) then
+  local n = tonumber(redis.call('GET', KEYS[4]) or '-1')
+  local floor = tonumber(ARGV[3])
+  if n < floor then
+    redis.call('SET', KEYS[4], floor, 'PX', ARGV[5])
+    n = floor
+  end
+  if n >= tonumber(ARGV[4]) then cap = 0 else redis.call('INCR', KEYS[4]); cap = 1 end
+end
+${READ_EPOCH}
+return {current, ttl, cap, epoch}
+`;
+
 /** Lua (KEYS: unused, epoch, unsettled): the epoch alone. */
 const EPOCH_ONLY = `${READ_EPOCH}
 return epoch`;
@@ -80,6 +103,17 @@ interface EpochCommands {
   wsvcKeysUnsettle(k1: string, k2: string, ttlMs: number): Promise<number>;
   wsvcKeysSettle(k1: string, k2: string): Promise<number>;
   wsvcCountAndEpoch(k1: string, k2: string, k3: string, windowMs: number): Promise<[number, number, string?]>;
+  wsvcCountEpochAndCap(
+    k1: string,
+    k2: string,
+    k3: string,
+    capKey: string,
+    windowMs: number,
+    max: number,
+    floor: number,
+    cap: number,
+    capTtlMs: number,
+  ): Promise<[number, number, number, string?]>;
 }
 
 /** Defines the scripts on a client once (ioredis sends EVALSHA, and the script only when Redis lacks it). */
@@ -90,6 +124,7 @@ export function epochCommands(redis: Redis): EpochCommands {
     redis.defineCommand('wsvcKeysUnsettle', { numberOfKeys: 2, lua: UNSETTLE });
     redis.defineCommand('wsvcKeysSettle', { numberOfKeys: 2, lua: SETTLE });
     redis.defineCommand('wsvcCountAndEpoch', { numberOfKeys: 3, lua: COUNT_AND_EPOCH });
+    redis.defineCommand('wsvcCountEpochAndCap', { numberOfKeys: 4, lua: COUNT_EPOCH_AND_CAP });
   }
   return r as Redis & EpochCommands;
 }

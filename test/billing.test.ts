@@ -7,6 +7,7 @@ import { systemActor } from '../src/lib/principal.js';
 import { billingRepository } from '../src/modules/billing/billing.repository.js';
 import { json, newWorkspace, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError } from './helpers/expect.js';
+import { type CuttableProxy, hostPort, startProxy, viaPort } from './helpers/proxy.js';
 import { openTestStorage } from './helpers/storage.js';
 
 // Small plans, so the integration tests reach every limit and overage with a few requests.
@@ -472,5 +473,149 @@ describe('the free cap, PLAN_LIMITS=on (docs/billing.md#the-free-cap)', () => {
     // The cached cap is re-read after this process's next flush, or one flush interval later.
     now += 600_000;
     expect((await me(a, ws.live)).statusCode).toBe(200);
+  });
+});
+
+// docs/billing.md#the-free-cap: with Redis the count is shared by every API process, taken atomically
+// before the handler; with Redis down each process counts the per-process way again.
+const redisUrl = process.env.TEST_REDIS_URL;
+describe.skipIf(!redisUrl)('the free cap shared in Redis across API processes, PLAN_LIMITS=on', () => {
+  const CAP = 200;
+  let storage: Awaited<ReturnType<typeof openTestStorage>>;
+  let proxy: CuttableProxy;
+  let a: TestApp;
+  let b: TestApp;
+  let now = T('2028-01-31T15:00:00.000Z');
+  const clock = { now: () => now };
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wsvc-plans-'));
+    const file = join(dir, 'plans.json');
+    const plans = structuredClone(PLANS);
+    (plans.plans[0] as { included_requests: number }).included_requests = CAP;
+    writeFileSync(file, JSON.stringify(plans));
+    storage = await openTestStorage();
+    proxy = await startProxy(hostPort(redisUrl as string));
+    // Two API processes on one database and one Redis; their meters never flush on their own, so
+    // without the shared count each would only see its own requests.
+    const config = { PLANS_FILE: file, PLAN_LIMITS: 'on' as const, USAGE_FLUSH_MS: 600_000 };
+    const via = viaPort(redisUrl as string, proxy.port);
+    a = await startTestApp({ storage, clock, config, redisUrl: via });
+    b = await startTestApp({ storage, clock, config, redisUrl: via });
+    for (let i = 0; i < 100 && (a.redis?.status !== 'ready' || b.redis?.status !== 'ready'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await proxy?.close();
+    await storage?.close();
+  });
+
+  it('lets exactly the cap of live requests through, spread over both processes at once; test keys never counted', async () => {
+    const ws = await newWorkspace(a);
+    // Which Redis calls take the count: the cap's own call only after a read; else the rate limit's.
+    const calls = { own: 0, inRateLimit: 0 };
+    for (const t of [a, b]) {
+      const r = t.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const own = r.wsvcCapTake?.bind(r);
+      const both = r.wsvcCountEpochAndCap?.bind(r);
+      r.wsvcCapTake = (...args) => {
+        calls.own++;
+        return (own as NonNullable<typeof own>)(...args);
+      };
+      r.wsvcCountEpochAndCap = (...args) => {
+        calls.inRateLimit++;
+        return (both as NonNullable<typeof both>)(...args);
+      };
+    }
+    const live = { ok: 0, refused: 0, other: [] as number[] };
+    let testOk = 0;
+    // 360 live requests (1 in 12 a billable 404) and 60 test ones, 30 at a time, alternating processes.
+    for (let round = 0; round < 14; round++) {
+      const batch = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => {
+          const n = round * 30 + i;
+          const t = n % 2 ? a : b;
+          if (n % 7 === 0)
+            return t.request({ method: 'GET', url: '/v1/users/me', key: ws.test }).then((r) => ['test', r] as const);
+          const url = n % 12 === 0 ? '/v1/resources/res_missing' : '/v1/users/me';
+          return t.request({ method: 'GET', url, key: ws.live }).then((r) => ['live', r] as const);
+        }),
+      );
+      for (const [kind, r] of batch) {
+        if (kind === 'test') testOk += r.statusCode === 200 ? 1 : 0;
+        else if (r.statusCode === 200 || r.statusCode === 404) live.ok++;
+        else if (r.statusCode === 429 && json(r).error.code === 'quota_exceeded') live.refused++;
+        else live.other.push(r.statusCode);
+      }
+    }
+    expect(live.other).toEqual([]);
+    expect(live.ok).toBe(CAP);
+    expect(live.refused).toBe(14 * 30 - 60 - CAP);
+    expect(testOk).toBe(60);
+    // After each process's first read (the first batch, all at once), every take rode in the rate limit's call.
+    expect(calls.own).toBeLessThanOrEqual(30);
+    expect(calls.inRateLimit + calls.own).toBeGreaterThanOrEqual(14 * 30 - 60);
+    expect(calls.inRateLimit).toBeGreaterThanOrEqual(14 * 30 - 60 - 30);
+    // The shared count and the billed count (once both meters have written) are exactly the cap.
+    const key = `${a.config.REDIS_KEY_PREFIX}cap:${ws.id}:${T('2028-01-31T00:00:00.000Z')}`;
+    expect(await a.redis?.get(key)).toBe(String(CAP));
+    await Promise.all([a.services.usage.meter.flush(), b.services.usage.meter.flush()]);
+    expect(await a.services.usage.billableCount(ws.id, T('2028-01-31T00:00:00Z'), T('2028-02-29T00:00:00Z'))).toBe(CAP);
+    // A new period starts a new count.
+    now = T('2028-02-29T00:00:00.000Z');
+    expect((await a.request({ method: 'GET', url: '/v1/users/me', key: ws.live })).statusCode).toBe(200);
+    now = T('2028-01-31T15:00:00.000Z');
+  });
+
+  it('counts a billable 400 in the shared count, and at the cap refuses before validating the body', async () => {
+    const ws = await newWorkspace(a);
+    const key = `${a.config.REDIS_KEY_PREFIX}cap:${ws.id}:${T('2028-01-31T00:00:00.000Z')}`;
+    const get = (t: TestApp) => t.request({ method: 'GET', url: '/v1/users/me', key: ws.live });
+    const bad = (t: TestApp) => t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body: { nope: 1 } });
+    expect((await get(a)).statusCode).toBe(200);
+    expect((await get(b)).statusCode).toBe(200);
+    expect(await a.redis?.get(key)).toBe('2');
+    // Two short of the cap (as if other processes had answered the rest).
+    await a.redis?.set(key, String(CAP - 2));
+    expectError(await bad(a), 400, 'validation_error');
+    expect((await get(b)).statusCode).toBe(200);
+    expect(await a.redis?.get(key)).toBe(String(CAP));
+    expectError(await bad(b), 429, 'quota_exceeded');
+    expectError(await get(a), 429, 'quota_exceeded');
+    expect(await a.redis?.get(key)).toBe(String(CAP));
+  });
+
+  it('with Redis down each process counts the per-process way (exact in one process), and the shared count resumes from the database when Redis returns', async () => {
+    const ws = await newWorkspace(a);
+    await proxy.cut();
+    const ok = async (t: TestApp, n: number) => {
+      let passed = 0;
+      for (let i = 0; i < n; i++) {
+        const r = await t.request({ method: 'GET', url: '/v1/users/me', key: ws.live });
+        if (r.statusCode === 200) passed++;
+        else expectError(r, 429, 'quota_exceeded');
+      }
+      return passed;
+    };
+    // One process alone: exact.
+    expect(await ok(a, CAP + 5)).toBe(CAP);
+    await a.services.usage.meter.flush();
+    await proxy.restore();
+    for (let i = 0; i < 100 && (a.redis?.status !== 'ready' || b.redis?.status !== 'ready'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    for (let i = 0; i < 100; i++) {
+      const r = json(await b.request({ method: 'GET', url: '/readyz' })).redis;
+      const s = json(await a.request({ method: 'GET', url: '/readyz' })).redis;
+      if (r === 'ok' && s === 'ok') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // The count missed the outage; it is raised to the database's count (what a flushed), so the cap holds.
+    now += 600_000;
+    expectError(await b.request({ method: 'GET', url: '/v1/users/me', key: ws.live }), 429, 'quota_exceeded');
+    expectError(await a.request({ method: 'GET', url: '/v1/users/me', key: ws.live }), 429, 'quota_exceeded');
+    now = T('2028-01-31T15:00:00.000Z');
   });
 });

@@ -33,7 +33,10 @@ beforeAll(async () => {
   storage = await openTestStorage();
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  const config = loadConfig({}, { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent' });
+  const config = loadConfig(
+    {},
+    { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' },
+  );
   services = createServices({ storage, clock: systemClock, config });
   receiver = await startReceiver((r) =>
     failing.on && r.path === '/hook' ? { status: 500, body: 'receiver down' } : { status: 200, body: 'thanks' },

@@ -25,7 +25,7 @@ const CLIENTS = 6;
 
 describe('crash loop under idempotent writes', () => {
   it('kill -9 five times: no duplicate, no lost acknowledged write, every write with its event', async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create({ name: 'Crash loop', adminEmail: 'crash@example.test' });
     const headers = { authorization: `Bearer ${ws.keys.live.key}`, 'content-type': 'application/json' };

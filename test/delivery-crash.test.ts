@@ -60,7 +60,7 @@ const api = async (method: string, path: string, key: string, body?: unknown) =>
 
 describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', () => {
   it('every event reaches the receiver with a 2xx and the same event id', async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create({ name: 'Crash', adminEmail: 'crash@example.test' });
     const key = ws.keys.live.key;
@@ -99,7 +99,7 @@ describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', 
 
   it('SIGTERM finishes the attempts in flight, records them, and exits', async () => {
     if (!server) throw new Error('no server');
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create({ name: 'Term', adminEmail: 'term@example.test' });
     const key = ws.keys.live.key;

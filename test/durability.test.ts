@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe('kill -9 during writes (docs/api.md#deployment)', () => {
   it('loses no acknowledged write and no committed event', async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create({ name: 'Durable', adminEmail: 'durable@example.test' });
     const headers = { authorization: `Bearer ${ws.keys.live.key}`, 'content-type': 'application/json' };

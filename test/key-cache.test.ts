@@ -37,7 +37,10 @@ beforeAll(async () => {
   otherServices = createServices({
     storage: other,
     clock: systemClock,
-    config: loadConfig({ DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y' } as NodeJS.ProcessEnv),
+    config: loadConfig({
+      DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y',
+      PLAN_LIMITS: 'off',
+    } as NodeJS.ProcessEnv),
   });
   // Like the CLI with REDIS_URL (src/cli/context.ts): its changes to keys and users are announced in Redis.
   if (t.redis && !other.dialect.keysEpoch && process.env.TEST_REDIS_URL) {

@@ -13,7 +13,7 @@ describe('usage metering across real processes', () => {
   let services: ReturnType<typeof createServices>;
   beforeAll(async () => {
     storage = await openTestStorage();
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     services = createServices({ storage, clock: systemClock, config });
   });
   afterAll(() => storage?.close());

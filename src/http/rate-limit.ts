@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import { epochCommands, keysEpochKeys } from '../keys-epoch.js';
 import { AppError } from '../lib/errors.js';
@@ -17,6 +17,22 @@ export interface RateLimitOptions {
   nameSpace?: string;
   /** Prefix of the shared key-cache epoch (src/keys-epoch.ts) that the counting call also returns (REDIS_KEY_PREFIX). */
   keysEpochPrefix?: string;
+  /** The free cap's count, taken in the same Redis call when the cap knows the workspace (src/http/plan-cap.ts). */
+  cap?: InlineCap;
+}
+
+/** A free-cap count to take in the rate limit's Redis call (docs/billing.md#the-free-cap). */
+export interface CapTake {
+  key: string;
+  floor: number;
+  limit: number;
+  ttlMs: number;
+}
+export interface InlineCap {
+  /** The count to take for this request, or null (no cap, or not known without reading). Synchronous. */
+  args(request: FastifyRequest): CapTake | null;
+  /** What the call did (taken, or refused at the cap): the error to answer with, if any. Not called when not tried. */
+  result(request: FastifyRequest, key: string, taken: boolean): Error | undefined;
 }
 
 /**
@@ -41,18 +57,26 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
       `Rate limit of ${max} requests per ${opts.windowS} s exceeded for this API key; retry after ${retryS} s.`,
     );
 
+  const cap = opts.redis ? opts.cap : undefined;
   const limit: onRequestHookHandler = (request, reply, done) => {
     const principal = request.principal;
     const max = principal?.env === 'test' ? opts.test : opts.live;
+    const take = cap?.args(request) ?? undefined;
     store.incr(
       rateKey(principal),
       (err, result) => {
         // A cached key is confirmed by the epoch of this same call before anything is answered (auth.ts).
         if (request.keyToConfirm === null) return counted(err, result);
-        confirmCachedKey(request, result?.epoch, (failed) => (failed ? done(failed) : counted(err, result)));
+        confirmCachedKey(request, result?.epoch, (failed) => {
+          if (!failed) return counted(err, result);
+          // A take already made is kept on the request, so the answer settles it (plan-cap.ts).
+          if (take && result?.cap === 1) cap?.result(request, take.key, true);
+          done(failed);
+        });
       },
       windowMs,
       max,
+      take,
     );
     function counted(err: Error | null, result: Counted | undefined): void {
       // A store error never refuses a request (fail-open, docs/operations.md).
@@ -60,12 +84,17 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
         done();
         return;
       }
+      const capError =
+        take && result.cap !== undefined && result.cap >= 0
+          ? cap?.result(request, take.key, result.cap === 1)
+          : undefined;
       const resetS = Math.ceil(result.ttl / 1000);
       reply.header('x-ratelimit-limit', max);
       reply.header('x-ratelimit-reset', resetS);
       if (result.current <= max) {
         reply.header('x-ratelimit-remaining', max - result.current);
-        done();
+        // The free cap's refusal (429 quota_exceeded) when its take, in this same call, found the cap reached.
+        done(capError);
         return;
       }
       reply.header('x-ratelimit-remaining', 0);
@@ -90,11 +119,13 @@ interface Counted {
   current: number;
   ttl: number;
   epoch?: string | null;
+  /** The free cap's take in the same call: 1 taken, 0 refused, -1 not tried. */
+  cap?: number;
 }
 type OnCount = (err: Error | null, result?: Counted) => void;
 /** The plugin's store contract as its code calls it (its typings omit the window and the max). */
 interface Store {
-  incr(key: string, cb: OnCount, timeWindow: number, max: number): void;
+  incr(key: string, cb: OnCount, timeWindow: number, max: number, cap?: CapTake): void;
 }
 type StoreCtor = new (...args: unknown[]) => Store;
 // The plugin's own stores (plain CommonJS files of the package, which has no `exports` map).
@@ -114,7 +145,7 @@ function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: s
   const countLocally = (key: string, cb: OnCount, timeWindow: number, max: number) =>
     local.incr(key, (err, r) => cb(err, r && { current: r.current, ttl: r.ttl }), timeWindow, max);
   return {
-    incr(key, cb, timeWindow, max) {
+    incr(key, cb, timeWindow, max, cap) {
       if (!guard.usable()) return countLocally(key, cb, timeWindow, max);
       shared.incr(
         key,
@@ -125,6 +156,7 @@ function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: s
         },
         timeWindow,
         max,
+        cap,
       );
     },
   };
@@ -138,7 +170,26 @@ function sharedStore(client: Redis, nameSpace: string, epochPrefix: string): Sto
   const cmd = epochCommands(client);
   const { epoch, unsettled } = keysEpochKeys(epochPrefix);
   return {
-    incr(key, cb, timeWindow) {
+    incr(key, cb, timeWindow, max, cap) {
+      if (cap) {
+        cmd
+          .wsvcCountEpochAndCap(
+            nameSpace + key,
+            epoch,
+            unsettled,
+            cap.key,
+            timeWindow,
+            max,
+            cap.floor,
+            cap.limit,
+            cap.ttlMs,
+          )
+          .then(
+            ([current, ttl, taken, at]) => cb(null, { current, ttl, cap: taken, epoch: at ?? null }),
+            (err: Error) => cb(err),
+          );
+        return;
+      }
       cmd.wsvcCountAndEpoch(nameSpace + key, epoch, unsettled, timeWindow).then(
         ([current, ttl, at]) => cb(null, { current, ttl, epoch: at ?? null }),
         (err: Error) => cb(err),

@@ -56,7 +56,15 @@ export async function startTestApp(
   const redisKeyPrefix = `wsvc-test:${(storage as { schema?: string }).schema ?? randomBytes(6).toString('hex')}:`;
   const config = loadConfig(
     {},
-    { LOG_LEVEL: 'silent', DATABASE_URL: storage.url, REDIS_KEY_PREFIX: redisKeyPrefix, ...opts.config },
+    // Plan limits off unless a test turns them on (billing tests do): suites make more webhooks,
+    // resources and requests than the free plan allows (docs/billing.md#plan-limits).
+    {
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: storage.url,
+      REDIS_KEY_PREFIX: redisKeyPrefix,
+      PLAN_LIMITS: 'off',
+      ...opts.config,
+    },
   );
   const clock = opts.clock ?? { now: () => Date.now() };
   const services = createServices({ storage, clock, config, resolveHost: opts.resolveHost });

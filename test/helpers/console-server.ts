@@ -23,7 +23,10 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
   const storage = await openTestStorage();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const config = loadConfig({}, { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent' });
+  const config = loadConfig(
+    {},
+    { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' },
+  );
   const services = createServices({ storage, clock: systemClock, config });
   let server: WsvcProcess | undefined;
   let browser: Browser | undefined;
