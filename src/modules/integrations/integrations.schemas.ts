@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { IdString, Timestamp } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 
@@ -71,3 +71,6 @@ export const IntegrationMessageSchema = Type.Object({
   created_at: Timestamp,
   payload: Type.Unknown(),
 });
+
+export type Integration = Static<typeof IntegrationSchema>;
+export type IntegrationMessageItem = Static<typeof IntegrationMessageSchema>;
