@@ -123,6 +123,27 @@ describe('connecting (docs/integrations.md#urls)', () => {
     expect(json(await api('GET', '')).data).toEqual([]);
   });
 
+  it('a member who is not an admin gets 403 on every route and changes nothing', async () => {
+    const made = await connect({ kind: 'slack', url: SLACK, env: 'live', events: ['*'], categories: [] });
+    const inv = await t.services.consoleAuth.invite(ws, { email: 'chat.member@example.test', role: 'member' });
+    const member = await signInWithLink(t, inv.invite_url);
+    const as = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) =>
+      member.call({ method, url: `/console/api/integrations${url}`, ws, body });
+    expectError(await as('GET', ''), 403, 'insufficient_scope');
+    expectError(
+      await as('POST', '', { kind: 'slack', url: SLACK, env: 'live', events: ['*'], categories: [] }),
+      403,
+      'insufficient_scope',
+    );
+    expectError(await as('PATCH', `/${made.id}`, { status: 'disabled' }), 403, 'insufficient_scope');
+    expectError(await as('POST', `/${made.id}/test`), 403, 'insufficient_scope');
+    expectError(await as('GET', `/${made.id}/messages`), 403, 'insufficient_scope');
+    expectError(await as('DELETE', `/${made.id}`), 403, 'insufficient_scope');
+    expect(json(await api('GET', '')).data).toEqual([expect.objectContaining({ id: made.id, status: 'enabled' })]);
+    expect(await log(made.id)).toEqual([]);
+    expect((await api('DELETE', `/${made.id}`)).statusCode).toBe(204);
+  });
+
   it('without a session it is 401; without the CSRF token 403; the URL is never shown in full', async () => {
     const anon = await t.request({ method: 'GET', url: '/console/api/integrations', headers: { origin: ORIGIN } });
     expect(anon.statusCode).toBe(401);
