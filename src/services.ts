@@ -77,6 +77,7 @@ export function createServices(deps: {
     clock,
     writeAs,
     urlGuard: { allowInsecure: false, resolve: deps.resolveHost },
+    timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
     send:
       deps.integrationSend ??
       createSender({
@@ -202,6 +203,12 @@ export function createServices(deps: {
       name: 'integrations: Slack and Discord messages sent',
       everyMs: 5_000,
       run: () => integrations.sendDue(systemActor('scheduler:integrations')),
+    },
+    {
+      id: 'purge-integration-messages',
+      name: 'purge-integration-messages: Slack and Discord messages sent or given up more than 30 days ago',
+      everyMs: 60 * 60_000,
+      run: () => integrations.purgeExpired(systemActor('scheduler:purge-integration-messages')),
     },
     {
       id: 'purge-notifications',

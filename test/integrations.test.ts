@@ -308,4 +308,25 @@ describe('sending (docs/integrations.md#sending)', () => {
     expect(json(await api('GET', '')).data[0]).toMatchObject({ status: 'disabled', events: ['*'] });
     await api('DELETE', `/${i.id}`);
   });
+
+  it('the purge job deletes finished messages created more than 30 days ago, never pending ones', async () => {
+    const url = 'https://hooks.slack.com/services/T000/BPURGE/purgeme000001';
+    const i = await connect({ kind: 'slack', url, env: 'live', events: ['*'], categories: [] });
+    rx.plan(pathOf(url), [{ status: 200 }, { status: 503 }]);
+    const created = nowMs;
+    await api('POST', `/${i.id}/test`); // sent below
+    nowMs += 1;
+    await api('POST', `/${i.id}/test`); // fails, stays pending (retrying)
+    nowMs += 1;
+    await send();
+    expect((await log(i.id)).map((m) => m.status).sort()).toEqual(['pending', 'sent']);
+    const purge = t.services.jobs.find((j) => j.id === 'purge-integration-messages');
+    nowMs = created + 30 * 24 * 3_600_000;
+    expect(await purge?.run()).toBe(0); // exactly 30 days old: kept
+    nowMs += 1;
+    expect(await purge?.run()).toBe(1);
+    admin = await signIn(t, 'chat.admin@example.test');
+    expect((await log(i.id)).map((m) => m.status)).toEqual(['pending']);
+    await api('DELETE', `/${i.id}`);
+  });
 });

@@ -62,6 +62,16 @@ export const integrationsRepository = {
     return db.selectFrom('integration_messages').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
+  /** Deletes finished messages (not pending) created before `cutoff`; returns how many. */
+  async purgeBefore(db: WriteTx, cutoff: string): Promise<number> {
+    const r = await db
+      .deleteFrom('integration_messages')
+      .where('created_at', '<', cutoff)
+      .where('status', '!=', 'pending')
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  },
+
   /** Leases up to `limit` due messages to `workerId` until `leaseUntil`; concurrent senders skip each other's rows. */
   async claim(
     db: WriteTx,

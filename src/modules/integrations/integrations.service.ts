@@ -62,8 +62,9 @@ export const RETRY_BASE_MS = 30_000;
 export const RETRY_FACTOR = 4;
 /** Statuses that will not get better by retrying (a revoked or mistyped webhook): no retry. */
 const FINAL_STATUSES = new Set([400, 401, 403, 404, 410]);
-const LEASE_MS = 60_000;
 const CLAIM_BATCH = 20;
+/** How long the message log keeps a finished message (docs/integrations.md#the-message-log). */
+export const MESSAGE_RETENTION_MS = 30 * 24 * 3_600_000;
 const EXCERPT = 300;
 
 /** The platform rule of D29: the webhook host and path of each platform, over https. */
@@ -129,8 +130,11 @@ export function createIntegrationsService(deps: {
   writeAs: WriteRunner;
   urlGuard: UrlGuardOptions;
   send: Send;
+  /** The sender's timeout (WEBHOOK_TIMEOUT_MS): a lease outlasts one attempt and the write of its outcome. */
+  timeoutMs: number;
 }) {
   const { db, clock, writeAs } = deps;
+  const leaseMs = Math.max(60_000, 2 * deps.timeoutMs + 1000);
   const workerId = `intw_${randomBytes(8).toString('hex')}`;
 
   function admin(p: Principal): void {
@@ -316,6 +320,11 @@ export function createIntegrationsService(deps: {
     );
   }
 
+  /** The `purge-integration-messages` job: finished messages older than 30 days; returns how many. */
+  function purgeExpired(actor: Actor): Promise<number> {
+    return writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
+  }
+
   let sending: Promise<number> | null = null;
 
   /** Sends every due message as `actor` (the `integrations` job); returns how many were sent. */
@@ -331,7 +340,7 @@ export function createIntegrationsService(deps: {
     for (;;) {
       const now = clock.now();
       const claimed = await writeAs(actor, (trx) =>
-        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + LEASE_MS), workerId, limit: CLAIM_BATCH }),
+        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + leaseMs), workerId, limit: CLAIM_BATCH }),
       );
       const done = await Promise.all(claimed.map((m) => sendOne(actor, m)));
       sent += done.filter(Boolean).length;
@@ -378,6 +387,6 @@ export function createIntegrationsService(deps: {
     return false;
   }
 
-  return { list, create, update, remove, test, messages, onEvent, forward, sendDue };
+  return { list, create, update, remove, test, messages, onEvent, forward, sendDue, purgeExpired };
 }
 export type IntegrationsService = ReturnType<typeof createIntegrationsService>;
