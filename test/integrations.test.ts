@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WebhooksTable } from '../src/db/types.js';
 import { systemActor } from '../src/lib/principal.js';
 import { createSender, type Send } from '../src/modules/delivery/sender.js';
 import { json, startTestApp, type TestApp } from './helpers/app.js';
@@ -25,6 +26,7 @@ let testKey: string;
 const dns: Record<string, string[]> = {
   'hooks.slack.com': ['3.120.10.10'],
   'discord.com': ['162.159.135.232'],
+  'hooks.public.test': ['93.184.216.34'],
   'discordapp.com': ['10.0.0.7'], // a private address: D19 refuses it at creation
 };
 const SLACK = 'https://hooks.slack.com/services/T000/B000/slacksecret1234';
@@ -286,6 +288,41 @@ describe('sending (docs/integrations.md#sending)', () => {
     });
     const entries = await log(i.id);
     expect(entries.filter((e) => e.status === 'sent').length).toBe(entries.length);
+    await api('DELETE', `/${i.id}`);
+  });
+
+  it('a webhooks notification (endpoint disabled) is forwarded without the endpoint URL in its fields', async () => {
+    const url = 'https://discord.com/api/webhooks/777/endpointhealth01';
+    const i = await connect({ kind: 'discord', url, env: 'live', events: [], categories: ['webhooks'] });
+    const hook = await t.request({
+      method: 'POST',
+      url: '/v1/webhooks',
+      key: liveKey,
+      body: { url: 'https://hooks.public.test/in?token=hooksecret', events: ['*'], label: 'Orders' },
+    });
+    expect(hook.statusCode, hook.body).toBe(201);
+    const row = (await t.storage.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', json(hook).data.id)
+      .executeTakeFirstOrThrow()) as WebhooksTable;
+    const at = new Date(nowMs).toISOString();
+    // What endpoint health does in the worker's cycle, in one transaction (test/endpoint-health.test.ts drives the real thing).
+    await t.services.writeAs(systemActor('worker'), (trx) =>
+      t.services.notifications.endpointNotice(trx, { kind: 'disabled', webhook: row, at }),
+    );
+    expect(await send()).toBe(1);
+    const [got] = rx.to(pathOf(url));
+    const embed = JSON.parse(got?.body ?? '').embeds[0];
+    expect(embed.title).toBe('Webhook endpoint disabled: Orders');
+    expect(embed.fields).toEqual(
+      expect.arrayContaining([
+        { name: 'Category', value: 'webhooks', inline: true },
+        { name: 'Type', value: 'endpoint.disabled', inline: true },
+        { name: 'webhook_id', value: row.id, inline: true },
+      ]),
+    );
+    expect(got?.body).not.toContain('hooksecret');
     await api('DELETE', `/${i.id}`);
   });
 
