@@ -35,6 +35,7 @@ import {
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
+import { integrationsRoutes } from './modules/integrations/integrations.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
@@ -221,6 +222,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (api) => {
       await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.members });
       await api.register(notificationsRoutes, { notifications: services.notifications });
+      await api.register(integrationsRoutes, { integrations: services.integrations });
       // The console calls the same routes and services as /v1, authenticated by its session (docs/console.md).
       await api.register(
         async (mirror) => {

@@ -9,8 +9,10 @@ import { loadPlans } from './modules/billing/plans.js';
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
 import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
+import { createSender, type Send } from './modules/delivery/sender.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
+import { createIntegrationsService } from './modules/integrations/integrations.service.js';
 import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
@@ -56,6 +58,8 @@ export function createServices(deps: {
   resolveHost?: (host: string) => Promise<string[]>;
   /** Where emails go instead of SMTP_URL's server (tests); neither: the local mailbox. */
   mailTransport?: MailTransport;
+  /** How integrations POST to Slack and Discord (tests inject one); the delivery engine's sender by default. */
+  integrationSend?: Send;
 }) {
   const { db, dialect } = deps.storage;
   const clock = deps.clock;
@@ -67,6 +71,20 @@ export function createServices(deps: {
     system: systemCheck(dialect),
   };
   const writeAs = createWriteRunner({ db, dialect, checks });
+  // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
+  const integrations = createIntegrationsService({
+    db,
+    clock,
+    writeAs,
+    urlGuard: { allowInsecure: false, resolve: deps.resolveHost },
+    timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+    send:
+      deps.integrationSend ??
+      createSender({
+        timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+        allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS,
+      }),
+  });
   // The users service tells of member changes through the notifications service, which reads users:
   // the call is bound here, once both exist (it runs only after createServices returns).
   const users = createUsersService({
@@ -88,6 +106,7 @@ export function createServices(deps: {
     disableAfterH: deps.config.WEBHOOK_DISABLE_AFTER_H,
     transport: deps.mailTransport ?? (deps.config.SMTP_URL ? smtpTransport(deps.config.SMTP_URL) : undefined),
     log: deps.log ?? quiet,
+    forward: integrations.forward,
   });
   const keys = createKeysService({ db, dialect, clock, users, notifications });
   const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
@@ -97,7 +116,14 @@ export function createServices(deps: {
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
     notify: notifications.endpointNotice,
   });
-  const outbox = createOutbox({ dialect, writeAs, deliveriesDue, events, health });
+  const outbox = createOutbox({
+    dialect,
+    writeAs,
+    deliveriesDue,
+    events,
+    health,
+    forwardEvent: integrations.onEvent,
+  });
   const resources = createResourcesService({
     db,
     clock,
@@ -173,6 +199,18 @@ export function createServices(deps: {
       run: () => notifications.sendDue(systemActor('scheduler:send-notifications')),
     },
     {
+      id: 'integrations',
+      name: 'integrations: Slack and Discord messages sent',
+      everyMs: 5_000,
+      run: () => integrations.sendDue(systemActor('scheduler:integrations')),
+    },
+    {
+      id: 'purge-integration-messages',
+      name: 'purge-integration-messages: Slack and Discord messages sent or given up more than 30 days ago',
+      everyMs: 60 * 60_000,
+      run: () => integrations.purgeExpired(systemActor('scheduler:purge-integration-messages')),
+    },
+    {
       id: 'purge-notifications',
       name: 'purge-notifications: notifications older than 90 days (the feed keeps 90 days)',
       everyMs: 60 * 60_000,
@@ -207,6 +245,7 @@ export function createServices(deps: {
     usage,
     billing,
     notifications,
+    integrations,
     delivery,
     jobs,
     deliveriesDue,

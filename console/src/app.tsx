@@ -20,6 +20,7 @@ const Profile = lazy(() => import('./features/profile/profile-page'));
 const Usage = lazy(() => import('./features/usage/usage-page'));
 const Requests = lazy(() => import('./features/usage/requests-page'));
 const Notifications = lazy(() => import('./features/notifications/notifications-page'));
+const Integrations = lazy(() => import('./features/integrations/integrations-page'));
 const ComingSoon = lazy(() => import('./features/placeholders/coming-soon'));
 
 export function App() {
@@ -45,7 +46,7 @@ export function App() {
             <Route path="usage/requests" element={<Requests />} />
             <Route path="notifications" element={<Notifications />} />
             <Route path="settings/billing" element={<ComingSoon title="Billing" />} />
-            <Route path="settings/integrations" element={<ComingSoon title="Integrations" />} />
+            <Route path="settings/integrations" element={<Integrations />} />
             <Route path="*" element={<NotFound />} />
           </Route>
           <Route path="*" element={<Home />} />

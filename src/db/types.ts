@@ -399,4 +399,46 @@ export interface Database {
   subscription_changes: SubscriptionChangesTable;
   invoices: InvoicesTable;
   invoice_lines: InvoiceLinesTable;
+  integrations: IntegrationsTable;
+  integration_messages: IntegrationMessagesTable;
+}
+
+/** A Slack or Discord destination (D29, docs/integrations.md); `url` is a secret. */
+export interface IntegrationsTable {
+  id: string;
+  workspace_id: string;
+  kind: 'slack' | 'discord';
+  url: string;
+  /** The environment whose resource events it forwards. */
+  env: Env;
+  /** JSON list of event types ('*' for all). */
+  events: string;
+  /** JSON list of notification categories. */
+  categories: string;
+  status: 'enabled' | 'disabled';
+  created_at: string;
+  updated_at: string;
+}
+
+/** One message to an integration: its log and outbox (docs/integrations.md#the-message-log). */
+export interface IntegrationMessagesTable {
+  id: string;
+  integration_id: string;
+  workspace_id: string;
+  /** 'event', 'notification' or 'test'. */
+  source: string;
+  /** The event or notification type, or 'test'. */
+  type: string;
+  /** The JSON body sent (Block Kit or embed). */
+  payload: string;
+  status: 'pending' | 'sent' | 'failed' | 'cancelled';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  leased_by: string | null;
+  last_response_status: number | null;
+  last_response_excerpt: string | null;
+  last_error: string | null;
+  sent_at: string | null;
+  created_at: string;
 }

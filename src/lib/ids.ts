@@ -15,6 +15,8 @@ export const ID_PREFIX = {
   mail: 'mail_',
   invoice: 'inv_',
   subscriptionChange: 'sbc_',
+  integration: 'int_',
+  integrationMessage: 'imsg_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

@@ -6,6 +6,7 @@ import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
 import type { Env, Role } from '../../src/db/types.js';
 import type { Clock } from '../../src/lib/clock.js';
+import type { Send } from '../../src/modules/delivery/sender.js';
 import { openRedis, type RedisLog, waitForRedis } from '../../src/redis.js';
 import { createServices, type Services } from '../../src/services.js';
 import { contractOf } from './contract.js';
@@ -46,6 +47,8 @@ export async function startTestApp(
     wrapServices?: (services: Services) => void;
     /** DNS for the webhook URL check at webhook creation (default: the system's). */
     resolveHost?: (host: string) => Promise<string[]>;
+    /** How integrations POST to Slack and Discord (docs/integrations.md#testing-locally). */
+    integrationSend?: Send;
     /** Where the app's log lines go (set LOG_LEVEL in config too; it is silent by default). */
     logStream?: { write(line: string): void };
   } = {},
@@ -67,7 +70,13 @@ export async function startTestApp(
     },
   );
   const clock = opts.clock ?? { now: () => Date.now() };
-  const services = createServices({ storage, clock, config, resolveHost: opts.resolveHost });
+  const services = createServices({
+    storage,
+    clock,
+    config,
+    resolveHost: opts.resolveHost,
+    integrationSend: opts.integrationSend,
+  });
   opts.wrapServices?.(services);
   // With TEST_REDIS_URL the same tests run with Redis-backed rate limits, in their own key namespace.
   const redisUrl = opts.redisUrl === undefined ? process.env.TEST_REDIS_URL || undefined : (opts.redisUrl ?? undefined);

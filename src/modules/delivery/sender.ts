@@ -10,6 +10,8 @@ export interface SendResult {
   body: string | null;
   error: string | null;
   durationMs: number;
+  /** The response's Retry-After header, when it had one (integrations honour it on a 429). */
+  retryAfter?: string | null;
 }
 
 export type Send = (url: string, headers: Record<string, string>, body: string) => Promise<SendResult>;
@@ -129,7 +131,8 @@ export function createSender(opts: {
           const status = res.statusCode ?? 0;
           const text = Buffer.concat(chunks).toString('utf8');
           const ok = status >= 200 && status < 300;
-          finish({ ok, status, body: text, error: ok ? null : statusError(status) });
+          const retryAfter = res.headers['retry-after'] ?? null;
+          finish({ ok, status, body: text, error: ok ? null : statusError(status), retryAfter });
         });
       };
       exchange(false);

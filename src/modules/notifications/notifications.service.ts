@@ -48,6 +48,16 @@ export interface LinkNotice {
   data: LinkNoticeData;
 }
 
+/** A notification as integrations forward it: once per workspace, not per recipient. */
+export interface ForwardedNotice {
+  workspaceId: string;
+  category: string;
+  type: string;
+  title: string;
+  data: Record<string, unknown>;
+  at: string;
+}
+
 /** Categories a person may turn off per channel (D27); security cannot be. */
 export const OPTIONAL_CATEGORIES = ['webhooks', 'usage', 'billing'] as const;
 export type OptionalCategory = (typeof OPTIONAL_CATEGORIES)[number];
@@ -128,6 +138,8 @@ export function createNotificationsService(deps: {
   /** SMTP; undefined: the local mailbox. */
   transport?: MailTransport;
   log?: NotificationLogger;
+  /** Integrations (docs/integrations.md): told of each notification once per workspace, in its transaction. */
+  forward?: (trx: Db, n: ForwardedNotice) => Promise<void>;
 }) {
   const { db, clock, writeAs } = deps;
   const workerId = `ntfw_${randomBytes(8).toString('hex')}`;
@@ -162,6 +174,15 @@ export function createNotificationsService(deps: {
       created_at: now,
     }));
     await repo.insertMany(trx, await applyPreferences(trx, rows, 'webhooks'));
+    const type = `endpoint.${notice.kind}`;
+    await deps.forward?.(trx, {
+      workspaceId: w.workspace_id,
+      category: 'webhooks',
+      type,
+      title: notificationTitle(type as NotificationsTable['type'], data),
+      data: { ...data },
+      at: notice.at,
+    });
   }
 
   /**
@@ -273,6 +294,14 @@ export function createNotificationsService(deps: {
       trx,
       [...ids].map((id) => row(n.workspaceId, id, 'security', n.type, n.data)),
     );
+    await deps.forward?.(trx, {
+      workspaceId: n.workspaceId,
+      category: 'security',
+      type: n.type,
+      title: notificationTitle(n.type, n.data),
+      data: { ...n.data },
+      at: n.data.at,
+    });
   }
 
   let sending: Promise<number> | null = null;

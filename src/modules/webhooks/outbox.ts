@@ -33,6 +33,8 @@ export function createOutbox(deps: {
   events: Pick<EventsService, 'insert' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore'>;
   /** Endpoint health (docs/api.md#endpoint-health), applied to the outcomes the worker writes. */
   health: EndpointHealth;
+  /** Integrations (docs/integrations.md): told of each resource event in its transaction. */
+  forwardEvent?: (trx: WriteTx, event: EventsTable) => Promise<void>;
 }) {
   const { dialect, deliveriesDue, events } = deps;
 
@@ -86,6 +88,7 @@ export function createOutbox(deps: {
     now: number,
   ): Promise<number> {
     const event = await insertEvent(trx, tenant, type, resourceId, data, now);
+    await deps.forwardEvent?.(trx, event);
     const hooks = await deliveriesRepository.subscribers(trx, tenant);
     const targets = hooks
       .filter((h) => {

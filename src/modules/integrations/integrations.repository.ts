@@ -1,0 +1,134 @@
+import type { Db } from '../../db/dialect.js';
+import { withRowLockSkipping } from '../../db/row-locks.js';
+import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
+import type { WriteTx } from '../auth/write-runner.js';
+
+/** SQL of integrations and their message log/outbox (docs/integrations.md). */
+export const integrationsRepository = {
+  list(db: Db, workspaceId: string): Promise<IntegrationsTable[]> {
+    return db.selectFrom('integrations').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').execute();
+  },
+
+  find(db: Db, workspaceId: string, id: string): Promise<IntegrationsTable | undefined> {
+    return db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  },
+
+  /** The enabled integrations of a workspace (the hooks pick by env, event or category). */
+  enabledOf(db: Db, workspaceId: string): Promise<IntegrationsTable[]> {
+    return db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', 'enabled')
+      .orderBy('id')
+      .execute();
+  },
+
+  insert(db: WriteTx, row: IntegrationsTable) {
+    return db.insertInto('integrations').values(row).execute();
+  },
+
+  update(db: WriteTx, id: string, set: Partial<IntegrationsTable>) {
+    return db.updateTable('integrations').set(set).where('id', '=', id).execute();
+  },
+
+  /** Deletes an integration and its log (pending messages included: none is sent after). */
+  async remove(db: WriteTx, id: string): Promise<void> {
+    await db.deleteFrom('integration_messages').where('integration_id', '=', id).execute();
+    await db.deleteFrom('integrations').where('id', '=', id).execute();
+  },
+
+  insertMessages(db: Db, rows: IntegrationMessagesTable[]) {
+    return rows.length === 0 ? Promise.resolve() : db.insertInto('integration_messages').values(rows).execute();
+  },
+
+  /** The log, newest first. */
+  messages(db: Db, integrationId: string, limit: number): Promise<IntegrationMessagesTable[]> {
+    return db
+      .selectFrom('integration_messages')
+      .selectAll()
+      .where('integration_id', '=', integrationId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  },
+
+  findMessage(db: Db, id: string): Promise<IntegrationMessagesTable | undefined> {
+    return db.selectFrom('integration_messages').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
+  /** Deletes finished messages (not pending) created before `cutoff`; returns how many. */
+  async purgeBefore(db: WriteTx, cutoff: string): Promise<number> {
+    const r = await db
+      .deleteFrom('integration_messages')
+      .where('created_at', '<', cutoff)
+      .where('status', '!=', 'pending')
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  },
+
+  /** Leases up to `limit` due messages to `workerId` until `leaseUntil`; concurrent senders skip each other's rows. */
+  async claim(
+    db: WriteTx,
+    opts: { now: string; leaseUntil: string; workerId: string; limit: number },
+  ): Promise<(IntegrationMessagesTable & { url: string; kind: string; integration_status: string })[]> {
+    const due = withRowLockSkipping(
+      db,
+      db
+        .selectFrom('integration_messages')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', opts.now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
+        .orderBy('next_attempt_at')
+        .orderBy('id')
+        .limit(opts.limit),
+    );
+    const ids = (await due.execute()).map((r) => r.id);
+    if (ids.length === 0) return [];
+    await db
+      .updateTable('integration_messages')
+      .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })
+      .where('id', 'in', ids)
+      .execute();
+    return db
+      .selectFrom('integration_messages as m')
+      .innerJoin('integrations as i', 'i.id', 'm.integration_id')
+      .selectAll('m')
+      .select(['i.url as url', 'i.kind as kind', 'i.status as integration_status'])
+      .where('m.id', 'in', ids)
+      .orderBy('m.id')
+      .execute();
+  },
+
+  /** Writes an attempt's outcome if `workerId` still holds the lease; returns whether it did. */
+  async finish(
+    db: WriteTx,
+    id: string,
+    workerId: string,
+    set: Pick<
+      IntegrationMessagesTable,
+      'status' | 'next_attempt_at' | 'last_response_status' | 'last_response_excerpt' | 'last_error' | 'sent_at'
+    > & { attempted: boolean },
+  ): Promise<boolean> {
+    const { attempted, ...fields } = set;
+    const r = await db
+      .updateTable('integration_messages')
+      .set((eb) => ({
+        ...fields,
+        lease_until: null,
+        leased_by: null,
+        attempt_count: attempted ? eb('attempt_count', '+', 1) : eb.ref('attempt_count'),
+      }))
+      .where('id', '=', id)
+      .where('leased_by', '=', workerId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+};

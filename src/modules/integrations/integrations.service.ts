@@ -1,0 +1,392 @@
+import { randomBytes } from 'node:crypto';
+import { type Db, readJson } from '../../db/dialect.js';
+import type { Env, EventsTable, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
+import { type Clock, isoAt } from '../../lib/clock.js';
+import { ForbiddenError, fieldError, NotFoundError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Actor, Principal } from '../../lib/principal.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import type { Send } from '../delivery/sender.js';
+import { checkWebhookUrl, type UrlGuardOptions } from '../webhooks/url-guard.js';
+import { integrationsRepository as repo } from './integrations.repository.js';
+import { eventMessage, type IntegrationMessage, notificationMessage, render, testMessage } from './render.js';
+
+export type IntegrationKind = 'slack' | 'discord';
+/** Notification categories an integration may forward (D27); account emails (invites, resets) never. */
+export const INTEGRATION_CATEGORIES = ['security', 'webhooks', 'usage', 'billing'] as const;
+
+/** An integration as the API shows it: the URL only as its host and last 4 characters. */
+export interface IntegrationView {
+  id: string;
+  kind: IntegrationKind;
+  url_hint: string;
+  env: Env;
+  events: string[];
+  categories: string[];
+  status: 'enabled' | 'disabled';
+  created_at: string;
+  updated_at: string;
+}
+
+/** One entry of an integration's message log. */
+export interface IntegrationMessageView {
+  id: string;
+  source: string;
+  type: string;
+  status: IntegrationMessagesTable['status'];
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_response_status: number | null;
+  last_response_excerpt: string | null;
+  last_error: string | null;
+  sent_at: string | null;
+  created_at: string;
+  /** The JSON body sent (Block Kit or embed). */
+  payload: unknown;
+}
+
+/** A notification to forward, told once per workspace by the notifications module (not per recipient). */
+export interface ForwardedNotification {
+  workspaceId: string;
+  category: string;
+  type: string;
+  title: string;
+  data: Record<string, unknown>;
+  at: string;
+}
+
+/** Attempts per message: the first and 5 retries (docs/integrations.md#sending). */
+export const MAX_ATTEMPTS = 6;
+/** Back-off between attempts: 30 s × 4^(n-1): 30 s, 2 min, 8 min, 32 min, 2 h 8 min. */
+export const RETRY_BASE_MS = 30_000;
+export const RETRY_FACTOR = 4;
+/** Statuses that will not get better by retrying (a revoked or mistyped webhook): no retry. */
+const FINAL_STATUSES = new Set([400, 401, 403, 404, 410]);
+const CLAIM_BATCH = 20;
+/** How long the message log keeps a finished message (docs/integrations.md#the-message-log). */
+export const MESSAGE_RETENTION_MS = 30 * 24 * 3_600_000;
+const EXCERPT = 300;
+
+/** The platform rule of D29: the webhook host and path of each platform, over https. */
+export function platformRule(kind: IntegrationKind, url: string): string | null {
+  const rule =
+    kind === 'slack'
+      ? 'a Slack incoming webhook URL must be https://hooks.slack.com/services/…'
+      : 'a Discord webhook URL must be https://discord.com/api/webhooks/… (or discordapp.com)';
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return rule;
+  }
+  if (u.protocol !== 'https:' || u.port !== '' || u.username !== '' || u.password !== '') return rule;
+  if (kind === 'slack') return u.hostname === 'hooks.slack.com' && /^\/services\/.+/.test(u.pathname) ? null : rule;
+  return (u.hostname === 'discord.com' || u.hostname === 'discordapp.com') && /^\/api\/webhooks\/.+/.test(u.pathname)
+    ? null
+    : rule;
+}
+
+/** Host and the last 4 characters: enough to recognise a URL, never enough to use it. */
+export function urlHint(url: string): string {
+  let host = '';
+  try {
+    host = new URL(url).hostname;
+  } catch {}
+  return `${host} …${url.slice(-4)}`;
+}
+
+/**
+ * Delay before the next attempt after a failed one (`attemptsMade` counts it), or null to give up:
+ * a 429's Retry-After (seconds or an HTTP date) is honoured as given; otherwise exponential back-off.
+ */
+export function nextAttemptDelay(
+  attemptsMade: number,
+  status: number | null,
+  retryAfter: string | null | undefined,
+  nowMs: number,
+): number | null {
+  if (attemptsMade >= MAX_ATTEMPTS) return null;
+  if (status !== null && FINAL_STATUSES.has(status)) return null;
+  const backoff = RETRY_BASE_MS * RETRY_FACTOR ** (attemptsMade - 1);
+  if (status === 429 && retryAfter) {
+    const v = retryAfter.trim();
+    if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
+    const at = Date.parse(v);
+    if (!Number.isNaN(at)) return Math.max(0, at - nowMs);
+  }
+  return backoff;
+}
+
+/**
+ * Slack and Discord integrations (D29, docs/integrations.md): an admin's destinations for a
+ * workspace's resource events (of one environment) and notification categories. Messages are written
+ * in the transaction of their cause (`onEvent`, given to the outbox; `forward`, given to the
+ * notifications module) and sent by the `integrations` job (`sendDue`), leased, retried with back-off,
+ * a 429's Retry-After honoured, through the delivery engine's sender (D19 on the address dialled).
+ */
+export function createIntegrationsService(deps: {
+  db: Db;
+  clock: Clock;
+  writeAs: WriteRunner;
+  urlGuard: UrlGuardOptions;
+  send: Send;
+  /** The sender's timeout (WEBHOOK_TIMEOUT_MS): a lease outlasts one attempt and the write of its outcome. */
+  timeoutMs: number;
+}) {
+  const { db, clock, writeAs } = deps;
+  const leaseMs = Math.max(60_000, 2 * deps.timeoutMs + 1000);
+  const workerId = `intw_${randomBytes(8).toString('hex')}`;
+
+  function admin(p: Principal): void {
+    if (p.role !== 'admin') throw new ForbiddenError('Only workspace admins can manage integrations.');
+  }
+
+  function view(r: IntegrationsTable): IntegrationView {
+    return {
+      id: r.id,
+      kind: r.kind,
+      url_hint: urlHint(r.url),
+      env: r.env,
+      events: readJson<string[]>(r.events),
+      categories: readJson<string[]>(r.categories),
+      status: r.status,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
+  }
+
+  function messageView(m: IntegrationMessagesTable): IntegrationMessageView {
+    return {
+      id: m.id,
+      source: m.source,
+      type: m.type,
+      status: m.status,
+      attempt_count: m.attempt_count,
+      next_attempt_at: m.next_attempt_at,
+      last_response_status: m.last_response_status,
+      last_response_excerpt: m.last_response_excerpt,
+      last_error: m.last_error,
+      sent_at: m.sent_at,
+      created_at: m.created_at,
+      payload: JSON.parse(m.payload),
+    };
+  }
+
+  function nothingForwarded(events: string[], categories: string[]): void {
+    if (events.length === 0 && categories.length === 0) {
+      throw fieldError('events', 'nothing_forwarded', 'choose at least one event type or notification category');
+    }
+  }
+
+  async function get(p: Principal, id: string): Promise<IntegrationsTable> {
+    const row = await repo.find(db, p.workspaceId, id);
+    if (!row) throw new NotFoundError('integration');
+    return row;
+  }
+
+  async function list(p: Principal): Promise<IntegrationView[]> {
+    admin(p);
+    return (await repo.list(db, p.workspaceId)).map(view);
+  }
+
+  async function create(
+    p: Principal,
+    input: { kind: IntegrationKind; url: string; env: Env; events: string[]; categories: string[] },
+  ): Promise<IntegrationView> {
+    admin(p);
+    const rule = platformRule(input.kind, input.url);
+    if (rule) throw fieldError('url', 'not_platform_webhook', rule);
+    const checked = await checkWebhookUrl(input.url, { ...deps.urlGuard, allowInsecure: false });
+    if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
+    nothingForwarded(input.events, input.categories);
+    const now = isoAt(clock.now());
+    const row: IntegrationsTable = {
+      id: newId('integration'),
+      workspace_id: p.workspaceId,
+      kind: input.kind,
+      url: input.url,
+      env: input.env,
+      events: JSON.stringify(input.events),
+      categories: JSON.stringify(input.categories),
+      status: 'enabled',
+      created_at: now,
+      updated_at: now,
+    };
+    await writeAs(p, (trx) => repo.insert(trx, row));
+    return view(row);
+  }
+
+  async function update(
+    p: Principal,
+    id: string,
+    input: { env?: Env; events?: string[]; categories?: string[]; status?: 'enabled' | 'disabled' },
+  ): Promise<IntegrationView> {
+    admin(p);
+    return writeAs(p, async (trx) => {
+      const row = await repo.find(trx, p.workspaceId, id);
+      if (!row) throw new NotFoundError('integration');
+      const next: IntegrationsTable = {
+        ...row,
+        ...(input.env ? { env: input.env } : {}),
+        ...(input.events ? { events: JSON.stringify(input.events) } : {}),
+        ...(input.categories ? { categories: JSON.stringify(input.categories) } : {}),
+        ...(input.status ? { status: input.status } : {}),
+        updated_at: isoAt(clock.now()),
+      };
+      nothingForwarded(readJson<string[]>(next.events), readJson<string[]>(next.categories));
+      await repo.update(trx, id, next);
+      return view(next);
+    });
+  }
+
+  async function remove(p: Principal, id: string): Promise<void> {
+    admin(p);
+    await get(p, id);
+    await writeAs(p, (trx) => repo.remove(trx, id));
+  }
+
+  /** Queues a test message to the integration (enabled or not) and returns it. */
+  async function test(p: Principal, id: string): Promise<IntegrationMessageView> {
+    admin(p);
+    const row = await get(p, id);
+    const now = clock.now();
+    const m = message(row, 'test', 'test', testMessage(isoAt(now)), now);
+    await writeAs(p, async (trx) => {
+      await repo.insertMessages(trx, [m]);
+    });
+    return messageView(m);
+  }
+
+  async function messages(p: Principal, id: string, limit: number): Promise<IntegrationMessageView[]> {
+    admin(p);
+    await get(p, id);
+    return (await repo.messages(db, id, limit)).map(messageView);
+  }
+
+  function message(
+    i: IntegrationsTable,
+    source: string,
+    type: string,
+    m: IntegrationMessage,
+    now: number,
+  ): IntegrationMessagesTable {
+    const at = isoAt(now);
+    return {
+      id: newId('integrationMessage', now),
+      integration_id: i.id,
+      workspace_id: i.workspace_id,
+      source,
+      type,
+      payload: JSON.stringify(render(i.kind, m)),
+      status: 'pending',
+      attempt_count: 0,
+      next_attempt_at: at,
+      lease_until: null,
+      leased_by: null,
+      last_response_status: null,
+      last_response_excerpt: null,
+      last_error: null,
+      sent_at: null,
+      created_at: at,
+    };
+  }
+
+  /** The outbox's hook: a resource event, in its transaction, to the integrations that chose it. */
+  async function onEvent(trx: WriteTx, event: EventsTable): Promise<void> {
+    const targets = (await repo.enabledOf(trx, event.workspace_id)).filter((i) => {
+      const events = readJson<string[]>(i.events);
+      return i.env === event.env && (events.includes('*') || events.includes(event.type));
+    });
+    if (targets.length === 0) return;
+    const now = clock.now();
+    const m = eventMessage(event.payload, event.env);
+    await repo.insertMessages(
+      trx,
+      targets.map((i) => message(i, 'event', event.type, m, now)),
+    );
+  }
+
+  /** The notifications module's hook: a notification, once per workspace, in its transaction. */
+  async function forward(trx: Db, n: ForwardedNotification): Promise<void> {
+    const targets = (await repo.enabledOf(trx, n.workspaceId)).filter((i) =>
+      readJson<string[]>(i.categories).includes(n.category),
+    );
+    if (targets.length === 0) return;
+    const now = clock.now();
+    const m = notificationMessage(n);
+    await repo.insertMessages(
+      trx,
+      targets.map((i) => message(i, 'notification', n.type, m, now)),
+    );
+  }
+
+  /** The `purge-integration-messages` job: finished messages older than 30 days; returns how many. */
+  function purgeExpired(actor: Actor): Promise<number> {
+    return writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
+  }
+
+  let sending: Promise<number> | null = null;
+
+  /** Sends every due message as `actor` (the `integrations` job); returns how many were sent. */
+  function sendDue(actor: Actor): Promise<number> {
+    sending ??= sendAll(actor).finally(() => {
+      sending = null;
+    });
+    return sending;
+  }
+
+  async function sendAll(actor: Actor): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const now = clock.now();
+      const claimed = await writeAs(actor, (trx) =>
+        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + leaseMs), workerId, limit: CLAIM_BATCH }),
+      );
+      const done = await Promise.all(claimed.map((m) => sendOne(actor, m)));
+      sent += done.filter(Boolean).length;
+      if (claimed.length < CLAIM_BATCH) return sent;
+    }
+  }
+
+  async function sendOne(
+    actor: Actor,
+    m: IntegrationMessagesTable & { url: string; integration_status: string },
+  ): Promise<boolean> {
+    const none = { last_response_status: null, last_response_excerpt: null, sent_at: null };
+    if (m.integration_status !== 'enabled' && m.source !== 'test') {
+      const cancelled = { status: 'cancelled', next_attempt_at: null, last_error: 'integration disabled' } as const;
+      await writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...none, ...cancelled, attempted: false }));
+      return false;
+    }
+    const r = await deps.send(
+      m.url,
+      { 'content-type': 'application/json', 'user-agent': 'WorkspaceService-Integrations/1' },
+      m.payload,
+    );
+    const now = clock.now();
+    const attempts = m.attempt_count + 1;
+    const response = {
+      last_response_status: r.status,
+      last_response_excerpt: r.body === null ? null : r.body.slice(0, EXCERPT),
+    };
+    if (r.ok) {
+      const ok = { status: 'sent', next_attempt_at: null, last_error: null, sent_at: isoAt(now) } as const;
+      return writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...response, ...ok, attempted: true }));
+    }
+    const delay = nextAttemptDelay(attempts, r.status, r.retryAfter, now);
+    await writeAs(actor, (trx) =>
+      repo.finish(trx, m.id, workerId, {
+        ...response,
+        status: delay === null ? 'failed' : 'pending',
+        next_attempt_at: delay === null ? null : isoAt(now + delay),
+        last_error: r.error,
+        sent_at: null,
+        attempted: true,
+      }),
+    );
+    return false;
+  }
+
+  return { list, create, update, remove, test, messages, onEvent, forward, sendDue, purgeExpired };
+}
+export type IntegrationsService = ReturnType<typeof createIntegrationsService>;
