@@ -8,8 +8,9 @@ import type { Actor, Principal, Tenant } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { BillingNotice } from '../notifications/notifications.service.js';
 import type { UsageService } from '../usage/usage.service.js';
+import { requireAdmin } from '../users/members.service.js';
 import { billingRepository as repo } from './billing.repository.js';
-import type { Invoice, InvoiceLine, Subscription, UpcomingInvoice } from './billing.schemas.js';
+import type { Invoice, InvoiceLine, PlanChangeOut, Subscription, UpcomingInvoice } from './billing.schemas.js';
 import { invoiceLines, type PlanEvent } from './invoice.js';
 import { type Period, periodAt, periodByIndex, proration } from './periods.js';
 import type { Plan } from './plans.js';
@@ -386,6 +387,23 @@ export function createBillingService(deps: {
         updated_at: now,
       });
       return { change: 'downgrade_scheduled', from: current.id, to: target.id, effective_at: isoAt(period.end) };
+    },
+
+    /**
+     * The console's "Change plan" (POST /console/api/billing/plan): admins only (403 otherwise,
+     * nothing changed), as the signed-in person, with setPlanIn's rules.
+     */
+    async changePlan(p: Principal, planId: string): Promise<PlanChangeOut> {
+      requireAdmin(p);
+      const c = await writeAs(p, (trx) => service.setPlanIn(trx, p.workspaceId, planId));
+      switch (c.change) {
+        case 'upgraded':
+          return { change: c.change, from: c.from, to: c.to, proration_cents: c.proration_cents, effective_at: null };
+        case 'downgrade_scheduled':
+          return { change: c.change, from: c.from, to: c.to, proration_cents: null, effective_at: c.effective_at };
+        default:
+          return { change: c.change, from: null, to: c.plan, proration_cents: null, effective_at: null };
+      }
     },
 
     /** setPlanIn in a transaction of its own, as `actor`. */
