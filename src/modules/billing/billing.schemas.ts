@@ -19,6 +19,9 @@ export const PlanSchema = Type.Object(
   { $id: 'Plan', title: 'Plan' },
 );
 
+/** A plan as the API answers it (the console's type). */
+export type PlanOut = Static<typeof PlanSchema>;
+
 export const InvoiceLineSchema = Type.Object(
   {
     kind: Type.Union([Type.Literal('base'), Type.Literal('proration'), Type.Literal('overage')]),

@@ -3,7 +3,12 @@ import { useFeed, useMarkRead } from '../../lib/notifications';
 import { Badge, PageHeader, Pager, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading } from '../../ui/states';
 
-const CATEGORY: Record<string, string> = { security: 'Security', webhooks: 'Webhooks', usage: 'Usage', billing: 'Billing' };
+const CATEGORY: Record<string, string> = {
+  security: 'Security',
+  webhooks: 'Webhooks',
+  usage: 'Usage',
+  billing: 'Billing',
+};
 
 /** The in-app feed (docs/notifications.md#the-feed): newest first, unread marked, kept 90 days. */
 export default function NotificationsPage() {
