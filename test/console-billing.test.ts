@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { systemActor } from '../src/lib/principal.js';
 import { createServices } from '../src/services.js';
-import { expectAccessible } from './helpers/browser.js';
+import { expectAccessible, screenshot } from './helpers/browser.js';
 import { type ConsoleServer, openPage, signInContext, startConsoleServer } from './helpers/console-server.js';
 
 // The console's billing page (docs/console.md#billing) in Chromium against a real `wsvc serve`:
@@ -83,6 +83,7 @@ describe('console billing', () => {
       expect(await row.locator('td').nth(3).textContent()).toBe(money(cents));
       expect(await upcoming.locator('tfoot td').textContent()).toBe(money(sub.upcoming_invoice.total_cents));
       await expectAccessible(page, 'billing-pro');
+      await screenshot(page, 'billing-pro');
     },
     STEP,
   );
@@ -137,11 +138,13 @@ describe('console billing', () => {
       await page.getByRole('heading', { name: 'Invoice INV-1' }).waitFor();
       await page.getByText(invoice?.id ?? 'missing').waitFor();
       await expectAccessible(page, 'invoice-page');
+      await screenshot(page, 'invoice-page');
       // On paper only the invoice shows: no navigation, no buttons.
       await page.emulateMedia({ media: 'print' });
       expect(await page.getByRole('heading', { name: 'Invoice INV-1' }).isVisible()).toBe(true);
       expect(await page.getByRole('link', { name: 'Billing', exact: true }).first().isVisible()).toBe(false);
       expect(await page.getByRole('button', { name: 'Print' }).isVisible()).toBe(false);
+      await screenshot(page, 'invoice-print');
       await page.emulateMedia({ media: 'screen' });
     },
     STEP,
