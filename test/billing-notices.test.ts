@@ -230,6 +230,7 @@ describe('usage notifications (docs/billing.md#notifications)', () => {
     const ws = await newWorkspace(a);
     const feedOnly = await ws.member('admin');
     const off = await ws.member('admin');
+    const clients = new Map<string, Awaited<ReturnType<typeof signInWithLink>>>();
     for (const [userId, email] of [
       [feedOnly.userId, false],
       [off.userId, false],
@@ -237,6 +238,7 @@ describe('usage notifications (docs/billing.md#notifications)', () => {
       const row = await a.services.users.row(storage.db, userId);
       const link = await a.services.consoleAuth.makeLink('set_password', row?.email ?? '');
       const client = await signInWithLink(a, link.url);
+      clients.set(userId, client);
       const res = await client.call({
         method: 'PUT',
         url: '/console/api/notifications/preferences',
@@ -251,6 +253,23 @@ describe('usage notifications (docs/billing.md#notifications)', () => {
     expect(await thresholds(ws, off.userId)).toEqual([]);
     const kept = await notices(ws, feedOnly.userId);
     expect(kept.map((n) => [n.data.threshold, n.status])).toEqual([[50, 'skipped']]);
+    // In the console's feed, with its title.
+    const feed = await clients
+      .get(feedOnly.userId)
+      ?.call({ method: 'GET', url: '/console/api/notifications', ws: ws.id });
+    expect(feed?.statusCode, feed?.body).toBe(200);
+    expect(json(feed as NonNullable<typeof feed>).data[0]).toMatchObject({
+      category: 'usage',
+      type: 'usage.threshold',
+      title: 'Usage at 50 % of included requests: 5,000 of 10,000',
+      read_at: null,
+    });
+    const offFeed = await clients
+      .get(off.userId)
+      ?.call({ method: 'GET', url: '/console/api/notifications', ws: ws.id });
+    expect(
+      json(offFeed as NonNullable<typeof offFeed>).data.filter((n: { category: string }) => n.category === 'usage'),
+    ).toEqual([]);
   });
 });
 
