@@ -24,7 +24,7 @@ import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { keyChangeAnnouncer, readKeysEpoch } from './keys-epoch.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { billingRoutes } from './modules/billing/billing.routes.js';
+import { billingConsoleRoutes, billingRoutes } from './modules/billing/billing.routes.js';
 import {
   InvoiceLineSchema,
   InvoiceSchema,
@@ -223,6 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.members });
       await api.register(notificationsRoutes, { notifications: services.notifications });
       await api.register(integrationsRoutes, { integrations: services.integrations });
+      await api.register(billingConsoleRoutes, { billing: services.billing });
       // The console calls the same routes and services as /v1, authenticated by its session (docs/console.md).
       await api.register(
         async (mirror) => {

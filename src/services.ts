@@ -158,6 +158,8 @@ export function createServices(deps: {
     counts: { resources: (t, d) => resources.countIn(t, d), webhooks: (t, d) => webhooks.countIn(t, d) },
     lockWorkspace: (trx, id) => workspaces.lock(trx, id),
     enforceLimits: deps.config.PLAN_LIMITS === 'on',
+    // Usage thresholds and issued invoices tell the admins (D27); billing never touches notifications' tables.
+    notify: (trx, notice) => notifications.billingNotice(trx, notice),
   });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth, billing });
   const webhooks = createWebhooksService({
@@ -227,6 +229,12 @@ export function createServices(deps: {
       name: 'billing-invoices: invoices finalized for periods that ended an hour ago',
       everyMs: 5 * 60_000,
       run: () => billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+    },
+    {
+      id: 'billing-usage-notices',
+      name: 'billing-usage-notices: admins told at 50, 80 and 100 % of the included requests, once per period each',
+      everyMs: 60_000,
+      run: () => billing.notifyUsage(systemActor('scheduler:billing-usage-notices')),
     },
   ];
   return {

@@ -329,7 +329,7 @@ describe('console journeys in Chromium', () => {
   );
 
   it(
-    'resource detail, events, members and placeholder pages render and are accessible',
+    'resource detail, events, members and billing pages render and are accessible',
     async () => {
       await page.goto(path('/resources'));
       await page.getByRole('link', { name: 'Invoice 1' }).click();
@@ -340,7 +340,7 @@ describe('console journeys in Chromium', () => {
       await screenshot(page, 'resource-detail');
       await visit(page, path('/events'), 'Events', 'events');
       await visit(page, path('/settings/members'), 'Members', 'members');
-      await visit(page, path('/settings/billing'), 'Billing', 'billing-soon');
+      await visit(page, path('/settings/billing'), 'Billing', 'billing');
     },
     STEP,
   );

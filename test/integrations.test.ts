@@ -326,6 +326,47 @@ describe('sending (docs/integrations.md#sending)', () => {
     await api('DELETE', `/${i.id}`);
   });
 
+  it('usage and billing notifications are forwarded to the integrations that chose their category', async () => {
+    const url = 'https://discord.com/api/webhooks/778/usagebilling001';
+    const i = await connect({ kind: 'discord', url, env: 'live', events: [], categories: ['usage'] });
+    const at = new Date(nowMs).toISOString();
+    const period = { period_start: '2026-04-01T00:00:00.000Z', period_end: '2026-05-01T00:00:00.000Z' };
+    await t.services.writeAs(systemActor('scheduler:billing-usage-notices'), async (trx) => {
+      await t.services.notifications.billingNotice(trx, {
+        type: 'usage.threshold',
+        workspaceId: ws,
+        data: {
+          threshold: 80,
+          billable_requests: 8000,
+          included_requests: 10000,
+          plan: 'free',
+          plan_name: 'Free',
+          hard_cap: true,
+          ...period,
+          at,
+        },
+      });
+      // Not chosen by this integration: no message for it.
+      await t.services.notifications.billingNotice(trx, {
+        type: 'invoice.issued',
+        workspaceId: ws,
+        data: { invoice_id: 'inv_x', number: 'INV-9', plan: 'free', total_cents: 0, currency: 'usd', ...period, at },
+      });
+    });
+    expect(await send()).toBe(1);
+    const got = rx.to(pathOf(url));
+    expect(got).toHaveLength(1);
+    const embed = JSON.parse(got[0]?.body ?? '').embeds[0];
+    expect(embed.title).toBe('Usage at 80 % of included requests: 8,000 of 10,000');
+    expect(embed.fields).toEqual(
+      expect.arrayContaining([
+        { name: 'Category', value: 'usage', inline: true },
+        { name: 'Type', value: 'usage.threshold', inline: true },
+      ]),
+    );
+    await api('DELETE', `/${i.id}`);
+  });
+
   it('"send a test message" queues one message, sent by the job; a disabled integration gets no events', async () => {
     const url = 'https://hooks.slack.com/services/T000/BTEST/testmessage0001';
     const i = await connect({ kind: 'slack', url, env: 'live', events: ['*'], categories: [] });

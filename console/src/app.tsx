@@ -21,7 +21,8 @@ const Usage = lazy(() => import('./features/usage/usage-page'));
 const Requests = lazy(() => import('./features/usage/requests-page'));
 const Notifications = lazy(() => import('./features/notifications/notifications-page'));
 const Integrations = lazy(() => import('./features/integrations/integrations-page'));
-const ComingSoon = lazy(() => import('./features/placeholders/coming-soon'));
+const Billing = lazy(() => import('./features/billing/billing-page'));
+const Invoice = lazy(() => import('./features/billing/invoice-page'));
 
 export function App() {
   return (
@@ -45,7 +46,8 @@ export function App() {
             <Route path="usage" element={<Usage />} />
             <Route path="usage/requests" element={<Requests />} />
             <Route path="notifications" element={<Notifications />} />
-            <Route path="settings/billing" element={<ComingSoon title="Billing" />} />
+            <Route path="settings/billing" element={<Billing />} />
+            <Route path="settings/billing/invoices/:id" element={<Invoice />} />
             <Route path="settings/integrations" element={<Integrations />} />
             <Route path="*" element={<NotFound />} />
           </Route>

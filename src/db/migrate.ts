@@ -13,6 +13,7 @@ import * as endpointHealth from './migrations/011-endpoint-health.js';
 import * as notifications from './migrations/012-notifications.js';
 import * as billing from './migrations/013-billing.js';
 import * as notificationFeed from './migrations/014-notification-feed.js';
+import * as usageNotices from './migrations/015-usage-notices.js';
 import * as integrations from './migrations/017-integrations.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '012-notifications': notifications,
   '013-billing': billing,
   '014-notification-feed': notificationFeed,
+  '015-usage-notices': usageNotices,
   '017-integrations': integrations,
 };
 

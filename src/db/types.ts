@@ -281,7 +281,7 @@ export interface NotificationPreferencesTable {
   updated_at: string;
 }
 
-export type NotificationCategory = 'webhooks' | 'security' | 'account';
+export type NotificationCategory = 'webhooks' | 'security' | 'account' | 'usage' | 'billing';
 export type NotificationType =
   | 'endpoint.failing'
   | 'endpoint.disabled'
@@ -294,7 +294,9 @@ export type NotificationType =
   | 'member.removed'
   | 'member.role_changed'
   | 'invite'
-  | 'password.reset';
+  | 'password.reset'
+  | 'usage.threshold'
+  | 'invoice.issued';
 
 /** An email kept instead of sent (no SMTP_URL): `wsvc mail list|show` (migration 012). */
 export interface MailboxTable {
@@ -374,6 +376,17 @@ export interface InvoiceLinesTable {
   amount_cents: number | string;
 }
 
+/** A usage threshold notified for a workspace's period (migration 015): at most one row each. */
+export interface UsageNoticesTable {
+  workspace_id: string;
+  period_start: string;
+  /** 50, 80 or 100 (% of the included requests). */
+  threshold: number;
+  billable_requests: number | string;
+  included_requests: number | string;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -401,6 +414,7 @@ export interface Database {
   invoice_lines: InvoiceLinesTable;
   integrations: IntegrationsTable;
   integration_messages: IntegrationMessagesTable;
+  usage_notices: UsageNoticesTable;
 }
 
 /** A Slack or Discord destination (D29, docs/integrations.md); `url` is a secret. */

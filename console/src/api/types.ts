@@ -3,6 +3,14 @@
 // bodies are written by hand in the pages and are not checked this way).
 
 export type {
+  Invoice,
+  InvoiceLine,
+  PlanChangeOut,
+  PlanOut as Plan,
+  Subscription,
+  UpcomingInvoice,
+} from '../../../src/modules/billing/billing.schemas.js';
+export type {
   ConsoleSession,
   Invited,
   LinkInfo,

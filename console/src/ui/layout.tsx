@@ -20,7 +20,7 @@ const SETTINGS: typeof NAV = [
   { to: '/settings/keys', label: 'API Keys' },
   { to: '/settings/members', label: 'Members' },
   { to: '/settings/profile', label: 'Profile' },
-  { to: '/settings/billing', label: 'Billing', soon: true },
+  { to: '/settings/billing', label: 'Billing' },
   { to: '/settings/integrations', label: 'Integrations', soon: true },
 ];
 

@@ -6,6 +6,7 @@ import type {
   InvoicesTable,
   SubscriptionChangesTable,
   SubscriptionsTable,
+  UsageNoticesTable,
 } from '../../db/types.js';
 import type { WriteTx } from '../auth/write-runner.js';
 
@@ -70,6 +71,28 @@ export const billingRepository = {
    * (another worker finalized it): INSERT … ON CONFLICT DO NOTHING, which on PostgreSQL waits for
    * the other transaction and then does nothing. Returns whether this one was inserted.
    */
+  /** Records a usage threshold as notified; false when it already was (another worker, an earlier run). */
+  async insertUsageNotice(trx: WriteTx, row: UsageNoticesTable): Promise<boolean> {
+    const inserted = await trx
+      .insertInto('usage_notices')
+      .values(row)
+      .onConflict((oc) => oc.doNothing())
+      .returning('threshold')
+      .executeTakeFirst();
+    return inserted !== undefined;
+  },
+
+  /** The thresholds already notified for a workspace's period. */
+  async usageNotices(db: Db, workspaceId: string, periodStart: string): Promise<number[]> {
+    const rows = await db
+      .selectFrom('usage_notices')
+      .select('threshold')
+      .where('workspace_id', '=', workspaceId)
+      .where('period_start', '=', periodStart)
+      .execute();
+    return rows.map((r) => Number(r.threshold));
+  },
+
   async insertInvoice(trx: WriteTx, row: InvoicesTable, lines: InvoiceLinesTable[]): Promise<boolean> {
     const inserted = await trx
       .insertInto('invoices')

@@ -2,7 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUTHED_ERRORS, DataOf, errorResponses, ListOf } from '../../http/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
-import { InvoiceSchema, ListInvoicesQuery, SubscriptionSchema } from './billing.schemas.js';
+import {
+  ChangePlanBody,
+  InvoiceSchema,
+  ListInvoicesQuery,
+  PlanChangeSchema,
+  PlanSchema,
+  SubscriptionSchema,
+} from './billing.schemas.js';
 import type { BillingService } from './billing.service.js';
 
 const tags = ['Billing'];
@@ -43,5 +50,33 @@ export const billingRoutes: FastifyPluginAsyncTypebox<{ billing: BillingService 
       const page = await billing.invoices(req.principal, toPageRequest(req.query, 'invoice'));
       return { data: page.items, meta: pageMeta(page) };
     },
+  );
+};
+
+/**
+ * The console's own billing routes under /console/api (docs/console.md#billing), session only: the
+ * plans in force (any member), and "Change plan" (admins; CSRF like every console write). The
+ * subscription and invoices are read through the /v1 mirror (/console/api/v1/billing/…).
+ */
+export const billingConsoleRoutes: FastifyPluginAsyncTypebox<{ billing: BillingService }> = async (
+  app,
+  { billing },
+) => {
+  app.get(
+    '/billing/plans',
+    {
+      config: { console: 'actor' },
+      schema: { hide: true, response: { 200: DataOf(Type.Array(Type.Ref(PlanSchema))) } },
+    },
+    async () => ({ data: [...billing.plans()] }),
+  );
+
+  app.post(
+    '/billing/plan',
+    {
+      config: { console: 'actor' },
+      schema: { hide: true, body: ChangePlanBody, response: { 200: DataOf(PlanChangeSchema) } },
+    },
+    async (req) => ({ data: await billing.changePlan(req.principal, req.body.plan) }),
   );
 };

@@ -19,6 +19,9 @@ export const PlanSchema = Type.Object(
   { $id: 'Plan', title: 'Plan' },
 );
 
+/** A plan as the API answers it (the console's type). */
+export type PlanOut = Static<typeof PlanSchema>;
+
 export const InvoiceLineSchema = Type.Object(
   {
     kind: Type.Union([Type.Literal('base'), Type.Literal('proration'), Type.Literal('overage')]),
@@ -89,3 +92,26 @@ export const SubscriptionSchema = Type.Object(
 export type Subscription = Static<typeof SubscriptionSchema>;
 
 export const ListInvoicesQuery = Type.Object({ ...PageQueryProps }, { additionalProperties: false });
+
+/** POST /console/api/billing/plan (the console's "Change plan"). */
+export const ChangePlanBody = Type.Object(
+  { plan: Type.String({ minLength: 1, maxLength: 64, description: 'The plan to move to.' }) },
+  { additionalProperties: false },
+);
+
+/** What a plan change did (docs/billing.md#plan-changes). */
+export const PlanChangeSchema = Type.Object({
+  change: Type.Union([
+    Type.Literal('upgraded'),
+    Type.Literal('downgrade_scheduled'),
+    Type.Literal('downgrade_cancelled'),
+    Type.Literal('unchanged'),
+  ]),
+  /** The plan in force before (upgrades, scheduled downgrades); null otherwise. */
+  from: Type.Union([Type.String(), Type.Null()]),
+  /** The plan moved to (or kept). */
+  to: Type.String(),
+  proration_cents: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  effective_at: Type.Union([Timestamp, Type.Null()]),
+});
+export type PlanChangeOut = Static<typeof PlanChangeSchema>;

@@ -6,12 +6,17 @@ import { isId, newId } from '../../lib/ids.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
 import type { Actor, Principal, Tenant } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import type { BillingNotice } from '../notifications/notifications.service.js';
 import type { UsageService } from '../usage/usage.service.js';
+import { requireAdmin } from '../users/members.service.js';
 import { billingRepository as repo } from './billing.repository.js';
-import type { Invoice, InvoiceLine, Subscription, UpcomingInvoice } from './billing.schemas.js';
+import type { Invoice, InvoiceLine, PlanChangeOut, Subscription, UpcomingInvoice } from './billing.schemas.js';
 import { invoiceLines, type PlanEvent } from './invoice.js';
 import { type Period, periodAt, periodByIndex, proration } from './periods.js';
 import type { Plan } from './plans.js';
+
+/** Usage notifications at these percentages of a period's included requests, once each (D27). */
+export const USAGE_THRESHOLDS = [50, 80, 100] as const;
 
 /** An invoice is finalized this long after its period ends (D28): late flushes of usage land first. */
 export const FINALIZE_AFTER_MS = 60 * 60_000;
@@ -35,6 +40,8 @@ export function createBillingService(deps: {
   lockWorkspace(trx: Db, workspaceId: string): Promise<void>;
   /** PLAN_LIMITS=on: creations are checked against the plan (checkCreate); off: never refused. */
   enforceLimits: boolean;
+  /** Writes a usage or invoice notification to the admins in `trx` (the notifications service). */
+  notify?: (trx: Db, notice: BillingNotice) => Promise<void>;
 }) {
   const { db, clock, writeAs } = deps;
 
@@ -183,6 +190,20 @@ export function createBillingService(deps: {
         inv.lines.map((l, i) => ({ invoice_id: id, position: i + 1, ...l })),
       );
       if (!inserted) return false;
+      await deps.notify?.(trx, {
+        type: 'invoice.issued',
+        workspaceId,
+        data: {
+          invoice_id: id,
+          number: `INV-${(last ? Number(last.number) : 0) + 1}`,
+          plan: inv.plan,
+          total_cents: inv.total_cents,
+          currency: 'usd',
+          period_start: inv.period_start,
+          period_end: inv.period_end,
+          at: isoAt(now),
+        },
+      });
       // A downgrade scheduled for this period's end takes effect with its invoice (if not already).
       await applyDueDowngrade(trx, sub, period.end);
       return true;
@@ -368,6 +389,23 @@ export function createBillingService(deps: {
       return { change: 'downgrade_scheduled', from: current.id, to: target.id, effective_at: isoAt(period.end) };
     },
 
+    /**
+     * The console's "Change plan" (POST /console/api/billing/plan): admins only (403 otherwise,
+     * nothing changed), as the signed-in person, with setPlanIn's rules.
+     */
+    async changePlan(p: Principal, planId: string): Promise<PlanChangeOut> {
+      requireAdmin(p);
+      const c = await writeAs(p, (trx) => service.setPlanIn(trx, p.workspaceId, planId));
+      switch (c.change) {
+        case 'upgraded':
+          return { change: c.change, from: c.from, to: c.to, proration_cents: c.proration_cents, effective_at: null };
+        case 'downgrade_scheduled':
+          return { change: c.change, from: c.from, to: c.to, proration_cents: null, effective_at: c.effective_at };
+        default:
+          return { change: c.change, from: null, to: c.plan, proration_cents: null, effective_at: null };
+      }
+    },
+
     /** setPlanIn in a transaction of its own, as `actor`. */
     setPlan(actor: Actor, workspaceId: string, planId: string): Promise<PlanChange> {
       return writeAs(actor, (trx) => service.setPlanIn(trx, workspaceId, planId));
@@ -415,6 +453,67 @@ export function createBillingService(deps: {
       const row = isId('invoice', invoiceId) ? await repo.invoice(d, invoiceId) : undefined;
       if (!row) throw new NotFoundError('invoice');
       return toInvoice(row, toLines(await repo.lines(d, [invoiceId])));
+    },
+
+    /**
+     * The periodic job `billing-usage-notices`: for each workspace whose plan (in force now) has
+     * included requests, records every threshold of USAGE_THRESHOLDS its current period's billable
+     * requests have reached and not yet recorded, and notifies the admins once for the highest of
+     * them, in that transaction. The primary key of usage_notices makes it once per period each,
+     * also with two workers (the second finds the rows and writes nothing). Returns how many
+     * notifications it wrote (one per workspace and run at most).
+     */
+    async notifyUsage(actor: Actor): Promise<number> {
+      const t = clock.now();
+      let notified = 0;
+      for (const sub of await repo.allSubscriptions(db)) {
+        const plan = deps.plans.find((p) => p.id === planNow(sub, t));
+        const included = plan?.included_requests ?? null;
+        if (!plan || included === null || included <= 0) continue;
+        const period = periodAt(Date.parse(sub.anchor_at), t);
+        const periodStart = isoAt(period.start);
+        const billable = await deps.usage.billableCount(sub.workspace_id, period.start, period.end);
+        // Integer arithmetic: 49.99 % is not 50 %.
+        const reached = USAGE_THRESHOLDS.filter((th) => billable * 100 >= th * included);
+        if (reached.length === 0) continue;
+        const done = await repo.usageNotices(db, sub.workspace_id, periodStart);
+        const fresh = reached.filter((th) => !done.includes(th));
+        if (fresh.length === 0) continue;
+        const wrote = await writeAs(actor, async (trx) => {
+          const recorded: number[] = [];
+          for (const threshold of fresh) {
+            const row = {
+              workspace_id: sub.workspace_id,
+              period_start: periodStart,
+              threshold,
+              billable_requests: billable,
+              included_requests: included,
+              created_at: isoAt(t),
+            };
+            if (await repo.insertUsageNotice(trx, row)) recorded.push(threshold);
+          }
+          const top = recorded.at(-1);
+          if (top === undefined) return false;
+          await deps.notify?.(trx, {
+            type: 'usage.threshold',
+            workspaceId: sub.workspace_id,
+            data: {
+              threshold: top,
+              billable_requests: billable,
+              included_requests: included,
+              plan: plan.id,
+              plan_name: plan.name,
+              hard_cap: plan.hard_cap,
+              period_start: periodStart,
+              period_end: isoAt(period.end),
+              at: isoAt(t),
+            },
+          });
+          return true;
+        });
+        if (wrote) notified++;
+      }
+      return notified;
     },
 
     /**

@@ -6,8 +6,8 @@ export const NotificationId = IdString('ntf_', 'ntf_01JQ8Z6Y9W3E5R7T9Y1U3I5O7P')
 
 export const FeedItemSchema = Type.Object({
   id: Type.String(),
-  category: Type.String({ description: 'security | webhooks' }),
-  type: Type.String({ description: 'e.g. key.created, endpoint.failing' }),
+  category: Type.String({ description: 'security | webhooks | usage | billing' }),
+  type: Type.String({ description: 'e.g. key.created, endpoint.failing, usage.threshold, invoice.issued' }),
   title: Type.String(),
   data: Type.Record(Type.String(), Type.Unknown()),
   created_at: Timestamp,

@@ -10,12 +10,15 @@ import type { EndpointNotice } from '../webhooks/endpoint-health.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
 import {
   type EndpointNoticeData,
+  type InvoiceNoticeData,
   type LinkNoticeData,
   notificationTitle,
+  renderBillingEmail,
   renderEndpointEmail,
   renderLinkEmail,
   renderSecurityEmail,
   type SecurityNoticeData,
+  type UsageNoticeData,
 } from './render.js';
 
 /** A security event (D27: always on), written in the transaction of the change. */
@@ -57,6 +60,14 @@ export interface ForwardedNotice {
   data: Record<string, unknown>;
   at: string;
 }
+
+/**
+ * A usage or billing notification to the workspace's admins (D27: on by default, per preferences),
+ * written in the caller's transaction: the threshold's record (usage) or the invoice's finalization.
+ */
+export type BillingNotice =
+  | { type: 'usage.threshold'; workspaceId: string; data: UsageNoticeData }
+  | { type: 'invoice.issued'; workspaceId: string; data: InvoiceNoticeData };
 
 /** Categories a person may turn off per channel (D27); security cannot be. */
 export const OPTIONAL_CATEGORIES = ['webhooks', 'usage', 'billing'] as const;
@@ -277,6 +288,21 @@ export function createNotificationsService(deps: {
     };
   }
 
+  /** Writes one usage (`usage.threshold`) or billing (`invoice.issued`) notification per admin, in `trx`, per their preferences. */
+  async function billingNotice(trx: Db, n: BillingNotice): Promise<void> {
+    const category = n.type === 'usage.threshold' ? 'usage' : 'billing';
+    const rows = (await deps.admins(trx, n.workspaceId)).map((u) => row(n.workspaceId, u.id, category, n.type, n.data));
+    await repo.insertMany(trx, await applyPreferences(trx, rows, category));
+    await deps.forward?.(trx, {
+      workspaceId: n.workspaceId,
+      category,
+      type: n.type,
+      title: notificationTitle(n.type, n.data),
+      data: { ...n.data },
+      at: n.data.at,
+    });
+  }
+
   /** Writes an invite or password-reset email in `trx` (the transaction that makes the link). */
   async function linkNotice(trx: Db, n: LinkNotice): Promise<void> {
     await repo.insertMany(trx, [row(n.workspaceId, n.userId, 'account', n.type, n.data, n.url)]);
@@ -345,6 +371,9 @@ export function createNotificationsService(deps: {
       const d = JSON.parse(n.data) as SecurityNoticeData;
       const page = d.key ? `${d.key.env}/settings/keys` : d.member ? 'live/settings/members' : 'live/settings/profile';
       r = renderSecurityEmail(n.type, d, to, `${base}/${page}`);
+    } else if (n.category === 'usage' || n.category === 'billing') {
+      const d = JSON.parse(n.data) as UsageNoticeData | InvoiceNoticeData;
+      r = renderBillingEmail(n.type, d, to, `${base}/live/settings/billing`);
     } else {
       const d = JSON.parse(n.data) as EndpointNoticeData;
       r = renderEndpointEmail(n.type, d, to, `${base}/${d.env}/webhooks/${d.webhook_id}`);
@@ -473,6 +502,7 @@ export function createNotificationsService(deps: {
 
   return {
     endpointNotice,
+    billingNotice,
     linkNotice,
     securityNotice,
     sendDue,

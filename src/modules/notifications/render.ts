@@ -226,6 +226,72 @@ export function renderSecurityEmail(
   };
 }
 
+/** What a usage-threshold notification says (`notifications.data`, written with it). */
+export interface UsageNoticeData {
+  /** 50, 80 or 100 (% of the included requests). */
+  threshold: number;
+  billable_requests: number;
+  included_requests: number;
+  plan: string;
+  plan_name: string;
+  /** Whether the plan refuses requests over the included ones (429 quota_exceeded). */
+  hard_cap: boolean;
+  period_start: string;
+  period_end: string;
+  /** When the job found the threshold crossed. */
+  at: string;
+}
+
+/** What an invoice notification says (`notifications.data`, written with the invoice). */
+export interface InvoiceNoticeData {
+  invoice_id: string;
+  number: string;
+  plan: string;
+  total_cents: number;
+  currency: string;
+  period_start: string;
+  period_end: string;
+  at: string;
+}
+
+/** `4900` → `$49.00`. */
+export const formatCents = (cents: number) =>
+  `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+
+const usageTitle = (d: UsageNoticeData) =>
+  `Usage at ${d.threshold} % of included requests: ${d.billable_requests.toLocaleString('en-US')} of ${d.included_requests.toLocaleString('en-US')}`;
+const invoiceTitle = (d: InvoiceNoticeData) => `Invoice ${d.number} issued: ${formatCents(d.total_cents)}`;
+
+/** The email of a usage or billing notification, for one recipient; `link` opens the billing page. */
+export function renderBillingEmail(
+  type: NotificationsTable['type'],
+  data: UsageNoticeData | InvoiceNoticeData,
+  to: Recipient,
+  link: string,
+): RenderedEmail {
+  const time = (iso: string) => formatTime(iso, to.timezone);
+  const footer = ['You get this as an admin of the workspace; choose your channels in your profile.'];
+  if (type === 'usage.threshold') {
+    const d = data as UsageNoticeData;
+    const lines = [
+      `The workspace has used ${d.billable_requests.toLocaleString('en-US')} billable requests of the ${d.included_requests.toLocaleString('en-US')} included in the ${d.plan_name} plan this period (${d.threshold} % or more), as of ${time(d.at)}.`,
+      `The period ends at ${time(d.period_end)}.`,
+      d.hard_cap
+        ? d.threshold >= 100
+          ? 'Live requests are refused with 429 quota_exceeded until the period ends; move to a larger plan to continue now.'
+          : 'At 100 % live requests are refused with 429 quota_exceeded until the period ends.'
+        : "Requests over the included ones are billed as overage on the period's invoice.",
+    ];
+    return { subject: usageTitle(d), ...emailOf(to.name, lines, { label: 'Open billing', url: link }, footer) };
+  }
+  const d = data as InvoiceNoticeData;
+  const lines = [
+    `Invoice ${d.number} for the period ${time(d.period_start)} to ${time(d.period_end)} (${d.plan} plan) was issued at ${time(d.at)}.`,
+    `Total: ${formatCents(d.total_cents)} (${d.currency.toUpperCase()}).`,
+  ];
+  return { subject: invoiceTitle(d), ...emailOf(to.name, lines, { label: 'View the invoice', url: link }, footer) };
+}
+
 /** The one-line title of a notification in the console's feed (the email's subject, without the recipient). */
 export function notificationTitle(type: NotificationsTable['type'], data: unknown): string {
   if (type.startsWith('endpoint.')) {
@@ -235,5 +301,7 @@ export function notificationTitle(type: NotificationsTable['type'], data: unknow
     if (type === 'endpoint.disabled') return `Webhook endpoint disabled: ${what}`;
     return `Webhook endpoint recovered: ${what}`;
   }
+  if (type === 'usage.threshold') return usageTitle(data as UsageNoticeData);
+  if (type === 'invoice.issued') return invoiceTitle(data as InvoiceNoticeData);
   return securityTitle(type, data as SecurityNoticeData);
 }

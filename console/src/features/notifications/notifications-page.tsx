@@ -3,7 +3,12 @@ import { useFeed, useMarkRead } from '../../lib/notifications';
 import { Badge, PageHeader, Pager, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading } from '../../ui/states';
 
-const CATEGORY: Record<string, string> = { security: 'Security', webhooks: 'Webhooks' };
+const CATEGORY: Record<string, string> = {
+  security: 'Security',
+  webhooks: 'Webhooks',
+  usage: 'Usage',
+  billing: 'Billing',
+};
 
 /** The in-app feed (docs/notifications.md#the-feed): newest first, unread marked, kept 90 days. */
 export default function NotificationsPage() {
@@ -26,7 +31,7 @@ export default function NotificationsPage() {
         }
       >
         <p className="muted">
-          Security changes and webhook endpoint health in this workspace, kept 90 days.{' '}
+          Security changes, webhook endpoint health, usage and invoices in this workspace, kept 90 days.{' '}
           {feed.data ? `${unread} unread.` : null}
         </p>
       </PageHeader>

@@ -1,7 +1,7 @@
 import { lazy, Suspense } from 'react';
 import { Link } from 'react-router';
 import { ApiError } from '../../api/client';
-import type { DeliverySummary, Event, List, Resource, UsageSeries } from '../../api/types';
+import type { DeliverySummary, Event, List, Resource, Subscription, UsageSeries } from '../../api/types';
 import { useScopedQuery } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { periodName } from '../../lib/time';
@@ -36,6 +36,8 @@ export default function OverviewPage() {
   // Viewers have no usage:read: their overview leaves requests out instead of showing an error.
   const canSeeUsage = membership.role !== 'viewer';
   const usage = useScopedQuery<{ data: UsageSeries }>('/v1/usage', usageQuery(window), canSeeUsage, live);
+  // The plan-usage card: billing is admins' (billing:read).
+  const plan = useScopedQuery<{ data: Subscription }>('/v1/billing/subscription', {}, isAdmin);
   return (
     <section>
       <PageHeader title="Overview">
@@ -67,6 +69,33 @@ export default function OverviewPage() {
                   <p className="muted">
                     {data.totals.succeeded} succeeded, {data.totals.failed} failed, {data.totals.pending} pending in{' '}
                     {WINDOWS[window]}
+                  </p>
+                </>
+              )}
+            </QueryView>
+          </div>
+        ) : null}
+        {isAdmin ? (
+          <div className="card">
+            <h2>Plan usage</h2>
+            <QueryView query={plan} what="Loading the plan">
+              {({ data }) => (
+                <>
+                  <p className="big">
+                    <Link to={to('/settings/billing', 'live')}>
+                      {data.usage.billable_requests.toLocaleString('en-US')}
+                    </Link>
+                    <span className="muted">
+                      {' '}
+                      /{' '}
+                      {data.usage.included_requests === null
+                        ? 'unlimited'
+                        : data.usage.included_requests.toLocaleString('en-US')}
+                    </span>
+                  </p>
+                  <p className="muted">
+                    Live requests on the {data.plan.name} plan this period; it ends{' '}
+                    <Time iso={data.current_period.end} />.
                   </p>
                 </>
               )}
