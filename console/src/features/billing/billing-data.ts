@@ -15,7 +15,7 @@ export const count = (n: number | null) => (n === null ? 'unlimited' : n.toLocal
 export const useSubscription = (enabled = true) =>
   useScopedQuery<{ data: Subscription }>('/v1/billing/subscription', {}, enabled);
 /** Finalized invoices, newest first. */
-export const useInvoices = () => useScopedList<Invoice>('/v1/billing/invoices', {}, 24);
+export const useInvoices = () => useScopedList<Invoice>('/v1/billing/invoices', {}, 24, { order: null });
 export const usePlans = () => useScopedQuery<{ data: Plan[] }>('/billing/plans');
 /** "Change plan" (admins): refreshes the subscription and invoices after it. */
 export const useChangePlan = () =>
