@@ -99,6 +99,22 @@ describe('principals: the services answer the CLI and the worker as they answer 
       .set({ anchor_at: '2020-01-15T10:00:00.000Z', started_at: '2020-01-15T10:00:00.000Z' })
       .where('workspace_id', '=', ws.id)
       .execute();
+    // The usage-notice job writes only when a threshold is reached: 6,000 live requests today of the free plan's 10,000.
+    const today = `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`;
+    await t.storage.db
+      .insertInto('usage_counts')
+      .values({
+        workspace_id: ws.id,
+        env: 'live',
+        key_id: 'key_principals',
+        route: 'GET /v1/resources',
+        status: 200,
+        granularity: 'day',
+        period_start: today,
+        count: 6000,
+        latency_sum_ms: 0,
+      })
+      .execute();
     const original = t.services.checks.system;
     t.services.checks.system = async () => false;
     try {
@@ -109,5 +125,8 @@ describe('principals: the services answer the CLI and the worker as they answer 
     expect(await t.storage.db.selectFrom('invoices').selectAll().where('workspace_id', '=', ws.id).execute()).toEqual(
       [],
     );
+    expect(
+      await t.storage.db.selectFrom('usage_notices').selectAll().where('workspace_id', '=', ws.id).execute(),
+    ).toEqual([]);
   });
 });
