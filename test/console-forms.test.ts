@@ -169,7 +169,11 @@ describe('console forms', () => {
       await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
       await page.getByText('1 revoked key hidden').waitFor();
       expect(await page.getByRole('row').filter({ hasText: 'Short-lived' }).count()).toBe(0);
-      await page.getByRole('checkbox', { name: 'Show revoked keys' }).check();
+      // The box follows the URL (?revoked=show), which React Router updates in a transition: it can
+      // turn checked a moment after the click, which Playwright's check() counts as a failure.
+      const showRevoked = page.getByRole('checkbox', { name: 'Show revoked keys' });
+      await showRevoked.click();
+      await expect.poll(() => showRevoked.isChecked()).toBe(true);
       await page.getByRole('row').filter({ hasText: 'Short-lived' }).getByText('revoked').waitFor();
       expect(page.url()).toContain('revoked=show');
       await expectAccessible(page, 'forms-keys-revoked');
