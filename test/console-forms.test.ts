@@ -171,9 +171,11 @@ describe('console forms', () => {
       expect(await page.getByRole('row').filter({ hasText: 'Short-lived' }).count()).toBe(0);
       // The box follows the URL (?revoked=show), which React Router updates in a transition: it can
       // turn checked a moment after the click, which Playwright's check() counts as a failure.
+      // The revocation's refetches settle first, so the click lands on the box that stays.
+      await page.waitForLoadState('networkidle');
       const showRevoked = page.getByRole('checkbox', { name: 'Show revoked keys' });
       await showRevoked.click();
-      await expect.poll(() => showRevoked.isChecked()).toBe(true);
+      await expect.poll(() => showRevoked.isChecked(), { timeout: 5000 }).toBe(true);
       await page.getByRole('row').filter({ hasText: 'Short-lived' }).getByText('revoked').waitFor();
       expect(page.url()).toContain('revoked=show');
       await expectAccessible(page, 'forms-keys-revoked');
