@@ -7,7 +7,7 @@ import { NotificationBell } from './bell';
 import { Loading } from './states';
 import { ThemeSelect } from './theme-select';
 
-const NAV: { to: string; label: string; soon?: boolean; admin?: boolean }[] = [
+const NAV: { to: string; label: string; admin?: boolean }[] = [
   { to: '/overview', label: 'Overview' },
   { to: '/resources', label: 'Resources' },
   { to: '/events', label: 'Events' },
@@ -21,7 +21,7 @@ const SETTINGS: typeof NAV = [
   { to: '/settings/members', label: 'Members' },
   { to: '/settings/profile', label: 'Profile' },
   { to: '/settings/billing', label: 'Billing' },
-  { to: '/settings/integrations', label: 'Integrations', soon: true },
+  { to: '/settings/integrations', label: 'Integrations' },
 ];
 
 /** The signed-in frame: navigation, workspace switcher, live/test switch, sign-out. */
@@ -66,7 +66,6 @@ export function SignedInLayout() {
         <li key={i.to}>
           <NavLink to={link(i.to)} end={i.to === '/usage'}>
             {i.label}
-            {i.soon ? <span className="soon"> (soon)</span> : null}
           </NavLink>
         </li>
       ));
