@@ -652,7 +652,7 @@ export interface components {
             expires_at: string | null;
             /** @example key_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
-            /** @description Minute precision. Not recorded yet: always null in this version. */
+            /** @description The start of the latest minute the key was used in, recorded with the usage counts up to USAGE_FLUSH_MS after the request. Null until the key is first used; always null when the server runs with USAGE_METERING=off. */
             last_used_at: string | null;
             /** @example CI deploys */
             name: string;
@@ -2381,7 +2381,7 @@ export interface operations {
                              * @example svc_live_AbC1dEf2GhI3jKl4MnO5pQr6StU7vWx8YzA9bCd0EfG
                              */
                             key: string | null;
-                            /** @description Minute precision. Not recorded yet: always null in this version. */
+                            /** @description The start of the latest minute the key was used in, recorded with the usage counts up to USAGE_FLUSH_MS after the request. Null until the key is first used; always null when the server runs with USAGE_METERING=off. */
                             last_used_at: string | null;
                             /** @example CI deploys */
                             name: string;
@@ -2928,7 +2928,7 @@ export interface operations {
                              * @example svc_live_AbC1dEf2GhI3jKl4MnO5pQr6StU7vWx8YzA9bCd0EfG
                              */
                             key: string | null;
-                            /** @description Minute precision. Not recorded yet: always null in this version. */
+                            /** @description The start of the latest minute the key was used in, recorded with the usage counts up to USAGE_FLUSH_MS after the request. Null until the key is first used; always null when the server runs with USAGE_METERING=off. */
                             last_used_at: string | null;
                             /** @example CI deploys */
                             name: string;

@@ -38,7 +38,8 @@ const keyProps = {
   expires_at: Type.Union([Timestamp, Type.Null()], { description: 'When the key stops working; null: never.' }),
   revoked_at: Type.Union([Timestamp, Type.Null()]),
   last_used_at: Type.Union([Timestamp, Type.Null()], {
-    description: 'Minute precision. Not recorded yet: always null in this version.',
+    description:
+      'The start of the latest minute the key was used in, recorded with the usage counts up to USAGE_FLUSH_MS after the request. Null until the key is first used; always null when the server runs with USAGE_METERING=off.',
   }),
 };
 
