@@ -11,6 +11,7 @@ import { LiveIndicator } from '../../ui/live';
 import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states';
 import { chartData, usageQuery } from '../usage/usage-data';
+import { SetupChecklist } from './setup-checklist';
 
 // uPlot is the console's largest dependency: its chunk loads only when there is something to draw.
 const DeliveriesChart = lazy(() => import('./deliveries-chart'));
@@ -46,6 +47,7 @@ export default function OverviewPage() {
         </p>
         <LiveIndicator updatedAt={events.dataUpdatedAt} />
       </PageHeader>
+      <SetupChecklist key={`${scope.ws}:${scope.env}`} />
       <div className="cards">
         <div className="card">
           <h2>Resources</h2>
