@@ -124,7 +124,9 @@ describe('journey: an endpoint fails, the admin is told in their timezone, and r
       const [failing] = mails('Webhook endpoint failing: Orders');
       const [disabled] = mails('Webhook endpoint disabled: Orders');
       expect(failing?.text).toContain('since 6 Mar 2026, 12:00 GMT-5 (America/New_York) · 2026-03-06 17:00 UTC');
-      expect(disabled?.text).toContain('so it was disabled at 11 Mar 2026, 13:00 GMT-4 (America/New_York) · 2026-03-11 17:00 UTC');
+      expect(disabled?.text).toContain(
+        'so it was disabled at 11 Mar 2026, 13:00 GMT-4 (America/New_York) · 2026-03-11 17:00 UTC',
+      );
       expect(disabled?.html).toContain(`/console/w/${ws}/live/webhooks/${hook.id}`);
 
       // The console: the bell counts both; the feed shows them newest first, in New York time.
@@ -225,14 +227,19 @@ describe('journey: an endpoint fails, the admin is told in their timezone, and r
       expect(body.data.resource.name).toBe('Example resource');
       const h = got[0]?.headers ?? {};
       expect(h['x-service-signature']).toBe(serviceSignature(hook.secret, got[0]?.body ?? ''));
-      const sig = standardSignature(hook.secret, String(h['webhook-id']), Number(h['webhook-timestamp']), got[0]?.body ?? '');
+      const sig = standardSignature(
+        hook.secret,
+        String(h['webhook-id']),
+        Number(h['webhook-timestamp']),
+        got[0]?.body ?? '',
+      );
       expect(h['webhook-signature']).toBe(sig);
     },
     STEP,
   );
 
   it(
-    'dark mode: the endpoint page, its Enable dialog and the feed are axe clean',
+    'dark mode: the feed, the webhooks list, the endpoint page and its Disable dialog are axe clean',
     async () => {
       const dark = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
       try {

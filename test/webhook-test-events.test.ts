@@ -27,7 +27,12 @@ afterAll(async () => {
 let n = 0;
 async function hook(ws: TestWorkspace, events: string[]) {
   const path = `/t${++n}`;
-  const res = await t.request({ method: 'POST', url: '/v1/webhooks', key: ws.live, body: { url: rx.url(path), events } });
+  const res = await t.request({
+    method: 'POST',
+    url: '/v1/webhooks',
+    key: ws.live,
+    body: { url: rx.url(path), events },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { ...(json(res).data as { id: string; secret: string }), path };
 }
@@ -128,7 +133,8 @@ describe('test events of a chosen type (docs/api.md#test-events)', () => {
       expect(err.code).toBe('validation_error');
       if ('event_type' in body) {
         expect(err.details[0].field).toBe('event_type');
-        for (const v of ['resource.created', 'resource.deleted', 'webhook.test']) expect(err.details[0].message).toContain(v);
+        for (const v of ['resource.created', 'resource.deleted', 'webhook.test'])
+          expect(err.details[0].message).toContain(v);
       }
     }
     await drain();
@@ -140,7 +146,9 @@ describe('test events of a chosen type (docs/api.md#test-events)', () => {
   it('a disabled endpoint: 409 webhook_disabled for a typed test too', async () => {
     const ws = await newWorkspace(t);
     const h = await hook(ws, ['*']);
-    expect((await t.request({ method: 'POST', url: `/v1/webhooks/${h.id}/disable`, key: ws.live })).statusCode).toBe(200);
+    expect((await t.request({ method: 'POST', url: `/v1/webhooks/${h.id}/disable`, key: ws.live })).statusCode).toBe(
+      200,
+    );
     const res = await sendTest(ws, h.id, { event_type: 'resource.created' });
     expect(res.statusCode).toBe(409);
     expect(json(res).error.code).toBe('webhook_disabled');

@@ -1,7 +1,7 @@
 import { isoAt } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import type { Event } from './events.schemas.js';
 import { type AnyEventType, TEST_EVENT_TYPE } from './event-types.js';
+import type { Event } from './events.schemas.js';
 
 /** What an example event is about: the endpoint it is sent to, its workspace, and when. */
 export interface ExampleContext {
@@ -17,7 +17,8 @@ export interface ExampleContext {
  * `example: "true"`).
  */
 export function exampleEventData(type: AnyEventType, ctx: ExampleContext): Event['data'] {
-  if (type === TEST_EVENT_TYPE) return { webhook_id: ctx.webhookId, message: 'This is a test event sent from the API.' };
+  if (type === TEST_EVENT_TYPE)
+    return { webhook_id: ctx.webhookId, message: 'This is a test event sent from the API.' };
   const id = newId('resource', ctx.now);
   const at = isoAt(ctx.now);
   const resource = {

@@ -194,16 +194,14 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req, reply) =>
-      reply
-        .code(202)
-        .send({
-          data: await webhooks.sendTest(
-            req.principal,
-            req.params.id,
-            req.body.event_type,
-            req.idempotentWrite(reply, 202),
-          ),
-        }),
+      reply.code(202).send({
+        data: await webhooks.sendTest(
+          req.principal,
+          req.params.id,
+          req.body.event_type,
+          req.idempotentWrite(reply, 202),
+        ),
+      }),
   );
 
   app.delete(

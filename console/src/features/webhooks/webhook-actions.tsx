@@ -169,13 +169,7 @@ export const TEST_EVENT_TYPES = ['webhook.test', ...EVENT_TYPES] as const;
 export type TestEventType = (typeof TEST_EVENT_TYPES)[number];
 
 /** "Send test event" with its type: `webhook.test`, or an example of a catalogue type. */
-export function SendTestEvent({
-  disabled,
-  onSend,
-}: {
-  disabled: boolean;
-  onSend: (eventType: TestEventType) => void;
-}) {
+export function SendTestEvent({ disabled, onSend }: { disabled: boolean; onSend: (eventType: TestEventType) => void }) {
   const [type, setType] = useState<TestEventType>('webhook.test');
   return (
     <span className="test-event">

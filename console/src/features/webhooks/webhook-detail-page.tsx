@@ -77,8 +77,8 @@ export default function WebhookDetailPage() {
           <FormError error={enable.error ?? test.error} />
           {test.data ? (
             <p className="notice" role="status">
-              Test event queued as <code>{test.data.data.id}</code> (<code>{test.data.data.event}</code>); it is the newest row of the log below, which
-              updates by itself.
+              Test event queued as <code>{test.data.data.id}</code> (<code>{test.data.data.event}</code>); it is the
+              newest row of the log below, which updates by itself.
             </p>
           ) : null}
           <dl className="props">
