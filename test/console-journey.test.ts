@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor, systemPrincipal } from '../src/lib/principal.js';
 import { serviceSignature, standardSignature } from '../src/modules/delivery/signing.js';
-import { expectAccessible } from './helpers/browser.js';
+import { expectAccessible, screenshot } from './helpers/browser.js';
 import { type ConsoleServer, openPage, signInContext, startConsoleServer } from './helpers/console-server.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import { mailTo, type Smtp, startSmtp } from './helpers/smtp.js';
@@ -145,12 +145,14 @@ describe('journey: an endpoint fails, the admin is told in their timezone, and r
       expect(disabled?.text).toContain('11 Mar 2026, 13:00');
       expect(failing?.text).toContain('6 Mar 2026, 12:00');
       await expectAccessible(page, 'journey-feed');
+      await screenshot(page, 'journey-feed');
 
       // The webhooks list: disabled, why, and failing since when.
       await openPage(page, path('/webhooks'), 'Webhooks', 'journey-webhooks');
       const row = page.getByRole('table', { name: 'Webhook endpoints' }).locator('tbody > tr').first();
       await row.getByText('disabled: failing').waitFor();
       expect(await row.textContent()).toContain('failing since 2026-03-06 12:00:00 EST');
+      await screenshot(page, 'journey-webhooks-disabled');
     },
     STEP,
   );
@@ -216,6 +218,7 @@ describe('journey: an endpoint fails, the admin is told in their timezone, and r
       await first.getByRole('button', { name: `Attempts of ${dlv}` }).waitFor({ timeout: 12_000 });
       expect(await first.textContent()).toContain('resource.updated');
       await expectAccessible(page, 'journey-test-event');
+      await screenshot(page, 'journey-test-event');
 
       const before = rx.to('/orders').length;
       nowMs = Date.now();
