@@ -146,6 +146,10 @@ describe('the OpenAPI document', () => {
         if (!op.requestBody.required) optional.push(where);
       }
     }
-    expect(optional.sort()).toEqual(['POST /v1/keys/{id}/roll', 'POST /v1/webhooks/{id}/rotate-secret']);
+    expect(optional.sort()).toEqual([
+      'POST /v1/keys/{id}/roll',
+      'POST /v1/webhooks/{id}/rotate-secret',
+      'POST /v1/webhooks/{id}/test',
+    ]);
   });
 });

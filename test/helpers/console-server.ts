@@ -1,8 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
-import { systemClock } from '../../src/lib/clock.js';
+import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { createServices, type Services } from '../../src/services.js';
 import { consoleBuilt, expectAccessible, freePort, launchChromium } from './browser.js';
 import { PASSWORD } from './console.js';
@@ -14,24 +14,36 @@ export interface ConsoleServer {
   base: string;
   storage: Storage & { url: string; schema?: string };
   services: Services;
+  config: Config;
   browser: Browser;
   close(): Promise<void>;
 }
 
-export async function startConsoleServer(): Promise<ConsoleServer> {
+/**
+ * Options: `apiOnly` runs `wsvc serve --api-only` (no delivery worker, no jobs: the test drives the
+ * in-process `services.delivery` and jobs itself); `clock` is the in-process services' clock (the
+ * server keeps the system's); `env` adds settings to both the server and the in-process config.
+ */
+export interface ConsoleServerOptions {
+  apiOnly?: boolean;
+  clock?: Clock;
+  env?: Record<string, string>;
+}
+
+export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promise<ConsoleServer> {
   if (!consoleBuilt()) throw new Error('dist/console is missing: run `npm run build:console` first');
   const storage = await openTestStorage();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const config = loadConfig(
     {},
-    { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' },
+    { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off', ...opts.env },
   );
-  const services = createServices({ storage, clock: systemClock, config });
+  const services = createServices({ storage, clock: opts.clock ?? systemClock, config });
   let server: WsvcProcess | undefined;
   let browser: Browser | undefined;
   try {
-    server = await startWsvc(['serve'], {
+    server = await startWsvc(opts.apiOnly ? ['serve', '--api-only'] : ['serve'], {
       DATABASE_URL: databaseUrlOf(storage),
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -40,6 +52,7 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
       WEBHOOK_MAX_RETRIES: '0',
       WEBHOOK_POLL_MS: '100',
       REDIS_URL: process.env.TEST_REDIS_URL || '',
+      ...opts.env,
     });
     browser = await launchChromium();
   } catch (e) {
@@ -52,6 +65,7 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
     base,
     storage,
     services,
+    config,
     browser,
     async close() {
       await started.browser.close();

@@ -569,7 +569,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event to a webhook endpoint
-         * @description Records a `webhook.test` event and queues its delivery to this endpoint only (no subscription, not even `*`, includes it). Answers 202 with the queued delivery; follow it in the delivery log. 409 `webhook_disabled` for a disabled endpoint.
+         * @description Records a test event and queues its delivery to this endpoint only (no other endpoint gets it, whatever it subscribes to). Without a body, or without `event_type`, the event is `webhook.test` (`data: {webhook_id, message}`). With `event_type` of the catalogue (`resource.created`, …) the event has that type, `test: true` and example `data` of the real shape about an example resource (a `res_` id that names no resource), and is sent even if the endpoint does not subscribe to that type. Test events are stored like the others (`GET /events`), are signed like every delivery and are never sent to integrations. Answers 202 with the queued delivery; follow it in the delivery log. An unknown `event_type` is a 400 naming the valid values. 409 `webhook_disabled` for a disabled endpoint.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -800,6 +800,11 @@ export interface components {
             event: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "webhook.test";
             /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
         };
         /** Invoice */
         Invoice: {
@@ -7553,7 +7558,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The type of the test event (default `webhook.test`). A catalogue type sends an example of that type (`test: true`, example `data` of the real shape), whether or not the endpoint subscribes to it.
+                     * @default webhook.test
+                     */
+                    event_type?: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "webhook.test";
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
             202: {
@@ -7650,7 +7665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB. */
+            /** @description payload_too_large */
             413: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -7664,7 +7679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unsupported_media_type: a body that is not `application/json`. */
+            /** @description unsupported_media_type */
             415: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];

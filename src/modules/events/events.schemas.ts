@@ -61,6 +61,13 @@ export const EventSchema = Type.Object(
       { description: 'Event type; `webhook.test` only from `POST /webhooks/{id}/test`.' },
     ),
     created_at: Timestamp,
+    test: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: ' +
+          'its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)',
+      }),
+    ),
     // Most specific first: the serializer picks the first shape that matches.
     data: Type.Union([UpdatedData, CreatedData, StatusChangedData, DeletedData, TestData], {
       description: 'Depends on `event`: see the shapes.',

@@ -5,6 +5,7 @@ import { newId } from '../../lib/ids.js';
 import { type Actor, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
+import { exampleEventData } from '../events/event-examples.js';
 import { type AnyEventType, type Event, type EventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { EVENT_RETENTION_MS, type EventsService } from '../events/events.service.js';
 import { type AttemptResult, type ClaimedDelivery, deliveriesRepository } from './deliveries.repository.js';
@@ -16,8 +17,11 @@ export type { AttemptResult, ClaimedDelivery };
 export interface Queue {
   /** Records an event and one delivery per enabled webhook subscribed to it. */
   event(type: EventType, resourceId: string | null, data: Event['data'], now: number): Promise<void>;
-  /** Records a `webhook.test` event and its one delivery, to `webhookId` only; returns the delivery row. */
-  test(webhookId: string, now: number): Promise<DeliveriesTable>;
+  /**
+   * Records a test event of `type` (`webhook.test` by default) and its one delivery, to `webhookId`
+   * only, whatever it subscribes to; returns the delivery row (docs/api.md#test-events).
+   */
+  test(webhookId: string, now: number, type?: AnyEventType): Promise<DeliveriesTable>;
   /** Says that `count` existing deliveries were made due again (a resend). */
   due(count: number): Promise<void>;
 }
@@ -60,8 +64,8 @@ export function createOutbox(deps: {
           async event(type, resourceId, data, now) {
             queued += await record(trx, tenant(), type, resourceId, data, now);
           },
-          async test(webhookId, now) {
-            const row = await recordTest(trx, tenant(), webhookId, now);
+          async test(webhookId, now, type = TEST_EVENT_TYPE) {
+            const row = await recordTest(trx, tenant(), webhookId, now, type);
             queued += 1;
             return row;
           },
@@ -99,9 +103,19 @@ export function createOutbox(deps: {
     return queue(trx, tenant, event, targets, now);
   }
 
-  async function recordTest(trx: WriteTx, tenant: Tenant, webhookId: string, now: number): Promise<DeliveriesTable> {
-    const data = { webhook_id: webhookId, message: 'This is a test event sent from the API.' };
-    const event = await insertEvent(trx, tenant, TEST_EVENT_TYPE, null, data, now);
+  /**
+   * A test event: `webhook.test` as it always was, or a catalogue type with example data and
+   * `test: true`. Never told to integrations and never about a real resource (`resource_id` null).
+   */
+  async function recordTest(
+    trx: WriteTx,
+    tenant: Tenant,
+    webhookId: string,
+    now: number,
+    type: AnyEventType,
+  ): Promise<DeliveriesTable> {
+    const data = exampleEventData(type, { workspaceId: tenant.workspaceId, webhookId, now });
+    const event = await insertEvent(trx, tenant, type, null, data, now, type !== TEST_EVENT_TYPE);
     await queue(trx, tenant, event, [webhookId], now);
     return (await deliveriesRepository.findByEvent(trx, event.id)) as DeliveriesTable;
   }
@@ -113,10 +127,14 @@ export function createOutbox(deps: {
     resourceId: string | null,
     data: Event['data'],
     now: number,
+    test = false,
   ): Promise<EventsTable> {
     const createdAt = isoAt(now);
     const id = newId('event', now);
-    const payload = JSON.stringify({ id, event: type, created_at: createdAt, data });
+    const event: Event = test
+      ? { id, event: type, created_at: createdAt, test: true, data }
+      : { id, event: type, created_at: createdAt, data };
+    const payload = JSON.stringify(event);
     const row: EventsTable = {
       id,
       workspace_id: tenant.workspaceId,

@@ -9,6 +9,7 @@ import {
   DeliverySchema,
   ListWebhooksQuery,
   RotateSecretBody,
+  TestWebhookBody,
   UpdateWebhookBody,
   WebhookSchema,
 } from './webhooks.schemas.js';
@@ -167,22 +168,40 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     '/webhooks/:id/test',
     {
       config: { scope: 'webhooks:write' },
+      // No body at all means the defaults, like `{}`: a `webhook.test` event, as before the body existed.
+      preValidation: async (req) => {
+        if (req.body === undefined) (req as { body: unknown }).body = {};
+      },
       schema: {
+        [BODY_OPTIONAL]: true,
         tags,
         operationId: 'testWebhook',
         summary: 'Send a test event to a webhook endpoint',
         description:
-          'Records a `webhook.test` event and queues its delivery to this endpoint only (no subscription, not even `*`, ' +
-          'includes it). Answers 202 with the queued delivery; follow it in the delivery log. 409 `webhook_disabled` ' +
-          'for a disabled endpoint.',
+          'Records a test event and queues its delivery to this endpoint only (no other endpoint gets it, whatever it ' +
+          'subscribes to). Without a body, or without `event_type`, the event is `webhook.test` (`data: {webhook_id, message}`). ' +
+          'With `event_type` of the catalogue (`resource.created`, …) the event has that type, `test: true` and example `data` ' +
+          'of the real shape about an example resource (a `res_` id that names no resource), and is sent even if the endpoint ' +
+          'does not subscribe to that type. Test events are stored like the others (`GET /events`), are signed like every ' +
+          'delivery and are never sent to integrations. Answers 202 with the queued delivery; follow it in the delivery log. ' +
+          'An unknown `event_type` is a 400 naming the valid values. 409 `webhook_disabled` for a disabled endpoint.',
         params: Params,
-        response: { 202: DataOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
+        body: TestWebhookBody,
+        response: {
+          202: DataOf(Type.Ref(DeliverySchema)),
+          ...errorResponses(...AUTHED_ERRORS, 404, 409, 413, 415),
+        },
       },
     },
     async (req, reply) =>
-      reply
-        .code(202)
-        .send({ data: await webhooks.sendTest(req.principal, req.params.id, req.idempotentWrite(reply, 202)) }),
+      reply.code(202).send({
+        data: await webhooks.sendTest(
+          req.principal,
+          req.params.id,
+          req.body.event_type,
+          req.idempotentWrite(reply, 202),
+        ),
+      }),
   );
 
   app.delete(

@@ -87,6 +87,24 @@ export type UpdateWebhookInput = Static<typeof UpdateWebhookBody>;
 /** Longest overlap of an old and a new secret: 7 days. */
 export const MAX_SECRET_OVERLAP_S = 604_800;
 
+export const TestWebhookBody = Type.Object(
+  {
+    event_type: Type.Optional(
+      Type.Union(
+        ALL_EVENT_TYPES.map((t) => Type.Literal(t)),
+        {
+          default: 'webhook.test',
+          description:
+            'The type of the test event (default `webhook.test`). A catalogue type sends an example of that type ' +
+            '(`test: true`, example `data` of the real shape), whether or not the endpoint subscribes to it.',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TestWebhookInput = Static<typeof TestWebhookBody>;
+
 export const RotateSecretBody = Type.Object(
   {
     expire_old_in_s: Type.Optional(

@@ -7,6 +7,7 @@ import { isId, newId } from '../../lib/ids.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
+import { type AnyEventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
 import { FRESH_WINDOW } from './endpoint-health.js';
 import type { Outbox } from './outbox.js';
@@ -185,14 +186,22 @@ export function createWebhooksService(deps: {
     );
   }
 
-  /** Queues a `webhook.test` event to this endpoint only; 409 webhook_disabled when it is disabled. */
-  async function sendTest(principal: Principal, id: string, hooks?: WriteHooks<Delivery>): Promise<Delivery> {
+  /**
+   * Queues a test event of `eventType` (default `webhook.test`; docs/api.md#test-events) to this
+   * endpoint only, subscribed to that type or not; 409 webhook_disabled when it is disabled.
+   */
+  async function sendTest(
+    principal: Principal,
+    id: string,
+    eventType: AnyEventType = TEST_EVENT_TYPE,
+    hooks?: WriteHooks<Delivery>,
+  ): Promise<Delivery> {
     return deps.outbox.write(
       principal,
       async (trx, queue) => {
         const hook = await findOrThrow(trx, principal, id, true);
         assertEnabled(hook);
-        return toDelivery(await queue.test(id, clock.now()));
+        return toDelivery(await queue.test(id, clock.now(), eventType));
       },
       hooks,
     );

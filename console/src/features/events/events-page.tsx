@@ -5,7 +5,7 @@ import { useScopedList } from '../../lib/queries';
 import { useUrlFilters } from '../../lib/url-filters';
 import { ListTable } from '../../ui/list';
 import { LiveIndicator } from '../../ui/live';
-import { FilterSelect, PageHeader, Time } from '../../ui/primitives';
+import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
 import { SearchBox } from '../../ui/search';
 
 export default function EventsPage() {
@@ -53,7 +53,15 @@ export default function EventsPage() {
               <td>
                 <Time iso={e.created_at} />
               </td>
-              <td>{e.event}</td>
+              <td>
+                {e.event}
+                {e.test ? (
+                  <>
+                    {' '}
+                    <Badge tone="test">test</Badge>
+                  </>
+                ) : null}
+              </td>
               <td>
                 <code>{e.id}</code>
               </td>

@@ -3,7 +3,7 @@ import type { Webhook } from '../../api/types';
 import { EVENT_TYPES } from '../../lib/closed-sets';
 import { type EventName, useV1Mutation } from '../../lib/mutations';
 import { MutationDialog, OverlapSelect } from '../../ui/forms';
-import { Field, SecretOnce } from '../../ui/primitives';
+import { Badge, Field, SecretOnce, Time } from '../../ui/primitives';
 import { FormError, fieldErrorOf } from '../../ui/states';
 
 /** Edit the URL, events and label; the secret and the delivery log stay. */
@@ -132,5 +132,60 @@ export function RetryFailedSince({ webhookId }: { webhookId: string }) {
       {retry.data ? <p role="status">{retry.data.data.requeued} deliveries queued again.</p> : null}
       <FormError error={retry.error} />
     </form>
+  );
+}
+
+/** Status with health (docs/api.md#endpoint-health): failing since when, and why it is disabled. */
+export function Health({ webhook: w }: { webhook: Webhook }) {
+  if (w.status === 'disabled') {
+    return (
+      <>
+        <Badge tone="warn">{w.disabled_reason === 'failing' ? 'disabled: failing' : 'disabled'}</Badge>
+        {w.disabled_reason === 'failing' && w.failing_since ? (
+          <span className="muted">
+            {' '}
+            failing since <Time iso={w.failing_since} />
+          </span>
+        ) : null}
+      </>
+    );
+  }
+  if (w.failing_since) {
+    return (
+      <>
+        <Badge tone="warn">failing</Badge>
+        <span className="muted">
+          {' '}
+          since <Time iso={w.failing_since} />
+        </span>
+      </>
+    );
+  }
+  return <Badge tone="good">enabled</Badge>;
+}
+
+/** The types "Send test event" can send (docs/api.md#test-events): `webhook.test` first, then the catalogue. */
+export const TEST_EVENT_TYPES = ['webhook.test', ...EVENT_TYPES] as const;
+export type TestEventType = (typeof TEST_EVENT_TYPES)[number];
+
+/** "Send test event" with its type: `webhook.test`, or an example of a catalogue type. */
+export function SendTestEvent({ disabled, onSend }: { disabled: boolean; onSend: (eventType: TestEventType) => void }) {
+  const [type, setType] = useState<TestEventType>('webhook.test');
+  return (
+    <span className="test-event">
+      <label className="visually-hidden" htmlFor="test-event-type">
+        Test event type
+      </label>
+      <select id="test-event-type" value={type} onChange={(e) => setType(e.target.value as TestEventType)}>
+        {TEST_EVENT_TYPES.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </select>
+      <button type="button" onClick={() => onSend(type)} disabled={disabled}>
+        Send test event
+      </button>
+    </span>
   );
 }

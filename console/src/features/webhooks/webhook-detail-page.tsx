@@ -4,10 +4,10 @@ import type { Webhook } from '../../api/types';
 import { useV1Mutation } from '../../lib/mutations';
 import { useScopedQuery } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
-import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
+import { ConfirmButton, PageHeader, Time } from '../../ui/primitives';
 import { FormError, QueryView } from '../../ui/states';
 import { DeliveryLog } from '../deliveries/delivery-log';
-import { EditWebhookDialog, RetryFailedSince, RotateSecretButton } from './webhook-actions';
+import { EditWebhookDialog, Health, RetryFailedSince, RotateSecretButton, SendTestEvent } from './webhook-actions';
 
 export default function WebhookDetailPage() {
   const { id = '' } = useParams();
@@ -42,18 +42,20 @@ export default function WebhookDetailPage() {
                       onConfirm={() => disable.mutateAsync({ params: path })}
                     />
                   ) : (
-                    <button type="button" onClick={() => enable.mutate({ params: path })} disabled={enable.isPending}>
-                      Enable
-                    </button>
+                    <ConfirmButton
+                      label="Enable"
+                      title="Enable this endpoint?"
+                      message="New events are sent to it again, and its health starts afresh: it is disabled again only after every attempt fails for the whole window once more. Deliveries cancelled while it was disabled stay cancelled (the API's bulk retry with status cancelled queues them again)."
+                      confirmLabel="Enable endpoint"
+                      danger={false}
+                      onConfirm={() => enable.mutateAsync({ params: path })}
+                    />
                   )}
                   <RotateSecretButton webhook={w} />
-                  <button
-                    type="button"
-                    onClick={() => test.mutate({ params: path })}
+                  <SendTestEvent
                     disabled={test.isPending || w.status !== 'enabled'}
-                  >
-                    Send test event
-                  </button>
+                    onSend={(eventType) => test.mutate({ params: path, body: { event_type: eventType } })}
+                  />
                   <ConfirmButton
                     label="Delete endpoint"
                     title="Delete this endpoint?"
@@ -69,14 +71,14 @@ export default function WebhookDetailPage() {
             }
           >
             <p>
-              <code>{w.url}</code> <Badge tone={w.status === 'enabled' ? 'good' : 'warn'}>{w.status}</Badge>
+              <code>{w.url}</code> <Health webhook={w} />
             </p>
           </PageHeader>
           <FormError error={enable.error ?? test.error} />
           {test.data ? (
             <p className="notice" role="status">
-              Test event queued as <code>{test.data.data.id}</code>; it is the newest row of the log below, which
-              updates by itself.
+              Test event queued as <code>{test.data.data.id}</code> (<code>{test.data.data.event}</code>); it is the
+              newest row of the log below, which updates by itself.
             </p>
           ) : null}
           <dl className="props">

@@ -6,9 +6,9 @@ import { useScopedList } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
 import { ListTable } from '../../ui/list';
-import { Badge, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
+import { Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
 import { fieldErrorOf } from '../../ui/states';
-import { EventChoices } from './webhook-actions';
+import { EventChoices, Health } from './webhook-actions';
 
 export default function WebhooksPage() {
   const { isAdmin } = useCurrent();
@@ -57,35 +57,6 @@ export default function WebhooksPage() {
       <CreateWebhookDialog open={open} onClose={() => setOpen(false)} />
     </section>
   );
-}
-
-/** Status with health (docs/api.md#endpoint-health): failing since when, and why it is disabled. */
-function Health({ webhook: w }: { webhook: Webhook }) {
-  if (w.status === 'disabled') {
-    return (
-      <>
-        <Badge tone="warn">{w.disabled_reason === 'failing' ? 'disabled: failing' : 'disabled'}</Badge>
-        {w.disabled_reason === 'failing' && w.failing_since ? (
-          <span className="muted">
-            {' '}
-            failing since <Time iso={w.failing_since} />
-          </span>
-        ) : null}
-      </>
-    );
-  }
-  if (w.failing_since) {
-    return (
-      <>
-        <Badge tone="warn">failing</Badge>
-        <span className="muted">
-          {' '}
-          since <Time iso={w.failing_since} />
-        </span>
-      </>
-    );
-  }
-  return <Badge tone="good">enabled</Badge>;
 }
 
 function CreateWebhookDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
