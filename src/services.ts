@@ -107,6 +107,7 @@ export function createServices(deps: {
     transport: deps.mailTransport ?? (deps.config.SMTP_URL ? smtpTransport(deps.config.SMTP_URL) : undefined),
     log: deps.log ?? quiet,
     forward: integrations.forward,
+    leaseMs: deps.config.MAIL_LEASE_MS,
   });
   const keys = createKeysService({ db, dialect, clock, users, notifications });
   const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });

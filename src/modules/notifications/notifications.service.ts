@@ -124,8 +124,8 @@ export interface NotificationLogger {
 export const MAX_SEND_ATTEMPTS = 6;
 const RETRY_BASE_MS = 60_000;
 const RETRY_FACTOR = 4;
-/** Long enough for one SMTP send (its timeouts are shorter); a dead sender's claims return after it. */
-const LEASE_MS = 2 * 60_000;
+/** The lease of a claim when none is given (MAIL_LEASE_MS): a dead sender's claims return after it. */
+const DEFAULT_LEASE_MS = 2 * 60_000;
 const CLAIM_BATCH = 20;
 
 /**
@@ -151,8 +151,11 @@ export function createNotificationsService(deps: {
   log?: NotificationLogger;
   /** Integrations (docs/integrations.md): told of each notification once per workspace, in its transaction. */
   forward?: (trx: Db, n: ForwardedNotice) => Promise<void>;
+  /** MAIL_LEASE_MS: how long a claim lasts; renewed before and during each SMTP send (docs/notifications.md#the-crash-window). */
+  leaseMs?: number;
 }) {
   const { db, clock, writeAs } = deps;
+  const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
   const workerId = `ntfw_${randomBytes(8).toString('hex')}`;
 
   /** Writes one notification per admin of the endpoint's workspace, in `trx` (the outcome's transaction). */
@@ -348,7 +351,7 @@ export function createNotificationsService(deps: {
     for (;;) {
       const now = clock.now();
       const claimed = await writeAs(actor, (trx) =>
-        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + LEASE_MS), workerId, limit: CLAIM_BATCH }),
+        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + leaseMs), workerId, limit: CLAIM_BATCH }),
       );
       for (const n of claimed) if (await sendOne(actor, n)) sent++;
       if (claimed.length < CLAIM_BATCH) return sent;
@@ -432,9 +435,16 @@ export function createNotificationsService(deps: {
       }
       return kept;
     }
+    // The lease runs from now, not from the batch's claim, and is renewed while the server is slow,
+    // so a living sender never loses it: only a dead one's email is sent again (docs/notifications.md#the-crash-window).
+    const renew = () => writeAs(actor, (trx) => repo.renew(trx, n.id, workerId, isoAt(clock.now() + leaseMs)));
+    if (!(await renew())) return false;
+    const heartbeat = setInterval(() => void renew().catch(() => undefined), leaseMs / 3);
+    heartbeat.unref();
     try {
       await deps.transport.sendMail(mail);
     } catch (err) {
+      clearInterval(heartbeat);
       const attempts = n.attempt_count + 1;
       const last = attempts >= MAX_SEND_ATTEMPTS;
       const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
@@ -452,7 +462,8 @@ export function createNotificationsService(deps: {
       await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...failed, attempted: true }));
       return false;
     }
-    // A crash before this commit sends it again after the lease (the documented window).
+    clearInterval(heartbeat);
+    // A crash before this commit sends it again after the lease (docs/notifications.md#the-crash-window).
     await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, sent));
     return true;
   }
