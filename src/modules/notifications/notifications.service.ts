@@ -27,6 +27,7 @@ export interface SecurityNotice {
     | 'key.created'
     | 'key.revoked'
     | 'key.rolled'
+    | 'key.expiring'
     | 'password.changed'
     | 'member.added'
     | 'member.removed'
