@@ -97,13 +97,15 @@ export function urlHint(url: string): string {
 
 /**
  * Delay before the next attempt after a failed one (`attemptsMade` counts it), or null to give up:
- * a 429's Retry-After (seconds or an HTTP date) is honoured as given; otherwise exponential back-off.
+ * a 429's Retry-After header (seconds or an HTTP date) is honoured as given, else the `retry_after` of
+ * its JSON body (Discord: seconds, a float); otherwise exponential back-off.
  */
 export function nextAttemptDelay(
   attemptsMade: number,
   status: number | null,
   retryAfter: string | null | undefined,
   nowMs: number,
+  body?: string | null,
 ): number | null {
   if (attemptsMade >= MAX_ATTEMPTS) return null;
   if (status !== null && FINAL_STATUSES.has(status)) return null;
@@ -114,7 +116,21 @@ export function nextAttemptDelay(
     const at = Date.parse(v);
     if (!Number.isNaN(at)) return Math.max(0, at - nowMs);
   }
+  if (status === 429 && body) {
+    const seconds = retryAfterInBody(body);
+    if (seconds !== undefined) return Math.ceil(seconds * 1000);
+  }
   return backoff;
+}
+
+/** The `retry_after` (seconds, ≥ 0, at most a day) of a 429's JSON body (Discord's rate-limit response), if any. */
+function retryAfterInBody(body: string): number | undefined {
+  try {
+    const v = (JSON.parse(body) as { retry_after?: unknown }).retry_after;
+    return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 86_400 ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -373,7 +389,7 @@ export function createIntegrationsService(deps: {
       const ok = { status: 'sent', next_attempt_at: null, last_error: null, sent_at: isoAt(now) } as const;
       return writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...response, ...ok, attempted: true }));
     }
-    const delay = nextAttemptDelay(attempts, r.status, r.retryAfter, now);
+    const delay = nextAttemptDelay(attempts, r.status, r.retryAfter, now, r.body);
     await writeAs(actor, (trx) =>
       repo.finish(trx, m.id, workerId, {
         ...response,
