@@ -2,7 +2,8 @@
 // written here from the platforms' documentation, independently of src/modules/integrations/render.ts:
 //
 // Slack (https://docs.slack.dev/reference/block-kit/blocks/header-block, …/section-block,
-// …/context-block, https://docs.slack.dev/reference/methods/chat.postMessage): a message has at most
+// …/context-block, https://docs.slack.dev/reference/methods/chat.postMessage,
+// https://api.slack.com/reference/surfaces/formatting#escaping): a message has at most
 // 50 blocks; `text` is the notification fallback when blocks are given (Slack truncates it at 40,000
 // characters); a header's plain_text is 1 to 150 characters; a section has `text` (1 to 3000) and/or
 // `fields` (1 to 10 text objects of 1 to 2000); a context has 1 to 10 elements; a text object is
