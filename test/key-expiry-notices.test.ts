@@ -39,7 +39,11 @@ const expiring = async (ws: string) =>
       .where('type', '=', 'key.expiring')
       .orderBy('user_id')
       .execute()
-  ).map((r) => ({ user: r.user_id, category: r.category, key: (JSON.parse(r.data) as { key: { id: string } }).key.id }));
+  ).map((r) => ({
+    user: r.user_id,
+    category: r.category,
+    key: (JSON.parse(r.data) as { key: { id: string } }).key.id,
+  }));
 
 async function person(ws: TestWorkspace, role: 'admin' | 'member', timezone: string) {
   const m = await ws.member(role);
@@ -97,7 +101,9 @@ describe('key expiring in 7 days', () => {
     expect(mails).toHaveLength(4);
     const [paris] = mailTo(smtp, owner.email).filter((m) => m.subject?.startsWith('API key expiring'));
     if (!paris) throw new Error('no email to the owner');
-    expect(paris.subject).toMatch(/^API key expiring in 7 days or less: Nightly export \(live, [0-9A-Za-z]{4}…\)$/);
+    expect(paris.subject).toMatch(
+      /^API key expiring in 7 days or less: Nightly export \(live, svc_live_[0-9A-Za-z]{4}…\)$/,
+    );
     expect(paris.text).toContain('stops working at 31 Mar 2026, 14:00 CEST (Europe/Paris) · 2026-03-31 12:00 UTC.');
     expect(paris.html).toContain('31 Mar 2026, 14:00 CEST (Europe/Paris) · 2026-03-31 12:00 UTC');
     expect(paris.text).toContain(`https://console.example.test/console/w/${ws.id}/live/settings/keys`);

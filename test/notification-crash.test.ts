@@ -49,7 +49,8 @@ const env = () => ({
   PUBLIC_URL: 'https://console.example.test',
   MAIL_LEASE_MS: String(LEASE_MS),
 });
-const row = (id: string) => storage.db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const row = (id: string) =>
+  storage.db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const copiesOf = (messageId: string) => smtp.got.filter((m) => m.messageId === messageId).length;
 
 describe('kill -9 of the worker between the SMTP acceptance and the commit', () => {

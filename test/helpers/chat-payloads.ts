@@ -20,8 +20,11 @@ type Obj = Record<string, unknown>;
 const len = (s: string) => [...s].length;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function text(problems: string[], where: string, v: unknown, max: number, types = ['plain_text', 'mrkdwn']) {
-  if (!isObj(v)) return problems.push(`${where}: not a text object`);
+function text(problems: string[], where: string, v: unknown, max: number, types = ['plain_text', 'mrkdwn']): void {
+  if (!isObj(v)) {
+    problems.push(`${where}: not a text object`);
+    return;
+  }
   if (typeof v.type !== 'string' || !types.includes(v.type)) problems.push(`${where}.type: ${String(v.type)}`);
   if (typeof v.text !== 'string' || len(v.text) < 1 || len(v.text) > max) {
     problems.push(`${where}.text: ${typeof v.text === 'string' ? len(v.text) : typeof v.text} characters, 1..${max}`);
@@ -43,19 +46,22 @@ export function slackProblems(body: unknown): string[] {
   if (!Array.isArray(blocks) || blocks.length < 1 || blocks.length > 50) return [...p, 'blocks: 1..50'];
   blocks.forEach((b, i) => {
     const at = `blocks[${i}]`;
-    if (!isObj(b)) return p.push(`${at}: not an object`);
+    if (!isObj(b)) {
+      p.push(`${at}: not an object`);
+      return;
+    }
     if (b.type === 'header') text(p, `${at}.text`, b.text, 150, ['plain_text']);
     else if (b.type === 'section') {
       if (b.text === undefined && b.fields === undefined) p.push(`${at}: neither text nor fields`);
       if (b.text !== undefined) text(p, `${at}.text`, b.text, 3000);
       if (b.fields !== undefined) {
         if (!Array.isArray(b.fields) || b.fields.length < 1 || b.fields.length > 10) p.push(`${at}.fields: 1..10`);
-        else b.fields.forEach((f, j) => text(p, `${at}.fields[${j}]`, f, 2000));
+        else for (const [j, f] of b.fields.entries()) text(p, `${at}.fields[${j}]`, f, 2000);
       }
     } else if (b.type === 'context') {
       if (!Array.isArray(b.elements) || b.elements.length < 1 || b.elements.length > 10) {
         p.push(`${at}.elements: 1..10`);
-      } else b.elements.forEach((e, j) => text(p, `${at}.elements[${j}]`, e, 3000));
+      } else for (const [j, e] of b.elements.entries()) text(p, `${at}.elements[${j}]`, e, 3000);
     } else p.push(`${at}.type: ${String(b.type)} not expected`);
   });
   return p;
@@ -78,10 +84,16 @@ export function discordProblems(body: unknown): string[] {
   };
   embeds.forEach((e, i) => {
     const at = `embeds[${i}]`;
-    if (!isObj(e)) return p.push(`${at}: not an object`);
+    if (!isObj(e)) {
+      p.push(`${at}: not an object`);
+      return;
+    }
     str(`${at}.title`, e.title, 256);
     str(`${at}.description`, e.description, 4096);
-    if (e.color !== undefined && !(Number.isInteger(e.color) && (e.color as number) >= 0 && (e.color as number) <= 0xffffff)) {
+    if (
+      e.color !== undefined &&
+      !(Number.isInteger(e.color) && (e.color as number) >= 0 && (e.color as number) <= 0xffffff)
+    ) {
       p.push(`${at}.color: an integer 0..0xFFFFFF`);
     }
     if (e.timestamp !== undefined && (typeof e.timestamp !== 'string' || Number.isNaN(Date.parse(e.timestamp)))) {
@@ -91,7 +103,10 @@ export function discordProblems(body: unknown): string[] {
       if (!Array.isArray(e.fields) || e.fields.length > 25) p.push(`${at}.fields: at most 25`);
       else
         e.fields.forEach((f, j) => {
-          if (!isObj(f)) return p.push(`${at}.fields[${j}]: not an object`);
+          if (!isObj(f)) {
+            p.push(`${at}.fields[${j}]: not an object`);
+            return;
+          }
           str(`${at}.fields[${j}].name`, f.name, 256, 1);
           str(`${at}.fields[${j}].value`, f.value, 1024, 1);
           if (f.inline !== undefined && typeof f.inline !== 'boolean') p.push(`${at}.fields[${j}].inline: boolean`);

@@ -33,9 +33,12 @@ export async function startSmtp(opts: { onAccept?: (m: ParsedMail) => void } = {
       });
     },
   });
+  // A client killed mid-transaction (test/notification-crash.test.ts) resets its connection: kept, not thrown.
+  const errors: Error[] = [];
+  server.on('error', (err) => errors.push(err));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.server.address() as AddressInfo).port;
-  return { got, at, state, port, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { got, at, errors, state, port, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 export type Smtp = Awaited<ReturnType<typeof startSmtp>>;
 

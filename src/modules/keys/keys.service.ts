@@ -284,6 +284,18 @@ export function createKeysService(deps: {
     }
   }
 
-  return { create, verify, verifyNow, parseHeader, cached, verifyAt, list, revoke, recordUse, keyNotice, notifyExpiring };
+  return {
+    create,
+    verify,
+    verifyNow,
+    parseHeader,
+    cached,
+    verifyAt,
+    list,
+    revoke,
+    recordUse,
+    keyNotice,
+    notifyExpiring,
+  };
 }
 export type KeysService = ReturnType<typeof createKeysService>;
