@@ -4,6 +4,7 @@ import type { Env, EventsTable, IntegrationMessagesTable, IntegrationsTable } fr
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { ForbiddenError, fieldError, NotFoundError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { createLeasedOutbox } from '../../lib/leased-outbox.js';
 import type { Actor, Principal } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { Send } from '../delivery/sender.js';
@@ -341,28 +342,17 @@ export function createIntegrationsService(deps: {
     return writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
   }
 
-  let sending: Promise<number> | null = null;
-
+  // The lease and drain loop shared with the notification outbox (lib/leased-outbox.ts); a batch is sent at once.
+  const outbox = createLeasedOutbox({
+    clock,
+    leaseMs,
+    batch: CLAIM_BATCH,
+    concurrent: true,
+    claim: (actor, lease) => writeAs(actor, (trx) => repo.claim(trx, { ...lease, workerId })),
+    sendOne: (actor, m) => sendOne(actor, m),
+  });
   /** Sends every due message as `actor` (the `integrations` job); returns how many were sent. */
-  function sendDue(actor: Actor): Promise<number> {
-    sending ??= sendAll(actor).finally(() => {
-      sending = null;
-    });
-    return sending;
-  }
-
-  async function sendAll(actor: Actor): Promise<number> {
-    let sent = 0;
-    for (;;) {
-      const now = clock.now();
-      const claimed = await writeAs(actor, (trx) =>
-        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + leaseMs), workerId, limit: CLAIM_BATCH }),
-      );
-      const done = await Promise.all(claimed.map((m) => sendOne(actor, m)));
-      sent += done.filter(Boolean).length;
-      if (claimed.length < CLAIM_BATCH) return sent;
-    }
-  }
+  const sendDue = (actor: Actor) => outbox.sendDue(actor);
 
   async function sendOne(
     actor: Actor,

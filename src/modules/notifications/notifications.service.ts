@@ -4,6 +4,7 @@ import type { MailboxTable, NotificationCategory, NotificationsTable, UsersTable
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { createLeasedOutbox } from '../../lib/leased-outbox.js';
 import type { Actor, Principal } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
@@ -334,30 +335,21 @@ export function createNotificationsService(deps: {
     });
   }
 
-  let sending: Promise<number> | null = null;
+  // The lease and drain loop shared with the integrations' messages (lib/leased-outbox.ts); one email at a time.
+  const outbox = createLeasedOutbox({
+    clock,
+    leaseMs,
+    batch: CLAIM_BATCH,
+    concurrent: false,
+    claim: (actor, lease) => writeAs(actor, (trx) => repo.claim(trx, { ...lease, workerId })),
+    sendOne: (actor, n) => sendOne(actor, n),
+  });
 
   /**
    * Sends every due notification as `actor` (the worker's job); returns how many were sent. A call
    * while a run is under way (a slow SMTP server outlasting the job's interval) waits for that run.
    */
-  function sendDue(actor: Actor): Promise<number> {
-    sending ??= sendAll(actor).finally(() => {
-      sending = null;
-    });
-    return sending;
-  }
-
-  async function sendAll(actor: Actor): Promise<number> {
-    let sent = 0;
-    for (;;) {
-      const now = clock.now();
-      const claimed = await writeAs(actor, (trx) =>
-        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + leaseMs), workerId, limit: CLAIM_BATCH }),
-      );
-      for (const n of claimed) if (await sendOne(actor, n)) sent++;
-      if (claimed.length < CLAIM_BATCH) return sent;
-    }
-  }
+  const sendDue = (actor: Actor) => outbox.sendDue(actor);
 
   /** Message-ID from the notification id, at the host of PUBLIC_URL. */
   function messageIdOf(id: string): string {
