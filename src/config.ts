@@ -77,6 +77,12 @@ const ConfigSchema = Type.Object({
       'x-expected': 'smtp://user:password@host:587 or smtps://user:password@host:465',
     }),
   ),
+  /**
+   * How long a claimed email is reserved for the worker sending it (docs/notifications.md#crash-window):
+   * renewed before each send and every third of it while the send runs, so only a dead worker's
+   * claims lapse; a worker killed after the SMTP server accepted an email sends it again after this.
+   */
+  MAIL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 120_000 }),
   /** The From of every email. */
   MAIL_FROM: Type.String({
     minLength: 3,

@@ -107,8 +107,9 @@ export function createServices(deps: {
     transport: deps.mailTransport ?? (deps.config.SMTP_URL ? smtpTransport(deps.config.SMTP_URL) : undefined),
     log: deps.log ?? quiet,
     forward: integrations.forward,
+    leaseMs: deps.config.MAIL_LEASE_MS,
   });
-  const keys = createKeysService({ db, dialect, clock, users, notifications });
+  const keys = createKeysService({ db, dialect, clock, users, notifications, writeAs });
   const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
   const members = createMembersService({ db, users });
   const events = createEventsService({ db });
@@ -229,6 +230,12 @@ export function createServices(deps: {
       name: 'billing-invoices: invoices finalized for periods that ended an hour ago',
       everyMs: 5 * 60_000,
       run: () => billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+    },
+    {
+      id: 'key-expiry-notices',
+      name: 'key-expiry-notices: owners and admins told of keys that stop working within 7 days, once per key',
+      everyMs: 5 * 60_000,
+      run: () => keys.notifyExpiring(systemActor('scheduler:key-expiry-notices')),
     },
     {
       id: 'billing-usage-notices',

@@ -77,6 +77,10 @@ describe('principals: the services answer the CLI and the worker as they answer 
   it('the worker, each periodic job and the CLI write as named system actors, through the write runner', async () => {
     const original = t.services.checks.system;
     if (!original) throw new Error('no system check');
+    // The key-expiry job writes only when a key expires within 7 days: one does.
+    const ws = await newWorkspace(t);
+    const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
+    await t.services.keys.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
     const seen: string[] = [];
     t.services.checks.system = async (trx, p) => {
       seen.push(p.name);
@@ -88,7 +92,14 @@ describe('principals: the services answer the CLI and the worker as they answer 
     } finally {
       t.services.checks.system = original;
     }
-    expect(seen).toEqual(expect.arrayContaining(['scheduler:purge-events', 'scheduler:purge-idempotency', 'worker']));
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'scheduler:purge-events',
+        'scheduler:purge-idempotency',
+        'scheduler:key-expiry-notices',
+        'worker',
+      ]),
+    );
   });
 
   it('a worker or job write whose actor fails its check changes nothing', async () => {
@@ -115,6 +126,9 @@ describe('principals: the services answer the CLI and the worker as they answer 
         latency_sum_ms: 0,
       })
       .execute();
+    // The key-expiry job writes only when a key expires within 7 days.
+    const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
+    const expiring = await t.services.keys.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
     const original = t.services.checks.system;
     t.services.checks.system = async () => false;
     try {
@@ -128,5 +142,18 @@ describe('principals: the services answer the CLI and the worker as they answer 
     expect(
       await t.storage.db.selectFrom('usage_notices').selectAll().where('workspace_id', '=', ws.id).execute(),
     ).toEqual([]);
+    const told = await t.storage.db
+      .selectFrom('notifications')
+      .select('id')
+      .where('workspace_id', '=', ws.id)
+      .where('type', '=', 'key.expiring')
+      .execute();
+    expect(told).toEqual([]);
+    const key = await t.storage.db
+      .selectFrom('api_keys')
+      .select('expiry_notice_at')
+      .where('id', '=', expiring.id)
+      .executeTakeFirst();
+    expect(key?.expiry_notice_at).toBeNull();
   });
 });

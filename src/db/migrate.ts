@@ -15,6 +15,7 @@ import * as billing from './migrations/013-billing.js';
 import * as notificationFeed from './migrations/014-notification-feed.js';
 import * as usageNotices from './migrations/015-usage-notices.js';
 import * as integrations from './migrations/017-integrations.js';
+import * as keyExpiryNotices from './migrations/018-key-expiry-notices.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '014-notification-feed': notificationFeed,
   '015-usage-notices': usageNotices,
   '017-integrations': integrations,
+  '018-key-expiry-notices': keyExpiryNotices,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -55,6 +55,8 @@ export interface ApiKeysTable {
   last_used_at: string | null;
   /** When the key stops working (a rolled key's overlap end); null: never (migration 007). */
   expires_at?: string | null;
+  /** When its "expiring in 7 days" notice (or its roll's) was written; null: not yet (migration 018). */
+  expiry_notice_at?: string | null;
   /** The user who created the key; null when the CLI did (migration 007). */
   created_by?: string | null;
 }
@@ -289,6 +291,7 @@ export type NotificationType =
   | 'key.created'
   | 'key.revoked'
   | 'key.rolled'
+  | 'key.expiring'
   | 'password.changed'
   | 'member.added'
   | 'member.removed'

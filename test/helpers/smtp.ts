@@ -2,9 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
-/** A real SMTP server on loopback: every accepted message parsed; `reject` answers the next ones 451. */
-export async function startSmtp() {
+/**
+ * A real SMTP server on loopback: every accepted message parsed (`got`, with its arrival time in `at`);
+ * `reject` answers the next ones 451; `onAccept` runs as a message is accepted, just before the 250.
+ */
+export async function startSmtp(opts: { onAccept?: (m: ParsedMail) => void } = {}) {
   const got: ParsedMail[] = [];
+  const at: number[] = [];
   const state = { reject: 0 };
   const server = new SMTPServer({
     authOptional: true,
@@ -22,14 +26,19 @@ export async function startSmtp() {
         }
         simpleParser(Buffer.concat(chunks)).then((m) => {
           got.push(m);
+          at.push(Date.now());
+          opts.onAccept?.(m);
           done();
         }, done);
       });
     },
   });
+  // A client killed mid-transaction (test/notification-crash.test.ts) resets its connection: kept, not thrown.
+  const errors: Error[] = [];
+  server.on('error', (err) => errors.push(err));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.server.address() as AddressInfo).port;
-  return { got, state, port, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { got, at, errors, state, port, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 export type Smtp = Awaited<ReturnType<typeof startSmtp>>;
 

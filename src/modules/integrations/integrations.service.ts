@@ -4,6 +4,7 @@ import type { Env, EventsTable, IntegrationMessagesTable, IntegrationsTable } fr
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { ForbiddenError, fieldError, NotFoundError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { createLeasedOutbox } from '../../lib/leased-outbox.js';
 import type { Actor, Principal } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { Send } from '../delivery/sender.js';
@@ -97,13 +98,15 @@ export function urlHint(url: string): string {
 
 /**
  * Delay before the next attempt after a failed one (`attemptsMade` counts it), or null to give up:
- * a 429's Retry-After (seconds or an HTTP date) is honoured as given; otherwise exponential back-off.
+ * a 429's Retry-After header (seconds or an HTTP date) is honoured as given, else the `retry_after` of
+ * its JSON body (Discord: seconds, a float); otherwise exponential back-off.
  */
 export function nextAttemptDelay(
   attemptsMade: number,
   status: number | null,
   retryAfter: string | null | undefined,
   nowMs: number,
+  body?: string | null,
 ): number | null {
   if (attemptsMade >= MAX_ATTEMPTS) return null;
   if (status !== null && FINAL_STATUSES.has(status)) return null;
@@ -114,7 +117,21 @@ export function nextAttemptDelay(
     const at = Date.parse(v);
     if (!Number.isNaN(at)) return Math.max(0, at - nowMs);
   }
+  if (status === 429 && body) {
+    const seconds = retryAfterInBody(body);
+    if (seconds !== undefined) return Math.ceil(seconds * 1000);
+  }
   return backoff;
+}
+
+/** The `retry_after` (seconds, ≥ 0, at most a day) of a 429's JSON body (Discord's rate-limit response), if any. */
+function retryAfterInBody(body: string): number | undefined {
+  try {
+    const v = (JSON.parse(body) as { retry_after?: unknown }).retry_after;
+    return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 86_400 ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -325,28 +342,17 @@ export function createIntegrationsService(deps: {
     return writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
   }
 
-  let sending: Promise<number> | null = null;
-
+  // The lease and drain loop shared with the notification outbox (lib/leased-outbox.ts); a batch is sent at once.
+  const outbox = createLeasedOutbox({
+    clock,
+    leaseMs,
+    batch: CLAIM_BATCH,
+    concurrent: true,
+    claim: (actor, lease) => writeAs(actor, (trx) => repo.claim(trx, { ...lease, workerId })),
+    sendOne: (actor, m) => sendOne(actor, m),
+  });
   /** Sends every due message as `actor` (the `integrations` job); returns how many were sent. */
-  function sendDue(actor: Actor): Promise<number> {
-    sending ??= sendAll(actor).finally(() => {
-      sending = null;
-    });
-    return sending;
-  }
-
-  async function sendAll(actor: Actor): Promise<number> {
-    let sent = 0;
-    for (;;) {
-      const now = clock.now();
-      const claimed = await writeAs(actor, (trx) =>
-        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + leaseMs), workerId, limit: CLAIM_BATCH }),
-      );
-      const done = await Promise.all(claimed.map((m) => sendOne(actor, m)));
-      sent += done.filter(Boolean).length;
-      if (claimed.length < CLAIM_BATCH) return sent;
-    }
-  }
+  const sendDue = (actor: Actor) => outbox.sendDue(actor);
 
   async function sendOne(
     actor: Actor,
@@ -373,7 +379,7 @@ export function createIntegrationsService(deps: {
       const ok = { status: 'sent', next_attempt_at: null, last_error: null, sent_at: isoAt(now) } as const;
       return writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...response, ...ok, attempted: true }));
     }
-    const delay = nextAttemptDelay(attempts, r.status, r.retryAfter, now);
+    const delay = nextAttemptDelay(attempts, r.status, r.retryAfter, now, r.body);
     await writeAs(actor, (trx) =>
       repo.finish(trx, m.id, workerId, {
         ...response,

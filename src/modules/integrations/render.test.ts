@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nextAttemptDelay, platformRule, urlHint } from './integrations.service.js';
-import { eventMessage, notificationMessage, renderDiscord, renderSlack, slackEscape } from './render.js';
+import { cut, eventMessage, notificationMessage, renderDiscord, renderSlack, slackEscape } from './render.js';
 
 const payload = JSON.stringify({
   id: 'evt_1',
@@ -12,7 +12,7 @@ const payload = JSON.stringify({
 describe('rendering (docs/integrations.md#messages)', () => {
   it('Slack: header, escaped mrkdwn section, fields and context; fallback text', () => {
     const body = renderSlack(eventMessage(payload, 'live')) as { text: string; blocks: Record<string, unknown>[] };
-    expect(body.text).toBe('Event resource.created: resource.created “<b>&co” in the live environment.');
+    expect(body.text).toBe('Event resource.created: resource.created “&lt;b&gt;&amp;co” in the live environment.');
     expect(body.blocks[0]).toEqual({
       type: 'header',
       text: { type: 'plain_text', text: 'Event resource.created', emoji: false },
@@ -37,6 +37,9 @@ describe('rendering (docs/integrations.md#messages)', () => {
       elements: [{ type: 'mrkdwn', text: 'Workspace Service · live · 2026-06-01T09:00:00.000Z' }],
     });
     expect(slackEscape('a<b>&')).toBe('a&lt;b&gt;&amp;');
+    // The fallback is mrkdwn too: a name cannot mention the channel.
+    const ping = renderSlack({ title: 'T', summary: '<!channel> hi', fields: [], at: 'now', footer: 'f' });
+    expect(ping.text).toBe('T: &lt;!channel&gt; hi');
   });
 
   it('Slack: the documented length limits hold (header 150)', () => {
@@ -44,6 +47,12 @@ describe('rendering (docs/integrations.md#messages)', () => {
       blocks: { text: { text: string } }[];
     };
     expect(long.blocks[0]?.text.text).toHaveLength(150);
+    // Cut by characters, never through a surrogate pair or an escape.
+    expect(cut('😀'.repeat(200), 150)).toBe(`${'😀'.repeat(149)}…`);
+    const amp = renderSlack({ title: 't', summary: '&'.repeat(1000), fields: [], at: 'now', footer: 'f' }) as {
+      blocks: { text?: { text: string } }[];
+    };
+    expect(amp.blocks[1]?.text?.text).toBe(`${'&amp;'.repeat(599)}…`);
   });
 
   it('Discord: one embed with title, description, color, timestamp, inline fields, footer; no mentions parsed', () => {
@@ -104,6 +113,13 @@ describe('URL rule, hint and retry delay', () => {
     expect(nextAttemptDelay(1, 429, '1.5', now)).toBe(1500);
     expect(nextAttemptDelay(1, 429, 'Mon, 01 Jun 2026 09:01:00 GMT', now)).toBe(60_000);
     expect(nextAttemptDelay(1, 429, null, now)).toBe(30_000);
+    // Discord: no header, the body's retry_after in seconds (a float); the header wins when both are there.
+    const discord = JSON.stringify({ message: 'You are being rate limited.', retry_after: 2.345, global: false });
+    expect(nextAttemptDelay(1, 429, null, now, discord)).toBe(2345);
+    expect(nextAttemptDelay(1, 429, '3', now, discord)).toBe(3000);
+    expect(nextAttemptDelay(1, 429, null, now, 'rate limited')).toBe(30_000);
+    expect(nextAttemptDelay(1, 429, null, now, '{"retry_after": -1}')).toBe(30_000);
+    expect(nextAttemptDelay(1, 503, null, now, discord)).toBe(30_000);
     expect(nextAttemptDelay(2, 500, null, now)).toBe(120_000);
     expect(nextAttemptDelay(1, null, null, now)).toBe(30_000);
     expect(nextAttemptDelay(1, 404, null, now)).toBeNull();

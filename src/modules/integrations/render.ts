@@ -16,12 +16,17 @@ export interface IntegrationMessage {
   footer: string;
 }
 
-// Documented limits: Slack header text 150, section text 3000, fields 10 of 2000; Discord title 256,
-// description 4096, 25 fields of name 256 / value 1024, footer 2048.
+// Documented limits (docs/integrations.md#messages cites the pages). Slack: header text 150, section
+// text 3000, section fields 10 of 2000 each, context elements 10, a text object 3000, 50 blocks.
+// Discord: title 256, description 4096, 25 fields of name 256 and value 1024 (neither empty),
+// footer 2048, and 6000 characters in all across title, description, fields and footer.
 const MAX_FIELDS = 10;
+const DISCORD_TOTAL = 6000;
 
-function cut(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+/** `s` in at most `max` characters (code points, never half a surrogate pair), with "…" when cut. */
+export function cut(s: string, max: number): string {
+  const chars = [...s];
+  return chars.length <= max ? s : `${chars.slice(0, max - 1).join('')}…`;
 }
 
 /** Slack mrkdwn: &, < and > are control characters and must be escaped. */
@@ -29,44 +34,63 @@ export function slackEscape(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** The Block Kit body of an incoming-webhook POST: `text` (the notification fallback) and `blocks`. */
+/** `s` escaped for mrkdwn in at most `max` characters, cut before an escape rather than through it. */
+function slackText(s: string, max: number): string {
+  const escaped = slackEscape(s);
+  if ([...escaped].length <= max) return escaped;
+  let out = '';
+  let n = 0;
+  for (const c of s) {
+    const e = slackEscape(c);
+    if (n + e.length > max - 1) break;
+    out += e;
+    n += e.length;
+  }
+  return `${out}…`;
+}
+
+/** The Block Kit body of an incoming-webhook POST: `text` (the notification fallback, mrkdwn too) and `blocks`. */
 export function renderSlack(m: IntegrationMessage): Record<string, unknown> {
   const fields = m.fields.slice(0, MAX_FIELDS).map(([name, value]) => ({
     type: 'mrkdwn',
-    text: cut(`*${slackEscape(name)}*\n${slackEscape(value)}`, 2000),
+    text: `*${slackText(name, 200)}*\n${slackText(value, 1700)}`,
   }));
   const blocks: Record<string, unknown>[] = [
     { type: 'header', text: { type: 'plain_text', text: cut(m.title, 150), emoji: false } },
-    { type: 'section', text: { type: 'mrkdwn', text: cut(slackEscape(m.summary), 3000) } },
+    { type: 'section', text: { type: 'mrkdwn', text: slackText(m.summary, 3000) } },
   ];
   if (fields.length > 0) blocks.push({ type: 'section', fields });
   blocks.push({
     type: 'context',
-    elements: [{ type: 'mrkdwn', text: cut(slackEscape(`${m.footer} · ${m.at}`), 3000) }],
+    elements: [{ type: 'mrkdwn', text: slackText(`${m.footer} · ${m.at}`, 3000) }],
   });
-  return { text: cut(`${m.title}: ${m.summary}`, 3000), blocks };
+  // The fallback is mrkdwn as well: unescaped, a name like <!channel> would notify the whole channel.
+  return { text: slackText(`${m.title}: ${m.summary}`, 3000), blocks };
 }
 
 /** Discord's blurple. */
 const DISCORD_COLOR = 0x5865f2;
 
-/** The body of a Discord webhook POST: one embed, and no mentions parsed (no @everyone from data). */
+/** The body of a Discord webhook POST: one embed within Discord's limits, and no mentions parsed (no @everyone from data). */
 export function renderDiscord(m: IntegrationMessage): Record<string, unknown> {
+  const title = cut(m.title, 256);
+  const footer = cut(m.footer, 2048);
+  const len = (s: string) => [...s].length;
+  let left = DISCORD_TOTAL - len(title) - len(footer);
+  const description = cut(m.summary, Math.min(4096, left - 200));
+  left -= len(description);
+  // Fields while the embed's 6000 characters last (a long description leaves fewer).
+  const fields: { name: string; value: string; inline: boolean }[] = [];
+  for (const [n, v] of m.fields.slice(0, MAX_FIELDS)) {
+    const name = cut(n === '' ? '—' : n, 256);
+    const room = Math.min(1024, left - len(name));
+    if (room < 2) break;
+    const value = cut(v === '' ? '—' : v, room);
+    fields.push({ name, value, inline: true });
+    left -= len(name) + len(value);
+  }
   return {
-    embeds: [
-      {
-        title: cut(m.title, 256),
-        description: cut(m.summary, 4096),
-        color: DISCORD_COLOR,
-        timestamp: m.at,
-        fields: m.fields.slice(0, MAX_FIELDS).map(([name, value]) => ({
-          name: cut(name, 256),
-          value: cut(value === '' ? '—' : value, 1024),
-          inline: true,
-        })),
-        footer: { text: cut(m.footer, 2048) },
-      },
-    ],
+    embeds: [{ title, description, color: DISCORD_COLOR, timestamp: m.at, fields, footer: { text: footer } }],
     allowed_mentions: { parse: [] },
   };
 }

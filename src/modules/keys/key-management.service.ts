@@ -181,7 +181,7 @@ export function createKeyManagementService(deps: {
         let expiresAt = isoAt(nowMs + expireOldInS * 1000);
         if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
         if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
-        await repo.setExpiry(trx, old.id, expiresAt);
+        await repo.setExpiry(trx, old.id, expiresAt, now);
         const created = await deps.keys.create(
           {
             userId: old.user_id,

@@ -4,6 +4,7 @@ import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Database, Env, Role } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
+import type { WriteTx } from '../auth/write-runner.js';
 
 export interface KeyWithOwner {
   id: string;
@@ -113,9 +114,38 @@ export const keysRepository = {
     return pageById(db, 'api_keys', (eb) => visibleTo(eb, v), page);
   },
 
-  /** Sets when the key stops working (a rolled key). */
-  async setExpiry(db: Db, id: string, at: string): Promise<void> {
-    await db.updateTable('api_keys').set({ expires_at: at }).where('id', '=', id).execute();
+  /**
+   * Sets when a rolled key stops working; `key.rolled` says when, so it also counts as the key's
+   * expiry notice (`noticeAt`: no separate "expiring in 7 days").
+   */
+  async setExpiry(db: Db, id: string, at: string, noticeAt: string): Promise<void> {
+    await db.updateTable('api_keys').set({ expires_at: at, expiry_notice_at: noticeAt }).where('id', '=', id).execute();
+  },
+
+  /** Unrevoked keys expiring in (`now`, `until`] whose expiry notice is not written yet, soonest first. */
+  expiringUnnoticed(db: Db, now: string, until: string, limit: number): Promise<ApiKeysTable[]> {
+    return db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('expires_at', '>', now)
+      .where('expires_at', '<=', until)
+      .where('revoked_at', 'is', null)
+      .where('expiry_notice_at', 'is', null)
+      .orderBy('expires_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  },
+
+  /** Records the key's expiry notice at `at` unless one was (another worker's); returns whether this call did. */
+  async markExpiryNoticed(db: WriteTx, id: string, at: string): Promise<boolean> {
+    const r = await db
+      .updateTable('api_keys')
+      .set({ expiry_notice_at: at })
+      .where('id', '=', id)
+      .where('expiry_notice_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   },
 
   findById(db: Db, id: string) {

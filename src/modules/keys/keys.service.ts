@@ -3,8 +3,8 @@ import type { ApiKeysTable, Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import type { ApiKeyPrincipal } from '../../lib/principal.js';
-import { keyLock, type WriteTx } from '../auth/write-runner.js';
+import type { Actor, ApiKeyPrincipal } from '../../lib/principal.js';
+import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
 import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
@@ -29,14 +29,20 @@ export interface CreatedKey {
   created_at: string;
 }
 
+/** How far ahead a key's expiry is told (D27: "expiring in 7 days"). */
+export const EXPIRY_NOTICE_MS = 7 * 24 * 3_600_000;
+const EXPIRY_BATCH = 200;
+
 /** API keys: generation (docs/api.md#keys-scopes-and-roles), verification on every request, listing and revocation. */
 export function createKeysService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
   users: Pick<UsersService, 'row' | 'workspaceExists'>;
-  /** Security notifications (docs/notifications.md): key created, revoked, rolled. */
+  /** Security notifications (docs/notifications.md): key created, revoked, rolled, expiring. */
   notifications?: Pick<NotificationsService, 'securityNotice'>;
+  /** The write runner of the `key-expiry-notices` job (`notifyExpiring`). */
+  writeAs?: WriteRunner;
 }) {
   const { db, clock } = deps;
   // Performance (docs/performance.md, "Earlier changes" 4): verified keys, reused only while no write that may change keys or users has committed
@@ -55,9 +61,9 @@ export function createKeysService(deps: {
    */
   async function keyNotice(
     trx: Db,
-    type: 'key.created' | 'key.revoked' | 'key.rolled',
+    type: 'key.created' | 'key.revoked' | 'key.rolled' | 'key.expiring',
     key: Pick<ApiKeysTable, 'id' | 'name' | 'env' | 'prefix' | 'user_id' | 'workspace_id'>,
-    extra: { successor_id?: string; old_expires_at?: string } = {},
+    extra: { successor_id?: string; old_expires_at?: string; expires_at?: string } = {},
   ): Promise<void> {
     if (!deps.notifications) return;
     const owner = await deps.users.row(trx, key.user_id);
@@ -248,6 +254,48 @@ export function createKeysService(deps: {
     );
   }
 
-  return { create, verify, verifyNow, parseHeader, cached, verifyAt, list, revoke, recordUse, keyNotice };
+  /**
+   * Writes `key.expiring` (to the owner and the admins, docs/notifications.md#security-notifications)
+   * for every unrevoked key whose `expires_at` is within the next 7 days (that millisecond included)
+   * and still ahead, once per key: the conditional mark in the notice's transaction lets one of
+   * several workers win. A rolled key was told by `key.rolled`. Returns how many keys were told.
+   */
+  async function notifyExpiring(actor: Actor): Promise<number> {
+    if (!deps.writeAs) throw new Error('notifyExpiring needs the write runner');
+    const writeAs = deps.writeAs;
+    let told = 0;
+    for (;;) {
+      const nowMs = clock.now();
+      const now = isoAt(nowMs);
+      const due = await keysRepository.expiringUnnoticed(db, now, isoAt(nowMs + EXPIRY_NOTICE_MS), EXPIRY_BATCH);
+      if (due.length === 0) return told;
+      told += await writeAs(actor, async (trx) => {
+        let n = 0;
+        for (const k of due) {
+          if (!(await keysRepository.markExpiryNoticed(trx, k.id, now))) continue;
+          const owner = await deps.users.row(trx, k.user_id);
+          if (!owner || owner.removed_at) continue; // the key stopped working with its owner's removal
+          await keyNotice(trx, 'key.expiring', k, { expires_at: k.expires_at ?? now });
+          n++;
+        }
+        return n;
+      });
+      if (due.length < EXPIRY_BATCH) return told;
+    }
+  }
+
+  return {
+    create,
+    verify,
+    verifyNow,
+    parseHeader,
+    cached,
+    verifyAt,
+    list,
+    revoke,
+    recordUse,
+    keyNotice,
+    notifyExpiring,
+  };
 }
 export type KeysService = ReturnType<typeof createKeysService>;

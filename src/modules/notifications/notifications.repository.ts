@@ -41,6 +41,18 @@ export const notificationsRepository = {
     return db.selectFrom('notifications').selectAll().where('id', 'in', ids).orderBy('id').execute();
   },
 
+  /** Extends `workerId`'s lease on a pending notification to `leaseUntil`; false: it no longer holds it. */
+  async renew(db: WriteTx, id: string, workerId: string, leaseUntil: string): Promise<boolean> {
+    const r = await db
+      .updateTable('notifications')
+      .set({ lease_until: leaseUntil })
+      .where('id', '=', id)
+      .where('leased_by', '=', workerId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
   /** Writes a send's outcome if `workerId` still holds the lease; returns whether it did. */
   async finish(
     db: WriteTx,

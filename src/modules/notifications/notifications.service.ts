@@ -4,6 +4,7 @@ import type { MailboxTable, NotificationCategory, NotificationsTable, UsersTable
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { createLeasedOutbox } from '../../lib/leased-outbox.js';
 import type { Actor, Principal } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
@@ -27,6 +28,7 @@ export interface SecurityNotice {
     | 'key.created'
     | 'key.revoked'
     | 'key.rolled'
+    | 'key.expiring'
     | 'password.changed'
     | 'member.added'
     | 'member.removed'
@@ -124,8 +126,8 @@ export interface NotificationLogger {
 export const MAX_SEND_ATTEMPTS = 6;
 const RETRY_BASE_MS = 60_000;
 const RETRY_FACTOR = 4;
-/** Long enough for one SMTP send (its timeouts are shorter); a dead sender's claims return after it. */
-const LEASE_MS = 2 * 60_000;
+/** The lease of a claim when none is given (MAIL_LEASE_MS): a dead sender's claims return after it. */
+const DEFAULT_LEASE_MS = 2 * 60_000;
 const CLAIM_BATCH = 20;
 
 /**
@@ -151,8 +153,11 @@ export function createNotificationsService(deps: {
   log?: NotificationLogger;
   /** Integrations (docs/integrations.md): told of each notification once per workspace, in its transaction. */
   forward?: (trx: Db, n: ForwardedNotice) => Promise<void>;
+  /** MAIL_LEASE_MS: how long a claim lasts; renewed before and during each SMTP send (docs/notifications.md#the-crash-window). */
+  leaseMs?: number;
 }) {
   const { db, clock, writeAs } = deps;
+  const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
   const workerId = `ntfw_${randomBytes(8).toString('hex')}`;
 
   /** Writes one notification per admin of the endpoint's workspace, in `trx` (the outcome's transaction). */
@@ -330,30 +335,21 @@ export function createNotificationsService(deps: {
     });
   }
 
-  let sending: Promise<number> | null = null;
+  // The lease and drain loop shared with the integrations' messages (lib/leased-outbox.ts); one email at a time.
+  const outbox = createLeasedOutbox({
+    clock,
+    leaseMs,
+    batch: CLAIM_BATCH,
+    concurrent: false,
+    claim: (actor, lease) => writeAs(actor, (trx) => repo.claim(trx, { ...lease, workerId })),
+    sendOne: (actor, n) => sendOne(actor, n),
+  });
 
   /**
    * Sends every due notification as `actor` (the worker's job); returns how many were sent. A call
    * while a run is under way (a slow SMTP server outlasting the job's interval) waits for that run.
    */
-  function sendDue(actor: Actor): Promise<number> {
-    sending ??= sendAll(actor).finally(() => {
-      sending = null;
-    });
-    return sending;
-  }
-
-  async function sendAll(actor: Actor): Promise<number> {
-    let sent = 0;
-    for (;;) {
-      const now = clock.now();
-      const claimed = await writeAs(actor, (trx) =>
-        repo.claim(trx, { now: isoAt(now), leaseUntil: isoAt(now + LEASE_MS), workerId, limit: CLAIM_BATCH }),
-      );
-      for (const n of claimed) if (await sendOne(actor, n)) sent++;
-      if (claimed.length < CLAIM_BATCH) return sent;
-    }
-  }
+  const sendDue = (actor: Actor) => outbox.sendDue(actor);
 
   /** Message-ID from the notification id, at the host of PUBLIC_URL. */
   function messageIdOf(id: string): string {
@@ -432,9 +428,16 @@ export function createNotificationsService(deps: {
       }
       return kept;
     }
+    // The lease runs from now, not from the batch's claim, and is renewed while the server is slow,
+    // so a living sender never loses it: only a dead one's email is sent again (docs/notifications.md#the-crash-window).
+    const renew = () => writeAs(actor, (trx) => repo.renew(trx, n.id, workerId, isoAt(clock.now() + leaseMs)));
+    if (!(await renew())) return false;
+    const heartbeat = setInterval(() => void renew().catch(() => undefined), leaseMs / 3);
+    heartbeat.unref();
     try {
       await deps.transport.sendMail(mail);
     } catch (err) {
+      clearInterval(heartbeat);
       const attempts = n.attempt_count + 1;
       const last = attempts >= MAX_SEND_ATTEMPTS;
       const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
@@ -452,7 +455,8 @@ export function createNotificationsService(deps: {
       await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...failed, attempted: true }));
       return false;
     }
-    // A crash before this commit sends it again after the lease (the documented window).
+    clearInterval(heartbeat);
+    // A crash before this commit sends it again after the lease (docs/notifications.md#the-crash-window).
     await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, sent));
     return true;
   }

@@ -161,6 +161,8 @@ export interface SecurityNoticeData {
   /** key.rolled: the successor, and when the old key stops working. */
   successor_id?: string;
   old_expires_at?: string;
+  /** key.expiring: when the key stops working. */
+  expires_at?: string;
   /** member.*: the member. */
   member?: { id: string; email: string; role: string; previous_role?: string };
 }
@@ -175,6 +177,8 @@ export function securityTitle(type: NotificationsTable['type'], d: SecurityNotic
       return `API key revoked: ${key}`;
     case 'key.rolled':
       return `API key rolled: ${key}`;
+    case 'key.expiring':
+      return `API key expiring in 7 days or less: ${key}`;
     case 'password.changed':
       return 'Your password was changed';
     case 'member.added':
@@ -202,7 +206,11 @@ export function renderSecurityEmail(
     const what = `The ${d.key.env} API key "${d.key.name}" (${d.key.prefix}…, ${d.key.id})${owner}`;
     if (type === 'key.created') lines.push(`${what} was created at ${time}.`);
     else if (type === 'key.revoked') lines.push(`${what} was revoked at ${time}; it no longer works.`);
-    else {
+    else if (type === 'key.expiring') {
+      const until = d.expires_at ? formatTime(d.expires_at, to.timezone) : 'its expiry';
+      lines.push(`${what} stops working at ${until}.`);
+      lines.push('Roll it or create a new key and move your clients to it before then.');
+    } else {
       lines.push(`${what} was rolled at ${time}: its successor is ${d.successor_id}.`);
       if (d.old_expires_at) lines.push(`The old key stops working at ${formatTime(d.old_expires_at, to.timezone)}.`);
     }
