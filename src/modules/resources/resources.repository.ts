@@ -121,50 +121,36 @@ const matching = (db: Db, $: Param<ListParams>, shape: Shape) => {
   return q;
 };
 
-/** The rows of one list shape and start. */
-const rowsOf = (db: Db, $: Param<ListParams>, shape: Shape, mode: Mode) => {
-  const base = matching(db, $, shape);
-  const rows = base.selectAll().orderBy('id');
-  if (mode === 'after') return rows.where('id', '>', $('after')).limit($('limit'));
-  // A deep offset skips through the (covering) index alone, then reads only the page's rows. The page's
-  // ids are a derived table joined on the primary key, not `id in (…)`: PostgreSQL plans the derived
-  // table (its LIMIT keeps it from being pulled up) once, then one primary-key lookup per row, with or
-  // without statistics; `in` planned as a semi-join ran the offset scan once per row of the workspace on a
-  // table not analyzed yet (docs/performance.md; test/postgres-offset-plan.test.ts checks the plan).
-  if (mode === 'offset') {
-    const page = base.select('id').orderBy('id').limit($('limit')).offset($('offset')).as('page');
-    return db.selectFrom(page).innerJoin('resources as r', 'r.id', 'page.id').selectAll('r').orderBy('r.id');
-  }
-  return rows.limit($('limit'));
-};
+/** The rows query of one list shape and start. */
+const listQuery = (shape: Shape, mode: Mode) =>
+  prepared((db, $: Param<ListParams>) => {
+    const base = matching(db, $, shape);
+    const rows = base.selectAll().orderBy('id');
+    if (mode === 'after') return rows.where('id', '>', $('after')).limit($('limit'));
+    // A deep offset skips through the (covering) index alone, then reads only the page's rows. The page's
+    // ids are a derived table joined on the primary key, not `id in (…)`: PostgreSQL plans the derived
+    // table (its LIMIT keeps it from being pulled up) once, then one primary-key lookup per row, with or
+    // without statistics; `in` planned as a semi-join ran the offset scan once per row of the workspace on a
+    // table not analyzed yet (docs/performance.md; test/postgres-indexes.test.ts checks the plan).
+    if (mode === 'offset') {
+      const page = base.select('id').orderBy('id').limit($('limit')).offset($('offset')).as('page');
+      return db.selectFrom(page).innerJoin('resources as r', 'r.id', 'page.id').selectAll('r').orderBy('r.id');
+    }
+    return rows.limit($('limit'));
+  });
 
 /** SUM over the maintained counts for one filter shape. */
-const countOf = (db: Db, $: Param<ListParams>, shape: Shape) => {
-  let c = db
-    .selectFrom('resource_counts')
-    .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
-    .where('workspace_id', '=', $('ws'))
-    .where('env', '=', $('env'));
-  if (shape[0] === 's') c = c.where('status', '=', $('status'));
-  if (shape[1] === 't') c = c.where('type', '=', $('type'));
-  return c;
-};
-const countQuery = (shape: Shape) => prepared((db, $: Param<ListParams>) => countOf(db, $, shape));
-
-/**
- * One statement per page (docs/performance.md): the total from the maintained counts, left-joined with the
- * page's rows, so an empty page still answers one row (its total, every resource column null). PostgreSQL
- * plans the one-row count first and reads the rows once (test/postgres-offset-plan.test.ts).
- */
-const pageQuery = (shape: Shape, mode: Mode) =>
-  prepared((db, $: Param<ListParams>) =>
-    db
-      .selectFrom(countOf(db, $, shape).as('c'))
-      .leftJoin(rowsOf(db, $, shape, mode).as('p'), (join) => join.onTrue())
-      .select('c.n as page_total')
-      .selectAll('p')
-      .orderBy('p.id'),
-  );
+const countQuery = (shape: Shape) =>
+  prepared((db, $: Param<ListParams>) => {
+    let c = db
+      .selectFrom('resource_counts')
+      .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
+      .where('workspace_id', '=', $('ws'))
+      .where('env', '=', $('env'));
+    if (shape[0] === 's') c = c.where('status', '=', $('status'));
+    if (shape[1] === 't') c = c.where('type', '=', $('type'));
+    return c;
+  });
 
 /** How many matching rows come up to the id `after`: the offset of a cursor issued without one. */
 const beforeQuery = (shape: Shape) =>
@@ -180,9 +166,9 @@ const LIST = Object.fromEntries(
   SHAPES.map((shape) => [
     shape,
     {
-      page: Object.fromEntries(MODES.map((m) => [m, pageQuery(shape, m)])) as Record<
+      rows: Object.fromEntries(MODES.map((m) => [m, listQuery(shape, m)])) as Record<
         Mode,
-        ReturnType<typeof pageQuery>
+        ReturnType<typeof listQuery>
       >,
       count: countQuery(shape),
       before: beforeQuery(shape),
@@ -191,7 +177,7 @@ const LIST = Object.fromEntries(
 ) as Record<
   Shape,
   {
-    page: Record<Mode, ReturnType<typeof pageQuery>>;
+    rows: Record<Mode, ReturnType<typeof listQuery>>;
     count: ReturnType<typeof countQuery>;
     before: ReturnType<typeof beforeQuery>;
   }
@@ -222,13 +208,6 @@ function listOther(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: Pa
     prefix === undefined ? { total: () => resourcesRepository.count(db, tenant, { status, type }) } : {},
   );
 }
-
-type PageRow = { page_total: number | string | null; id: string | null };
-/** The total a page query answered on each of its rows (on its only row when the page is empty). */
-const pageTotal = (rows: PageRow[]) => Number(rows[0]?.page_total ?? 0);
-/** A page query's resources: none when its only row is the total alone (an empty page). */
-const pageRows = <R extends PageRow>(rows: R[]) =>
-  (rows[0]?.id === null || rows[0]?.id === undefined ? [] : rows) as unknown as ResourcesTable[];
 
 /** SQL for resources; every query is confined to one workspace and environment (docs/api.md#environments). */
 export const resourcesRepository = {
@@ -303,14 +282,15 @@ export const resourcesRepository = {
     if (filter.name_prefix !== undefined || page.order === 'desc') return listOther(db, tenant, filter, page);
     const queries = LIST[shapeOf(filter)];
     const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, ...filter, limit: page.limit + 1 };
+    const total = await resourcesRepository.count(db, tenant, filter);
     if (page.afterId === null) {
       const mode = page.offset > 0 ? 'offset' : 'first';
-      const { rows } = await queries.page[mode].execute(db, { ...values, offset: page.offset });
-      return toPage(pageRows(rows), page, pageTotal(rows), page.offset);
+      const { rows } = await queries.rows[mode].execute(db, { ...values, offset: page.offset });
+      return toPage(rows, page, total, page.offset);
     }
     const after = { ...values, after: page.afterId };
     const offset = page.afterOffset ?? Number((await queries.before.execute(db, after)).rows[0]?.n ?? 0);
-    const { rows } = await queries.page.after.execute(db, after);
-    return toPage(pageRows(rows), page, pageTotal(rows), offset);
+    const { rows } = await queries.rows.after.execute(db, after);
+    return toPage(rows, page, total, offset);
   },
 };
