@@ -55,12 +55,21 @@ export async function pageById<T extends PagedTable>(
   } else if (req.offset > 0) {
     // Skip through the (covering) index alone, then read only the page's rows: a deep offset no
     // longer reads every skipped row (docs/performance.md, "Earlier changes" 1: a 1,000,000-resource workspace).
-    const ids = base
+    // The page's ids are a derived table joined on the primary key, as in resources.repository.ts#listQuery:
+    // PostgreSQL runs the offset scan once with or without statistics, where `id in (…)` planned as a
+    // semi-join ran it once per row on a table not analyzed yet (test/postgres-offset-plan.test.ts).
+    const page = base
       .select('id')
       .orderBy('id', dir)
       .limit(req.limit + 1)
-      .offset(req.offset);
-    rowsQuery = rowsQuery.where('id', 'in', ids);
+      .offset(req.offset)
+      .as('page');
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    rowsQuery = (db as any)
+      .selectFrom(page)
+      .innerJoin(`${table} as r`, 'r.id', 'page.id')
+      .selectAll('r')
+      .orderBy('r.id', dir);
   } else {
     rowsQuery = rowsQuery.limit(req.limit + 1);
   }
