@@ -18,7 +18,8 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-export async function startConsoleServer(): Promise<ConsoleServer> {
+/** `env` adds to (or overrides) the server's settings, e.g. `{ USAGE_FLUSH_MS: '200' }`. */
+export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {
   if (!consoleBuilt()) throw new Error('dist/console is missing: run `npm run build:console` first');
   const storage = await openTestStorage();
   const port = await freePort();
@@ -40,6 +41,7 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
       WEBHOOK_MAX_RETRIES: '0',
       WEBHOOK_POLL_MS: '100',
       REDIS_URL: process.env.TEST_REDIS_URL || '',
+      ...env,
     });
     browser = await launchChromium();
   } catch (e) {
