@@ -1,23 +1,19 @@
-import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import type { Storage } from '../src/db/database.js';
-import { systemClock } from '../src/lib/clock.js';
-import { createServices, type Services } from '../src/services.js';
-import { consoleBuilt, expectAccessible, freePort, launchChromium, screenshot } from './helpers/browser.js';
-import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from './helpers/processes.js';
+import type { Services } from '../src/services.js';
+import { expectAccessible, screenshot } from './helpers/browser.js';
+import { type ConsoleServer, startConsoleServer } from './helpers/console-server.js';
 import { eventually, type Receiver, startReceiver } from './helpers/receiver.js';
-import { openTestStorage } from './helpers/storage.js';
 
 // The console journeys in Debian's Chromium, against a real `wsvc serve` (API and delivery
 // worker) on a real database (SQLite file, or PostgreSQL in the postgres project).
 const PASSWORD = 'correct horse battery';
 const STEP = 120_000;
 
+let cs: ConsoleServer;
 let storage: Storage & { url: string; schema?: string };
 let services: Services;
-let server: WsvcProcess;
 let base: string;
 let receiver: Receiver;
 let browser: Browser;
@@ -29,47 +25,19 @@ let liveKey: string;
 const failing = { on: false };
 
 beforeAll(async () => {
-  if (!consoleBuilt()) throw new Error('dist/console is missing: run `npm run build:console` first');
-  storage = await openTestStorage();
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  const config = loadConfig(
-    {},
-    { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' },
-  );
-  services = createServices({ storage, clock: systemClock, config });
   receiver = await startReceiver((r) =>
     failing.on && r.path === '/hook' ? { status: 500, body: 'receiver down' } : { status: 200, body: 'thanks' },
   );
-  server = await startWsvc(['serve'], {
-    DATABASE_URL: databaseUrlOf(storage),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: base,
-    WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-    WEBHOOK_MAX_RETRIES: '0',
-    WEBHOOK_POLL_MS: '100',
-    USAGE_FLUSH_MS: '200',
-    REDIS_URL: process.env.TEST_REDIS_URL || '',
-  });
-  browser = await launchChromium();
+  cs = await startConsoleServer({ env: { USAGE_FLUSH_MS: '200' } });
+  ({ storage, services, base, browser } = cs);
   admin = await browser.newContext({ viewport: { width: 1360, height: 860 }, timezoneId: 'UTC' });
   page = await admin.newPage();
 }, STEP);
 
 afterAll(async () => {
-  await browser?.close();
-  if (server) await stopProcess(server.child);
+  await cs?.close();
   await receiver?.close();
-  await storage?.close();
 });
-
-/** README screenshots are rewritten only on request: `UPDATE_DOC_IMAGES=1 npx vitest run test/console-e2e.test.ts`. */
-function docImage(name: string): string | undefined {
-  if (process.env.UPDATE_DOC_IMAGES !== '1' || process.env.WSVC_TEST_PROJECT === 'postgres') return undefined;
-  mkdirSync('docs/images', { recursive: true });
-  return `docs/images/${name}`;
-}
 
 const path = (rest: string, env: 'live' | 'test' = 'live') => `${base}/console/w/${ws}/${env}${rest}`;
 
@@ -159,7 +127,7 @@ describe('console journeys in Chromium', () => {
       const newKey = await fetch(`${base}/v1/resources`, { headers: { authorization: `Bearer ${rolled}` } });
       expect(newKey.status).toBe(200);
       await page.getByRole('button', { name: 'Revoke Deploy bot' }).waitFor();
-      await screenshot(page, 'keys-rolled', docImage('console-keys.png'));
+      await screenshot(page, 'keys-rolled');
       await page.getByRole('button', { name: 'Revoke Deploy bot' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Revoke Deploy bot' }).count()).toBe(0);
@@ -229,7 +197,7 @@ describe('console journeys in Chromium', () => {
       await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
       await page.getByRole('cell', { name: 'failed' }).waitFor();
       await expectAccessible(page, 'delivery-log');
-      await screenshot(page, 'delivery-log', docImage('console-delivery-log.png'));
+      await screenshot(page, 'delivery-log');
       const failedRow = page.getByRole('row').filter({ has: page.getByText('failed', { exact: true }) });
       await failedRow.getByRole('button', { name: /Attempts of/ }).click();
       await page.getByText(/Attempt 1 at .* ms · HTTP 500/).waitFor();

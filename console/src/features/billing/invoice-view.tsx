@@ -7,7 +7,9 @@ const STATUS_TONE = { open: 'warn', paid: 'good', void: 'neutral' } as const;
 /** An invoice's lines and total as a table (the billing page, the printable invoice). */
 export function InvoiceLines({ invoice, caption }: { invoice: Invoice | UpcomingInvoice; caption: string }) {
   return (
-    <div className="table-wrap">
+    // Scrolls sideways on a phone: focusable, so the keyboard can scroll it too (as DataTable's frame).
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1)
+    <section className="table-wrap" tabIndex={0} aria-label={caption}>
       <table>
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -53,7 +55,7 @@ export function InvoiceLines({ invoice, caption }: { invoice: Invoice | Upcoming
           </tr>
         </tfoot>
       </table>
-    </div>
+    </section>
   );
 }
 
