@@ -301,8 +301,9 @@ describe('every console page at 1280×800 and 390×844, light and dark', () => {
               const name = `${s.name}-${width}-${scheme}`;
               await p.goto(s.url());
               await p.getByRole('heading', { name: s.heading, exact: true }).waitFor();
+              // Every loading state (ui/states.tsx) gone; not any text ending in '…' (a key's prefix, a hint), which never goes.
               await p
-                .getByText(/…$/)
+                .locator('.state-loading')
                 .first()
                 .waitFor({ state: 'detached', timeout: 10_000 })
                 .catch(() => undefined);
