@@ -183,4 +183,23 @@ describe('console forms', () => {
     },
     STEP,
   );
+
+  it(
+    'a rolled key and its successor share a name; the successor says which key it was rolled from',
+    async () => {
+      const made = (await v1<{ id: string; prefix: string }>('POST', '/keys', { name: 'Nightly export', env: 'live' }))
+        .data;
+      const next = (await v1<{ id: string; rolled_from: string }>('POST', `/keys/${made.id}/roll`, {})).data;
+      expect(next.rolled_from).toBe(made.id);
+      await openPage(page, path('/settings/keys'), 'API Keys', 'forms-keys-rolled');
+      const rows = page.getByRole('row').filter({ hasText: 'Nightly export' });
+      await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(2);
+      const successor = rows.filter({ hasText: 'rolled from' });
+      expect(await successor.count()).toBe(1);
+      expect(await successor.getByText('rolled from').textContent()).toContain(`svc_live_${made.prefix}…`);
+      await expectAccessible(page, 'forms-keys-rolled');
+      await screenshot(page, 'forms-keys-rolled');
+    },
+    STEP,
+  );
 });

@@ -202,6 +202,12 @@ function screens(): Screen[] {
       ready: async (p) => {
         await p.getByRole('button', { name: 'Show payload' }).first().click();
         await p.locator('pre.code').first().waitFor();
+        // The payload opens across the table's whole width, under its row (not in the Payload column).
+        const [pre, table] = await Promise.all([
+          p.locator('pre.code').first().boundingBox(),
+          p.getByRole('table', { name: 'Events' }).boundingBox(),
+        ]);
+        expect(pre?.width ?? 0).toBeGreaterThan((table?.width ?? 0) * 0.8);
       },
     },
     {

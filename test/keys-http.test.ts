@@ -40,6 +40,7 @@ describe('POST /v1/keys', () => {
         'user_id',
         'workspace_id',
         'created_by',
+        'rolled_from',
         'created_at',
         'expires_at',
         'revoked_at',
@@ -281,6 +282,10 @@ describe('expiry and rolling (injected clock)', () => {
     expect(next.key).toMatch(/^svc_live_/);
     expect(next.id).not.toBe(old.id);
     expect(next.previous_key.id).toBe(old.id);
+    // The successor names the key it was rolled from, in every answer; the old key and a new one name none.
+    expect(next.rolled_from).toBe(old.id);
+    expect(json(await req('GET', `/v1/keys/${next.id}`, ws.live)).data.rolled_from).toBe(old.id);
+    expect(json(await req('GET', `/v1/keys/${old.id}`, ws.live)).data.rolled_from).toBeNull();
     expect(Date.parse(next.previous_key.expires_at) - clock.now()).toBeGreaterThan(3590_000);
     expect(json(await req('GET', `/v1/keys/${old.id}`, ws.live)).data).toMatchObject({
       status: 'active',

@@ -16,6 +16,7 @@ import * as notificationFeed from './migrations/014-notification-feed.js';
 import * as usageNotices from './migrations/015-usage-notices.js';
 import * as integrations from './migrations/017-integrations.js';
 import * as keyExpiryNotices from './migrations/018-key-expiry-notices.js';
+import * as keyRolledFrom from './migrations/019-key-rolled-from.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '015-usage-notices': usageNotices,
   '017-integrations': integrations,
   '018-key-expiry-notices': keyExpiryNotices,
+  '019-key-rolled-from': keyRolledFrom,
 };
 
 class StaticProvider implements MigrationProvider {

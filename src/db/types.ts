@@ -59,6 +59,8 @@ export interface ApiKeysTable {
   expiry_notice_at?: string | null;
   /** The user who created the key; null when the CLI did (migration 007). */
   created_by?: string | null;
+  /** The key this one was rolled from (POST /keys/{id}/roll); null otherwise (migration 019). */
+  rolled_from?: string | null;
 }
 
 export interface ResourcesTable {

@@ -662,6 +662,8 @@ export interface components {
              */
             prefix: string;
             revoked_at: string | null;
+            /** @description The key this one succeeds when it was made by rolling that key (`POST /keys/{id}/roll`, same name); null for keys made any other way. */
+            rolled_from: string | null;
             /** @description What the key may do, within its owner’s role. */
             scopes: string[];
             /** @description `revoked` after DELETE; `expired` once `expires_at` has passed; both answer 401 expired_token. */
@@ -2396,6 +2398,8 @@ export interface operations {
                              */
                             prefix: string;
                             revoked_at: string | null;
+                            /** @description The key this one succeeds when it was made by rolling that key (`POST /keys/{id}/roll`, same name); null for keys made any other way. */
+                            rolled_from: string | null;
                             /** @description What the key may do, within its owner’s role. */
                             scopes: string[];
                             /** @description `revoked` after DELETE; `expired` once `expires_at` has passed; both answer 401 expired_token. */
@@ -2953,6 +2957,8 @@ export interface operations {
                                 id: string;
                             };
                             revoked_at: string | null;
+                            /** @description The key this one succeeds when it was made by rolling that key (`POST /keys/{id}/roll`, same name); null for keys made any other way. */
+                            rolled_from: string | null;
                             /** @description What the key may do, within its owner’s role. */
                             scopes: string[];
                             /** @description `revoked` after DELETE; `expired` once `expires_at` has passed; both answer 401 expired_token. */

@@ -34,6 +34,10 @@ const keyProps = {
   created_by: Type.Union([Type.String(), Type.Null()], {
     description: 'The user who created the key; null for keys made with the `wsvc` command.',
   }),
+  rolled_from: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The key this one succeeds when it was made by rolling that key (`POST /keys/{id}/roll`, same name); null for keys made any other way.',
+  }),
   created_at: Timestamp,
   expires_at: Type.Union([Timestamp, Type.Null()], { description: 'When the key stops working; null: never.' }),
   revoked_at: Type.Union([Timestamp, Type.Null()]),

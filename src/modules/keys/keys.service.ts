@@ -91,6 +91,8 @@ export function createKeysService(deps: {
       expiresAt?: string | null;
       /** The user who created it; null or absent for the CLI. */
       createdBy?: string | null;
+      /** The key it succeeds, when made by rolling that key. */
+      rolledFrom?: string | null;
       /** false: no `key.created` notification (a workspace's first keys; a roll writes `key.rolled`). */
       notify?: boolean;
     },
@@ -122,6 +124,7 @@ export function createKeysService(deps: {
       last_used_at: null,
       expires_at: input.expiresAt ?? null,
       created_by: input.createdBy ?? null,
+      rolled_from: input.rolledFrom ?? null,
     };
     await keysRepository.insert(trx, row);
     if (input.notify !== false) await keyNotice(trx, 'key.created', row);

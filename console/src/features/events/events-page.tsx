@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import type { Event } from '../../api/types';
 import { EVENT_TYPES } from '../../lib/closed-sets';
 import { useScopedList } from '../../lib/queries';
@@ -49,33 +49,42 @@ export default function EventsPage() {
       >
         {(rows) =>
           rows.map((e) => (
-            <tr key={e.id}>
-              <td>
-                <Time iso={e.created_at} />
-              </td>
-              <td>
-                {e.event}
-                {e.test ? (
-                  <>
-                    {' '}
-                    <Badge tone="test">test</Badge>
-                  </>
-                ) : null}
-              </td>
-              <td>
-                <code>{e.id}</code>
-              </td>
-              <td>
-                <button
-                  type="button"
-                  aria-expanded={openId === e.id}
-                  onClick={() => setOpenId(openId === e.id ? null : e.id)}
-                >
-                  {openId === e.id ? 'Hide payload' : 'Show payload'}
-                </button>
-                {openId === e.id ? <pre className="code">{JSON.stringify(e, null, 2)}</pre> : null}
-              </td>
-            </tr>
+            <Fragment key={e.id}>
+              <tr>
+                <td>
+                  <Time iso={e.created_at} />
+                </td>
+                <td>
+                  {e.event}
+                  {e.test ? (
+                    <>
+                      {' '}
+                      <Badge tone="test">test</Badge>
+                    </>
+                  ) : null}
+                </td>
+                <td>
+                  <code>{e.id}</code>
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    aria-expanded={openId === e.id}
+                    onClick={() => setOpenId(openId === e.id ? null : e.id)}
+                  >
+                    {openId === e.id ? 'Hide payload' : 'Show payload'}
+                  </button>
+                </td>
+              </tr>
+              {openId === e.id ? (
+                // The whole table's width, under its row (not squeezed into the Payload column).
+                <tr className="payload-row">
+                  <td colSpan={4}>
+                    <pre className="code">{JSON.stringify(e, null, 2)}</pre>
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
           ))
         }
       </ListTable>

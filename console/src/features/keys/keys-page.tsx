@@ -28,6 +28,8 @@ export default function KeysPage() {
   const loaded = (keys.data?.pages ?? []).flatMap((p) => p.data);
   const hidden = showRevoked ? 0 : loaded.filter((k) => k.status === 'revoked').length;
   const owners = new Map((members.data?.pages ?? []).flatMap((p) => p.data).map((u) => [u.id, u.email]));
+  // A rolled key's successor has the same name: it names the key it was rolled from (its prefix when loaded).
+  const byId = new Map(loaded.map((k) => [k.id, k]));
   return (
     <section>
       <PageHeader
@@ -81,7 +83,10 @@ export default function KeysPage() {
             .filter((k) => showRevoked || k.status !== 'revoked')
             .map((k) => (
               <tr key={k.id}>
-                <td>{k.name}</td>
+                <td>
+                  {k.name}
+                  {k.rolled_from ? <RolledFrom id={k.rolled_from} from={byId.get(k.rolled_from)} /> : null}
+                </td>
                 <td>
                   <Badge tone={k.env === 'live' ? 'good' : 'test'}>{k.env}</Badge>
                 </td>
@@ -135,5 +140,14 @@ export default function KeysPage() {
       <GenerateKeyDialog open={open} onClose={() => setOpen(false)} defaultEnv={scope.env} />
       <RollKeyDialog apiKey={rolling} onClose={() => setRolling(null)} />
     </section>
+  );
+}
+
+/** "rolled from svc_live_AbC1…" under a successor's name; the id when that key is not loaded (or not visible). */
+function RolledFrom({ id, from }: { id: string; from: ApiKey | undefined }) {
+  return (
+    <div className="muted">
+      rolled from <code title={id}>{from ? `svc_${from.env}_${from.prefix}…` : id}</code>
+    </div>
   );
 }
