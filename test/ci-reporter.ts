@@ -1,0 +1,37 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import type { Reporter, TestCase, TestModule } from 'vitest/node';
+
+// Used by .ci/run (with VITEST_JSON_REPORT): writes one line per failed test, and one per test that
+// passed only on a retry (WSVC_TEST_RETRY), to `<report>.tests.txt`, so the run's last lines name
+// them. A retried test is never hidden: it is listed as "flaky" with the error of its failed try.
+export default class CiReporter implements Reporter {
+  private readonly file: string;
+
+  constructor() {
+    const report = process.env.VITEST_JSON_REPORT ?? '.tmp/vitest.json';
+    this.file = `${report.replace(/\.json$/, '')}.tests.txt`;
+    writeFileSync(this.file, '');
+  }
+
+  onTestCaseResult(testCase: TestCase): void {
+    const result = testCase.result();
+    const diagnostic = testCase.diagnostic();
+    const flaky = result.state === 'passed' && (diagnostic?.retryCount ?? 0) > 0;
+    if (result.state !== 'failed' && !flaky) return;
+    const where = `[${testCase.project.name}] ${testCase.module.relativeModuleId}`;
+    const error = result.errors?.[0]?.message?.split('\n')[0] ?? '';
+    const label = flaky ? `flaky (passed on retry ${diagnostic?.retryCount})` : 'FAILED';
+    appendFileSync(this.file, `${label}: ${where} > ${testCase.fullName}${error ? ` — ${error.slice(0, 300)}` : ''}\n`);
+  }
+
+  // A file that fails outside its tests (an import, a beforeAll) has no failed test case to name.
+  onTestModuleEnd(testModule: TestModule): void {
+    for (const error of testModule.errors()) {
+      const message = error.message?.split('\n')[0] ?? '';
+      appendFileSync(
+        this.file,
+        `FAILED: [${testModule.project.name}] ${testModule.relativeModuleId} — ${message.slice(0, 300)}\n`,
+      );
+    }
+  }
+}
