@@ -82,6 +82,13 @@ export interface Dialect {
    * connection, then only bound and executed). Absent on SQLite.
    */
   readonly namedReader?: NamedReader;
+  /**
+   * Performance (docs/performance.md): PostgreSQL's SQL texts of `prepared()` queries and their
+   * statement names. A pooled connection runs a query whose text is here as that named prepared
+   * statement, inside transactions too (writes, and reads on a transaction's connection), so
+   * PostgreSQL parses and plans it once per connection. Absent on SQLite.
+   */
+  readonly statementNames?: Map<string, string>;
   /** Queries of `prepared()` compiled for this connection, by query (docs/performance.md). */
   readonly preparedQueries: Map<object, unknown>;
 }

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { UnavailableError } from '../lib/errors.js';
 import { carrying, type Db, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
+import { type Param, prepared } from './prepared.js';
 import type { Database } from './types.js';
 
 const TIMESTAMPTZ_OID = 1184;
@@ -50,14 +51,16 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
     // emit an unhandled 'error' and kill the process (seen in test/postgres-outage.test.ts). Its
     // pending queries are still rejected, and the pool drops the broken client on release.
     client.on('error', () => {});
-    dropOnReadTimeout(client);
+    wrapQuery(client, statementNames);
   });
+  const statementNames = new Map<string, string>();
   const dialect: Dialect = {
     ...postgresDialect,
     writeTransaction: (db, fn, options) =>
       announced(dialect.keyChanges, options?.keepsKeys, () => db.transaction().execute(fn)),
     preparedQueries: new Map(),
     namedReader: async (name, text, values) => (await pool.query({ name, text, values: [...values] })).rows,
+    statementNames,
   };
   const db = new Kysely<Database>({ dialect: carrying(new PostgresDialect({ pool }), dialect) });
   return { db, dialect, pool };
@@ -94,14 +97,19 @@ const KEEPALIVE_DELAY_MS = 10_000;
 const READ_TIMEOUT = 'Query read timeout';
 
 /**
- * pg rejects a query that outlives `query_timeout` but keeps its connection, whose next query
- * would queue behind the lost one. Such a connection is closed at once, so the pool drops it on
- * release and opens a fresh one when the network is back.
+ * Wraps a pooled client's `query`:
+ * - Performance (docs/performance.md): a query whose SQL text is a `prepared()` query's (Kysely
+ *   passes text and values) runs as that query's named prepared statement on this connection.
+ * - pg rejects a query that outlives `query_timeout` but keeps its connection, whose next query
+ *   would queue behind the lost one. Such a connection is closed at once, so the pool drops it on
+ *   release and opens a fresh one when the network is back.
  */
-function dropOnReadTimeout(client: pg.PoolClient): void {
+function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, string>): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (...args: unknown[]) => {
-    const result = query(...args);
+    const [text, values] = args;
+    const name = typeof text === 'string' && args.length === 2 ? statementNames.get(text) : undefined;
+    const result = name ? query({ name, text, values }) : query(...args);
     if (result instanceof Promise) {
       result.catch((err: Error) => {
         if (err?.message !== READ_TIMEOUT) return;
@@ -176,6 +184,16 @@ export async function probePostgres(url: string, schema: string | undefined, tim
   await client.end().catch(() => {});
 }
 
+// Performance (docs/performance.md): every write takes the shared locks, and a write that queues
+// deliveries notifies; as `prepared()` queries they run as named statements (see wrapQuery).
+const holdSharedQuery = prepared((db, $: Param<{ names: string[] }>) => ({
+  compile: () =>
+    sql`select pg_advisory_xact_lock_shared(hashtextextended(n, 0)) from unnest(${$('names')}::text[]) as n`.compile(
+      db,
+    ),
+}));
+const notifyQuery = prepared((db) => ({ compile: () => sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.compile(db) }));
+
 const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   name: 'postgres',
   async currentSchema(db) {
@@ -186,9 +204,7 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   rowLocks: true,
   async holdShared(trx, names) {
     // One round trip; shared locks never wait for each other, only for a queued revocation.
-    await sql`select pg_advisory_xact_lock_shared(hashtextextended(n, 0)) from unnest(${names}::text[]) as n`.execute(
-      trx,
-    );
+    await holdSharedQuery.execute(trx, { names: [...names] });
   },
   async holdExclusive(trx, name) {
     await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
@@ -201,7 +217,7 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   },
   async notifyOnCommit(trx) {
     // NOTIFY inside a transaction is delivered when, and only if, it commits.
-    await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);
+    await notifyQuery.execute(trx, {});
   },
   writeTransaction(db, fn) {
     return db.transaction().execute(fn);

@@ -44,6 +44,7 @@ export function prepared<P extends object, R>(build: (db: Db, $: Param<P>) => Co
       );
       c = { sql: q.sql, query: q.query, queryId: q.queryId, binds, reads: q.query.kind === 'SelectQueryNode' };
       cache.set(handle, c);
+      dialectOf(db).statementNames?.set(c.sql, name);
     }
     return c;
   };

@@ -1,7 +1,19 @@
 import type { Db } from '../../db/dialect.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
 import type { WriteTx } from '../auth/write-runner.js';
+
+// Performance (docs/performance.md): every resource event reads this in its write's transaction;
+// built and compiled once, a named prepared statement on PostgreSQL.
+const enabledQuery = prepared((db, $: Param<{ workspaceId: string }>) =>
+  db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('workspace_id', '=', $('workspaceId'))
+    .where('status', '=', 'enabled')
+    .orderBy('id'),
+);
 
 /** SQL of integrations and their message log/outbox (docs/integrations.md). */
 export const integrationsRepository = {
@@ -19,14 +31,8 @@ export const integrationsRepository = {
   },
 
   /** The enabled integrations of a workspace (the hooks pick by env, event or category). */
-  enabledOf(db: Db, workspaceId: string): Promise<IntegrationsTable[]> {
-    return db
-      .selectFrom('integrations')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('status', '=', 'enabled')
-      .orderBy('id')
-      .execute();
+  async enabledOf(db: Db, workspaceId: string): Promise<IntegrationsTable[]> {
+    return (await enabledQuery.execute(db, { workspaceId })).rows;
   },
 
   insert(db: WriteTx, row: IntegrationsTable) {
