@@ -95,6 +95,13 @@ async function announced<T>(
 /** Idle time before the first TCP keep-alive probe on a PostgreSQL connection. */
 const KEEPALIVE_DELAY_MS = 10_000;
 const READ_TIMEOUT = 'Query read timeout';
+/**
+ * A named statement prepared before a migration changed its table's columns (a rolling upgrade: the
+ * previous version's processes still run while `wsvc migrate` adds a column) fails with this until its
+ * connection is replaced: the connection is closed like a timed-out one, and the request answered 503
+ * (isUnavailable), so its retry runs on a fresh connection that prepares the statement again.
+ */
+const STALE_STATEMENT = /cached plan must not change result type/;
 
 /**
  * Wraps a pooled client's `query`:
@@ -102,7 +109,7 @@ const READ_TIMEOUT = 'Query read timeout';
  *   passes text and values) runs as that query's named prepared statement on this connection.
  * - pg rejects a query that outlives `query_timeout` but keeps its connection, whose next query
  *   would queue behind the lost one. Such a connection is closed at once, so the pool drops it on
- *   release and opens a fresh one when the network is back.
+ *   release and opens a fresh one when the network is back. So is one with a stale statement.
  */
 function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, string>): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -112,7 +119,7 @@ function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, st
     const result = name ? query({ name, text, values }) : query(...args);
     if (result instanceof Promise) {
       result.catch((err: Error) => {
-        if (err?.message !== READ_TIMEOUT) return;
+        if (err?.message !== READ_TIMEOUT && !STALE_STATEMENT.test(err?.message ?? '')) return;
         client.end().catch(() => {});
         (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       });
@@ -237,8 +244,10 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
     const e = err as { code?: string; message?: string } | null;
     if (!e) return false;
     if (e.code && CONNECTION_CODES.has(e.code)) return true;
-    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable/i.test(
-      e.message ?? '',
+    return (
+      /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable/i.test(
+        e.message ?? '',
+      ) || STALE_STATEMENT.test(e.message ?? '')
     );
   },
 };
