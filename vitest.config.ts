@@ -1,4 +1,5 @@
-import { defineConfig } from 'vitest/config';
+import { readdirSync, readFileSync } from 'node:fs';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // One suite, both backends (docs/operations.md): the `sqlite` project always runs, with the backend
 // variables blanked so it never touches PostgreSQL or Redis; the `postgres` project runs the
@@ -7,6 +8,22 @@ import { defineConfig } from 'vitest/config';
 // default, and suites make more webhooks, resources and requests than the free plan allows); the
 // billing tests turn them on themselves.
 const pg = process.env.TEST_DATABASE_URL;
+// WSVC_TEST_BROWSER=off leaves out the files that drive Chromium (those that call launchChromium or
+// start the console server with its browser, test/helpers/console-server.ts):
+// .ci/run's second runtime leg sets it (the console is the same bundle in the same browser on any
+// Node version; the first leg runs them). Said at the start of the run (test/backends-line.ts).
+const testDir = new URL('./test/', import.meta.url);
+const browserTests =
+  process.env.WSVC_TEST_BROWSER === 'off'
+    ? readdirSync(testDir)
+        .filter(
+          (f) =>
+            f.endsWith('.test.ts') &&
+            /launchChromium\(|helpers\/console-server\.js/.test(readFileSync(new URL(f, testDir), 'utf8')),
+        )
+        .map((f) => `test/${f}`)
+    : [];
+const exclude = [...configDefaults.exclude, ...browserTests];
 
 export default defineConfig({
   test: {
@@ -31,6 +48,7 @@ export default defineConfig({
         test: {
           name: 'sqlite',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude,
           env: { TEST_DATABASE_URL: '', TEST_REDIS_URL: '', WSVC_TEST_PROJECT: 'sqlite', PLAN_LIMITS: 'off' },
         },
       },
@@ -41,6 +59,7 @@ export default defineConfig({
               test: {
                 name: 'postgres',
                 include: ['test/**/*.test.ts'],
+                exclude,
                 env: {
                   TEST_DATABASE_URL: pg,
                   TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? '',

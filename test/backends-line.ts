@@ -20,5 +20,8 @@ export default function backendsLine(): void {
       ? 'Redis: on (TEST_REDIS_URL); rate-limit counters and the Redis outage tests use it.'
       : 'Redis tests: SKIPPED. Set TEST_REDIS_URL=redis://host:6379 (with TEST_DATABASE_URL) to run them.',
   );
+  if (process.env.WSVC_TEST_BROWSER === 'off') {
+    lines.push('Browser tests (Chromium): SKIPPED (WSVC_TEST_BROWSER=off). Unset it to run them.');
+  }
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
 }
