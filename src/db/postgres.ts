@@ -102,6 +102,8 @@ const READ_TIMEOUT = 'Query read timeout';
  * (isUnavailable), so its retry runs on a fresh connection that prepares the statement again.
  */
 const STALE_STATEMENT = /cached plan must not change result type/;
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable/i;
 
 /**
  * Wraps a pooled client's `query`:
@@ -244,11 +246,7 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
     const e = err as { code?: string; message?: string } | null;
     if (!e) return false;
     if (e.code && CONNECTION_CODES.has(e.code)) return true;
-    return (
-      /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable/i.test(
-        e.message ?? '',
-      ) || STALE_STATEMENT.test(e.message ?? '')
-    );
+    return UNAVAILABLE_MESSAGE.test(e.message ?? '') || STALE_STATEMENT.test(e.message ?? '');
   },
 };
 
