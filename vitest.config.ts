@@ -15,7 +15,7 @@ const pg = process.env.TEST_DATABASE_URL;
 const testDir = new URL('./test/', import.meta.url);
 const browserTests =
   process.env.WSVC_TEST_BROWSER === 'off'
-    ? readdirSync(testDir)
+    ? (readdirSync(testDir, { recursive: true }) as string[])
         .filter(
           (f) =>
             f.endsWith('.test.ts') &&

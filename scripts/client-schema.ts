@@ -1,7 +1,7 @@
 // `npm run client:schema`: the TypeScript types of packages/client (src/schema.d.ts), generated
 // with openapi-typescript from the OpenAPI document the server serves at /v1/openapi.json. The
 // server is built in-process on a throw-away SQLite file; nothing listens on a port.
-// test/client-package.test.ts fails when the committed file differs from a fresh generation.
+// test/client/package.test.ts fails when the committed file differs from a fresh generation.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

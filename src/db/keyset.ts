@@ -57,7 +57,7 @@ export async function pageById<T extends PagedTable>(
     // longer reads every skipped row (docs/performance.md, "Earlier changes" 1: a 1,000,000-resource workspace).
     // The page's ids are a derived table joined on the primary key, as in resources.repository.ts#listQuery:
     // PostgreSQL runs the offset scan once with or without statistics, where `id in (…)` planned as a
-    // semi-join ran it once per row on a table not analyzed yet (test/postgres-offset-plan.test.ts).
+    // semi-join ran it once per row on a table not analyzed yet (test/storage/postgres-offset-plan.test.ts).
     const page = base
       .select('id')
       .orderBy('id', dir)

@@ -48,7 +48,7 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     // A client checked out of the pool has no pool listener: its socket dying between queries would
-    // emit an unhandled 'error' and kill the process (seen in test/postgres-outage.test.ts). Its
+    // emit an unhandled 'error' and kill the process (seen in test/storage/postgres-outage.test.ts). Its
     // pending queries are still rejected, and the pool drops the broken client on release.
     client.on('error', () => {});
     wrapQuery(client, statementNames);

@@ -33,7 +33,7 @@ export async function startSmtp(opts: { onAccept?: (m: ParsedMail) => void } = {
       });
     },
   });
-  // A client killed mid-transaction (test/notification-crash.test.ts) resets its connection: kept, not thrown.
+  // A client killed mid-transaction (test/notifications/crash.test.ts) resets its connection: kept, not thrown.
   const errors: Error[] = [];
   server.on('error', (err) => errors.push(err));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

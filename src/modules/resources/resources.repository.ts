@@ -131,7 +131,7 @@ const listQuery = (shape: Shape, mode: Mode) =>
     // ids are a derived table joined on the primary key, not `id in (…)`: PostgreSQL plans the derived
     // table (its LIMIT keeps it from being pulled up) once, then one primary-key lookup per row, with or
     // without statistics; `in` planned as a semi-join ran the offset scan once per row of the workspace on a
-    // table not analyzed yet (docs/performance.md; test/postgres-indexes.test.ts checks the plan).
+    // table not analyzed yet (docs/performance.md; test/storage/postgres-indexes.test.ts checks the plan).
     if (mode === 'offset') {
       const page = base.select('id').orderBy('id').limit($('limit')).offset($('offset')).as('page');
       return db.selectFrom(page).innerJoin('resources as r', 'r.id', 'page.id').selectAll('r').orderBy('r.id');
@@ -251,7 +251,7 @@ export const resourcesRepository = {
         const previous = set.status === 'active' ? 'archived' : 'active';
         // The two count rows are locked in one order in every transaction (active, then archived):
         // an archive and an unarchive of two resources that took them in opposite orders deadlocked
-        // on PostgreSQL (40P01, a 500; seen once in CI in test/races.test.ts).
+        // on PostgreSQL (40P01, a 500; seen once in CI in test/resources/races.test.ts).
         if (previous === 'active') {
           await bump(db, tenant, previous, flipped.type, -1);
           await bump(db, tenant, set.status, flipped.type, 1);

@@ -1,5 +1,5 @@
 import { type KeyboardEvent, useId, useRef, useState } from 'react';
-// The very files the tests run against real deliveries (test/receiver-snippets.test.ts).
+// The very files the tests run against real deliveries (test/delivery/receiver-snippets.test.ts).
 import nodeReceiver from '../../../../docs/snippets/receiver.mjs?raw';
 import pythonReceiver from '../../../../docs/snippets/receiver.py?raw';
 

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionPrincipal } from '../../src/lib/principal.js';
+import { systemPrincipal } from '../../src/lib/principal.js';
+import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { testWorker } from '../helpers/worker.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ config: { WEBHOOK_ALLOW_INSECURE_URLS: true } });
+});
+afterAll(() => t.close());
+
+describe('principals: the services answer the CLI and the worker as they answer keys', () => {
+  it('a system principal creates, archives and deletes resources, with their events', async () => {
+    const ws = await newWorkspace(t);
+    const cli = systemPrincipal('cli', { workspaceId: ws.id, env: 'live' });
+    const r = await t.services.resources.create(cli, { name: 'From the CLI', type: 'standard' });
+    expect((await t.services.resources.archive(cli, r.id)).status).toBe('archived');
+    const seen = json(await t.request({ method: 'GET', url: `/v1/resources/${r.id}`, key: ws.live }));
+    expect(seen.data.status).toBe('archived');
+    await t.services.resources.remove(cli, r.id);
+    const events = json(await t.request({ method: 'GET', url: '/v1/events', key: ws.live }));
+    expect(events.data.map((e: { event: string }) => e.event)).toEqual(['resource.deleted']);
+  });
+
+  it('a system principal registers webhooks', async () => {
+    const ws = await newWorkspace(t);
+    const worker = systemPrincipal('worker', { workspaceId: ws.id, env: 'test' });
+    const hook = await t.services.webhooks.create(worker, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const listed = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.test }));
+    expect(listed.data.map((w: { id: string }) => w.id)).toEqual([hook.id]);
+  });
+
+  it('a system principal acting for a removed user writes nothing (401 expired_token)', async () => {
+    const ws = await newWorkspace(t);
+    const m = await ws.member('member');
+    const forUser = systemPrincipal('job', { workspaceId: ws.id, env: 'live' }, m.userId);
+    await t.services.resources.create(forUser, { name: 'ok', type: 'standard' });
+    await t.services.users.remove(m.userId);
+    await expect(t.services.resources.create(forUser, { name: 'no', type: 'standard' })).rejects.toMatchObject({
+      code: 'expired_token',
+    });
+  });
+
+  it('a console session that does not exist (or ended) writes nothing: 401', async () => {
+    const ws = await newWorkspace(t);
+    const session: SessionPrincipal = {
+      kind: 'session',
+      sessionId: 'ses_x',
+      userId: ws.adminId,
+      workspaceId: ws.id,
+      env: 'live',
+      role: 'admin',
+      scopes: null,
+    };
+    await expect(t.services.resources.create(session, { name: 'no', type: 'standard' })).rejects.toMatchObject({
+      statusCode: 401,
+    });
+  });
+
+  it('a kind without a registered write-time check cannot write (fails closed)', async () => {
+    const ws = await newWorkspace(t);
+    const robot = {
+      kind: 'robot',
+      sessionId: 'ses_x',
+      userId: ws.adminId,
+      workspaceId: ws.id,
+      env: 'live',
+      role: 'admin',
+      scopes: null,
+    } as unknown as SessionPrincipal;
+    await expect(t.services.resources.create(robot, { name: 'no', type: 'standard' })).rejects.toThrow(
+      /no principal check registered/,
+    );
+  });
+
+  it('the worker, each periodic job and the CLI write as named system actors, through the write runner', async () => {
+    const original = t.services.checks.system;
+    if (!original) throw new Error('no system check');
+    // The key-expiry job writes only when a key expires within 7 days: one does.
+    const ws = await newWorkspace(t);
+    const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
+    await t.services.keys.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
+    const seen: string[] = [];
+    t.services.checks.system = async (trx, p) => {
+      seen.push(p.name);
+      return original(trx, p);
+    };
+    try {
+      for (const job of t.services.jobs) await job.run();
+      await testWorker(t, { listen: false }).runOnce();
+    } finally {
+      t.services.checks.system = original;
+    }
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'scheduler:purge-events',
+        'scheduler:purge-idempotency',
+        'scheduler:key-expiry-notices',
+        'worker',
+      ]),
+    );
+  });
+
+  it('a worker or job write whose actor fails its check changes nothing', async () => {
+    // The billing job writes only when a period is due: a subscription billed since 2020 has many.
+    const ws = await newWorkspace(t);
+    await t.storage.db
+      .updateTable('subscriptions')
+      .set({ anchor_at: '2020-01-15T10:00:00.000Z', started_at: '2020-01-15T10:00:00.000Z' })
+      .where('workspace_id', '=', ws.id)
+      .execute();
+    // The usage-notice job writes only when a threshold is reached: 6,000 live requests today of the free plan's 10,000.
+    const today = `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`;
+    await t.storage.db
+      .insertInto('usage_counts')
+      .values({
+        workspace_id: ws.id,
+        env: 'live',
+        key_id: 'key_principals',
+        route: 'GET /v1/resources',
+        status: 200,
+        granularity: 'day',
+        period_start: today,
+        count: 6000,
+        latency_sum_ms: 0,
+      })
+      .execute();
+    // The key-expiry job writes only when a key expires within 7 days.
+    const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
+    const expiring = await t.services.keys.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
+    const original = t.services.checks.system;
+    t.services.checks.system = async () => false;
+    try {
+      for (const job of t.services.jobs) await expect(job.run()).rejects.toMatchObject({ code: 'expired_token' });
+    } finally {
+      t.services.checks.system = original;
+    }
+    expect(await t.storage.db.selectFrom('invoices').selectAll().where('workspace_id', '=', ws.id).execute()).toEqual(
+      [],
+    );
+    expect(
+      await t.storage.db.selectFrom('usage_notices').selectAll().where('workspace_id', '=', ws.id).execute(),
+    ).toEqual([]);
+    const told = await t.storage.db
+      .selectFrom('notifications')
+      .select('id')
+      .where('workspace_id', '=', ws.id)
+      .where('type', '=', 'key.expiring')
+      .execute();
+    expect(told).toEqual([]);
+    const key = await t.storage.db
+      .selectFrom('api_keys')
+      .select('expiry_notice_at')
+      .where('id', '=', expiring.id)
+      .executeTakeFirst();
+    expect(key?.expiry_notice_at).toBeNull();
+  });
+});

@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemActor } from '../../src/lib/principal.js';
+import { periodAt, proration } from '../../src/modules/billing/periods.js';
+import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { openTestStorage } from '../helpers/storage.js';
+
+// `wsvc billing plans|show|set-plan|invoices|mark-paid|void` as a user runs them: the real command in a
+// child process (the system clock), on the suite's database; the test app finalizes invoices later on its own clock.
+const exec = promisify(execFile);
+let t: TestApp;
+let storage: Awaited<ReturnType<typeof openTestStorage>>;
+let databaseUrl: string;
+let now = Date.now();
+beforeAll(async () => {
+  storage = await openTestStorage();
+  t = await startTestApp({ storage, clock: { now: () => now }, resolveHost: async () => ['93.184.216.34'] });
+  const schema = storage.schema;
+  databaseUrl = schema ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : storage.url;
+});
+afterAll(async () => {
+  await t.close();
+  await storage.close();
+});
+
+async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return exec(process.execPath, ['bin/wsvc.js', ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', PLANS_FILE: '' },
+  }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
+}
+
+describe('wsvc billing (docs/billing.md#the-cli)', { timeout: 180_000 }, () => {
+  it('lists the D28 plans, shows a subscription, upgrades with proration, refuses a downgrade naming the limit', async () => {
+    const plans = await wsvc('billing', 'plans', '--json');
+    expect(plans.code, plans.stderr).toBe(0);
+    expect(
+      JSON.parse(plans.stdout).plans.map((p: Record<string, unknown>) => [
+        p.id,
+        p.base_price_cents,
+        p.included_requests,
+        p.hard_cap,
+        p.max_resources,
+        p.max_webhooks,
+      ]),
+    ).toEqual([
+      ['free', 0, 10_000, true, 100, 2],
+      ['pro', 4_900, 1_000_000, false, 100_000, 16],
+      ['scale', 49_900, 20_000_000, false, null, 16],
+    ]);
+    const plansText = await wsvc('billing', 'plans');
+    expect(plansText.stdout).toMatch(/^pro\s+Pro\s+\$49\.00\s+1,000,000\s+\$0\.50 per 10,000\s+100,000\s+16$/m);
+
+    now = Date.now();
+    const ws = await newWorkspace(t, 'Billing CLI');
+    const shown = await wsvc('billing', 'show', '--workspace', ws.id, '--json');
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout).subscription).toMatchObject({ workspace_id: ws.id, plan: { id: 'free' } });
+
+    const before = Date.now();
+    const up = await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'pro', '--json');
+    const after = Date.now();
+    expect(up.code, up.stderr).toBe(0);
+    const result = JSON.parse(up.stdout).result;
+    expect(result).toMatchObject({ change: 'upgraded', from: 'free', to: 'pro' });
+    // The CLI ran at some instant between before and after: its proration lies between theirs.
+    const period = periodAt(now, before);
+    expect(result.proration_cents).toBeLessThanOrEqual(proration(period, before, 0, 4_900).amountCents);
+    expect(result.proration_cents).toBeGreaterThanOrEqual(proration(period, after, 0, 4_900).amountCents);
+
+    // Three live webhooks: free allows two, so the downgrade is refused, naming them; test ones do not count.
+    const hook = (key: string) =>
+      t.request({ method: 'POST', url: '/v1/webhooks', key, body: { url: 'https://example.com/hook', events: ['*'] } });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await hook(ws.live);
+      expect(res.statusCode, res.body).toBe(201);
+      ids.push(json(res).data.id);
+    }
+    const refused = await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'free');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      'error: downgrade_blocked: Cannot move to Free: webhooks: 3 in the live environment, Free allows 2. Delete the excess first.\n',
+    );
+    const unknown = await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'gold');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('error: validation_error: plan must be one of free, pro, scale.\n');
+    expect((await t.request({ method: 'DELETE', url: `/v1/webhooks/${ids[0]}`, key: ws.live })).statusCode).toBe(204);
+    const down = await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'free');
+    expect(down.code, down.stderr).toBe(0);
+    expect(down.stdout).toBe(`pro → free at the end of the period, ${new Date(period.end).toISOString()}\n`);
+    const showText = await wsvc('billing', 'show', '--workspace', ws.id);
+    expect(showText.stdout).toContain(`pending   free from ${new Date(period.end).toISOString()}`);
+    expect(showText.stdout).toMatch(/^proration\s+1\s+\$\d+\.\d\d\s+\$\d+\.\d\d\s+Upgrade Free to Pro at /m);
+
+    // Invoices, finalized by the job on the app's clock two periods on; marked paid once, never twice.
+    expect((await wsvc('billing', 'invoices', '--workspace', ws.id)).stdout).toBe('(no invoices)\n');
+    now = periodAt(now, period.end).end + 3_600_000;
+    expect(await t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices'))).toBe(2);
+    const list = await wsvc('billing', 'invoices', '--workspace', ws.id, '--json');
+    const invoices = JSON.parse(list.stdout).invoices;
+    expect(invoices.map((i: { number: string; plan: string; status: string }) => [i.number, i.plan, i.status])).toEqual(
+      [
+        ['INV-2', 'free', 'open'],
+        ['INV-1', 'pro', 'open'],
+      ],
+    );
+    expect(invoices[1].total_cents).toBe(result.proration_cents);
+    const paid = await wsvc('billing', 'mark-paid', invoices[1].id);
+    expect(paid.code, paid.stderr).toBe(0);
+    expect(paid.stdout.split('\n')[0]).toBe(`INV-1 paid ($${(result.proration_cents / 100).toFixed(2)})`);
+    const again = await wsvc('billing', 'void', invoices[1].id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(
+      'error: invoice_not_open: Invoice INV-1 is paid; only an open invoice can be marked void.\n',
+    );
+    const missing = await wsvc('billing', 'mark-paid', 'inv_nope');
+    expect(missing.stderr).toBe('error: not_found: No such invoice.\n');
+    const voided = await wsvc('billing', 'void', invoices[0].id, '--json');
+    expect(JSON.parse(voided.stdout).invoice).toMatchObject({ number: 'INV-2', status: 'void' });
+  });
+});

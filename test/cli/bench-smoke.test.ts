@@ -1,0 +1,30 @@
+// Benchmark (docs/performance.md#method): a short smoke run of the harness so it cannot rot.
+// No timed assertions: only that every scenario produced a row, measured rows ran their interleaved rounds
+// against the baseline, and no request failed.
+import { describe, expect, it } from 'vitest';
+import { runBench } from '../../bench/main.js';
+
+describe('bench harness (smoke)', () => {
+  it('runs the quick scenarios in interleaved rounds with zero non-2xx', async () => {
+    const rows = await runBench({ duration: 1, quick: true, rounds: 3 });
+    expect(rows.map((r) => r.scenario.replace(/:.*/, ''))).toEqual([
+      'baseline (bare Fastify)',
+      'GET /v1/resources/{id}',
+      'GET /v1/resources?limit=20',
+      'POST /v1/resources',
+      'webhook fan-out',
+    ]);
+    for (const r of rows) {
+      expect(r.rps).toBeGreaterThan(0);
+      expect(r.non2xx).toBe(0);
+    }
+    for (const r of rows.slice(1, 4)) {
+      expect(r.rounds).toHaveLength(3);
+      for (const round of r.rounds ?? []) expect(round.base.rps).toBeGreaterThan(0);
+      expect(r.ratio).toBeGreaterThan(0);
+      expect(r.ratioMin).toBeLessThanOrEqual(r.ratio as number);
+      expect(r.ratioMax).toBeGreaterThanOrEqual(r.ratio as number);
+      expect(r.cpuUs).toBeGreaterThan(0);
+    }
+  }, 120_000);
+});

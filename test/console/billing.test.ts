@@ -1,0 +1,170 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { systemActor } from '../../src/lib/principal.js';
+import { createServices } from '../../src/services.js';
+import { expectAccessible, screenshot } from '../helpers/browser.js';
+import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+
+// The console's billing page (docs/console.md#billing) in Chromium against a real `wsvc serve`:
+// an admin upgrades free → pro and the upcoming invoice shows the prorated line with the amount
+// the server computed; a downgrade over the lower plan's limits is refused with the server's
+// message; a finalized invoice is in the history and prints as a clean page; a member sees that
+// billing is for admins. axe on each state.
+const STEP = 120_000;
+
+let cs: ConsoleServer;
+let ws: string;
+let liveKey: string;
+let ctx: BrowserContext;
+let page: Page;
+const money = (cents: number) => `$${(cents / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
+
+beforeAll(async () => {
+  cs = await startConsoleServer();
+  const out = await cs.services.workspaces.create({ name: 'Billed', adminEmail: 'payer@acme.test', adminName: 'Pat' });
+  ws = out.workspace.id;
+  liveKey = out.keys.live.key;
+  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
+  await signInContext(ctx, cs.base, out.set_password_url);
+  page = await ctx.newPage();
+}, STEP);
+
+afterAll(async () => {
+  await ctx?.close();
+  await cs?.close();
+});
+
+describe('console billing', () => {
+  it(
+    'an admin upgrades free → pro: the upcoming invoice shows the prorated line the server computed',
+    async () => {
+      await openPage(page, `${cs.base}/console/w/${ws}/live/settings/billing`, 'Billing', 'billing-free');
+      await page.getByRole('heading', { name: /^Plan: Free/ }).waitFor();
+      const free = page.getByRole('table', { name: 'Lines of the upcoming invoice' });
+      expect(await free.locator('tr[data-kind="base"] td').first().textContent()).toMatch(/^Free plan, /);
+      expect(await free.locator('tfoot td').textContent()).toBe('$0.00');
+      await page.getByText('No invoices yet.').waitFor();
+
+      await page.getByRole('button', { name: 'Change plan' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Change plan' });
+      await dialog.getByRole('radio', { name: /^Pro — \$49\.00 a month/ }).check();
+      await dialog.getByText(/^Upgrade now: Pro applies at once/).waitFor();
+      await expectAccessible(page, 'billing-change-dialog');
+      const before = Date.now();
+      await dialog.getByRole('button', { name: 'Confirm plan change' }).click();
+      const done = page.getByRole('dialog', { name: 'Plan changed' });
+      await done.getByRole('status').waitFor();
+      const after = Date.now();
+
+      // What the server stored for the upgrade, read from the same database.
+      const sub = await cs.services.billing.subscriptionOf(ws);
+      expect(sub.plan.id).toBe('pro');
+      const line = sub.upcoming_invoice.lines.find((l) => l.kind === 'proration');
+      expect(line).toBeDefined();
+      const cents = line?.amount_cents ?? -1;
+      // The $49 difference prorated by the seconds left when the click reached the server.
+      const start = Date.parse(sub.current_period.start);
+      const end = Date.parse(sub.current_period.end);
+      const share = (t: number) => (4_900 * (end - t)) / (end - start);
+      expect(cents).toBeGreaterThanOrEqual(Math.floor(share(after + 1_000)));
+      expect(cents).toBeLessThanOrEqual(Math.ceil(share(before)));
+      expect(line?.description).toMatch(/Pro/);
+      expect(await done.getByRole('status').textContent()).toBe(
+        `Now on pro. ${money(cents)} for the rest of this period is on the upcoming invoice.`,
+      );
+      await done.getByRole('button', { name: 'Done' }).click();
+
+      await page.getByRole('heading', { name: /^Plan: Pro/ }).waitFor();
+      const upcoming = page.getByRole('table', { name: 'Lines of the upcoming invoice' });
+      const row = upcoming.locator('tr[data-kind="proration"]');
+      await row.waitFor();
+      expect(await row.locator('td').nth(0).textContent()).toBe(line?.description);
+      expect(await row.locator('td').nth(3).textContent()).toBe(money(cents));
+      expect(await upcoming.locator('tfoot td').textContent()).toBe(money(sub.upcoming_invoice.total_cents));
+      await expectAccessible(page, 'billing-pro');
+      await screenshot(page, 'billing-pro');
+    },
+    STEP,
+  );
+
+  it(
+    'a downgrade over the lower plan limits shows the 409 and changes nothing',
+    async () => {
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${cs.base}/v1/webhooks`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: `http://127.0.0.1:9/h${i}`, events: ['*'] }),
+        });
+        expect(res.status, await res.text()).toBe(201);
+      }
+      await page.getByRole('button', { name: 'Change plan' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Change plan' });
+      await dialog.getByRole('radio', { name: /^Free — / }).check();
+      await dialog.getByText(/^Downgrade at the end of this period/).waitFor();
+      await dialog.getByRole('button', { name: 'Confirm plan change' }).click();
+      await dialog
+        .getByRole('alert')
+        .getByText('Cannot move to Free: webhooks: 3 in the live environment, Free allows 2. Delete the excess first.')
+        .waitFor();
+      await dialog.getByText('Nothing was changed.').waitFor();
+      await expectAccessible(page, 'billing-downgrade-blocked');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect((await cs.services.billing.subscriptionOf(ws)).pending_change).toBeNull();
+    },
+    STEP,
+  );
+
+  it(
+    'a finalized invoice is in the history with its lines and prints as a clean page',
+    async () => {
+      // A worker whose clock is past the period's end (+ 1 h) finalizes it, on the same database.
+      const sub = await cs.services.billing.subscriptionOf(ws);
+      const later = Date.parse(sub.current_period.end) + 61 * 60_000;
+      const config = loadConfig({}, { DATABASE_URL: cs.storage.url, PUBLIC_URL: cs.base, LOG_LEVEL: 'silent' });
+      const future = createServices({ storage: cs.storage, clock: { now: () => later }, config });
+      expect(await future.billing.finalizeDue(systemActor('scheduler:billing-invoices'))).toBe(1);
+      const invoice = (await cs.services.billing.invoicesOf(ws, { limit: 5, offset: 0, afterId: null })).items[0];
+      expect(invoice?.total_cents).toBe(sub.upcoming_invoice.total_cents);
+
+      await openPage(page, `${cs.base}/console/w/${ws}/live/settings/billing`, 'Billing', 'billing-history');
+      const item = page.locator('details.invoice-item', { hasText: 'INV-1' });
+      await item.locator('summary').click();
+      expect(await item.getByRole('table', { name: 'Lines of invoice INV-1' }).locator('tfoot td').textContent()).toBe(
+        money(invoice?.total_cents ?? -1),
+      );
+      await item.getByRole('link', { name: 'Printable invoice INV-1' }).click();
+      await page.getByRole('heading', { name: 'Invoice INV-1' }).waitFor();
+      await page.getByText(invoice?.id ?? 'missing').waitFor();
+      await expectAccessible(page, 'invoice-page');
+      await screenshot(page, 'invoice-page');
+      // On paper only the invoice shows: no navigation, no buttons.
+      await page.emulateMedia({ media: 'print' });
+      expect(await page.getByRole('heading', { name: 'Invoice INV-1' }).isVisible()).toBe(true);
+      expect(await page.getByRole('link', { name: 'Billing', exact: true }).first().isVisible()).toBe(false);
+      expect(await page.getByRole('button', { name: 'Print' }).isVisible()).toBe(false);
+      await screenshot(page, 'invoice-print');
+      await page.emulateMedia({ media: 'screen' });
+    },
+    STEP,
+  );
+
+  it(
+    'a member sees that billing is for admins',
+    async () => {
+      const member = await cs.services.consoleAuth.invite(ws, { email: 'member@acme.test', role: 'member' });
+      const mctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
+      try {
+        await signInContext(mctx, cs.base, member.invite_url);
+        const p = await mctx.newPage();
+        await openPage(p, `${cs.base}/console/w/${ws}/live/settings/billing`, 'Billing', 'billing-member');
+        await p.getByText('Only admins of this workspace can see and change its plan and invoices.').waitFor();
+        expect(await p.getByRole('button', { name: 'Change plan' }).count()).toBe(0);
+      } finally {
+        await mctx.close();
+      }
+    },
+    STEP,
+  );
+});

@@ -1,0 +1,205 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccessible, screenshot } from '../helpers/browser.js';
+import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+
+// The console's forms and safety steps (issue 21): checkboxes that stay checkboxes, `*` exclusive,
+// a field's error shown once and attached to it, confirmations before disabling an endpoint and
+// changing a role, a key's expiry, revoked keys hidden, dates on one line.
+const STEP = 120_000;
+
+let cs: ConsoleServer;
+let ws: string;
+let liveKey: string;
+let ctx: BrowserContext;
+let page: Page;
+
+async function v1<T = { id: string }>(method: string, url: string, body?: unknown): Promise<{ data: T }> {
+  const res = await fetch(`${cs.base}/v1${url}`, {
+    method,
+    headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  return (await res.json()) as { data: T };
+}
+
+const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
+
+beforeAll(async () => {
+  cs = await startConsoleServer();
+  const out = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
+  ws = out.workspace.id;
+  liveKey = out.keys.live.key;
+  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
+  await signInContext(ctx, cs.base, out.set_password_url);
+  page = await ctx.newPage();
+}, STEP);
+
+afterAll(async () => {
+  await ctx?.close();
+  await cs?.close();
+});
+
+describe('console forms', () => {
+  it(
+    'the events picker: checkboxes keep their size, "All events (*)" excludes single events, a bad URL errs once on its field',
+    async () => {
+      await openPage(page, path('/webhooks'), 'Webhooks', 'forms-webhooks');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const dialog = page.getByRole('dialog');
+      const all = dialog.getByRole('checkbox', { name: 'All events (*)' });
+      const created = dialog.getByRole('checkbox', { name: 'resource.created' });
+      const deleted = dialog.getByRole('checkbox', { name: 'resource.deleted' });
+      // A checkbox is a box beside its label, not a 100 %-wide input.
+      const box = await created.boundingBox();
+      expect(box?.width ?? 999).toBeLessThan(30);
+      expect(await all.isChecked()).toBe(true);
+      await created.check();
+      expect(await all.isChecked()).toBe(false);
+      await deleted.check();
+      expect([await created.isChecked(), await deleted.isChecked()]).toEqual([true, true]);
+      await all.check();
+      expect([await all.isChecked(), await created.isChecked(), await deleted.isChecked()]).toEqual([
+        true,
+        false,
+        false,
+      ]);
+      await created.check();
+      await deleted.check();
+      // A URL the server refuses: its message once, under the field, describing it.
+      const url = dialog.getByLabel('Endpoint URL');
+      await url.fill('http://user:secret@127.0.0.1:9/hook');
+      await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+      const message = 'url must not contain a user name or password';
+      await dialog.getByText(message).waitFor();
+      expect(await page.getByText(message).count()).toBe(1);
+      const describedBy = (await url.getAttribute('aria-describedby')) ?? '';
+      expect(await page.locator(`[id="${describedBy.split(' ')[0]}"]`).textContent()).toBe(message);
+      expect(await url.getAttribute('aria-invalid')).toBe('true');
+      await expectAccessible(page, 'forms-url-error');
+      await screenshot(page, 'forms-url-error');
+      await url.fill('http://127.0.0.1:9/hook');
+      await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+      await dialog.getByLabel('Signing secret', { exact: true }).waitFor();
+      await dialog.getByRole('button', { name: 'Done' }).click();
+      const hooks = await v1<{ id: string; events: string[] }[]>('GET', '/webhooks');
+      expect(hooks.data[0]?.events.sort()).toEqual(['resource.created', 'resource.deleted']);
+    },
+    STEP,
+  );
+
+  it(
+    'disabling an endpoint asks first; Cancel leaves it enabled',
+    async () => {
+      const [hook] = (await v1<{ id: string; status: string }[]>('GET', '/webhooks')).data;
+      await openPage(page, path(`/webhooks/${hook?.id}`), 'Webhook endpoint', 'forms-webhook');
+      await page.getByRole('button', { name: 'Disable', exact: true }).click();
+      const dialog = page.getByRole('dialog', { name: 'Disable this endpoint?' });
+      await dialog.waitFor();
+      await expectAccessible(page, 'forms-disable-confirm');
+      await screenshot(page, 'forms-disable-confirm');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect((await v1<{ status: string }>('GET', `/webhooks/${hook?.id}`)).data.status).toBe('enabled');
+      await page.getByRole('button', { name: 'Disable', exact: true }).click();
+      await dialog.getByRole('button', { name: 'Disable endpoint' }).click();
+      await page.getByRole('button', { name: 'Enable', exact: true }).waitFor();
+      expect((await v1<{ status: string }>('GET', `/webhooks/${hook?.id}`)).data.status).toBe('disabled');
+    },
+    STEP,
+  );
+
+  it(
+    "changing a member's role asks first; Cancel keeps the role",
+    async () => {
+      const invite = await cs.services.consoleAuth.invite(ws, { email: 'mo@acme.test', role: 'member' });
+      // The invite's set-password page names the account it is for.
+      const linkCtx = await cs.browser.newContext();
+      const linkPage = await linkCtx.newPage();
+      await openPage(linkPage, invite.invite_url, 'Set your password', 'forms-set-password');
+      await linkPage.getByText('For mo@acme.test.').waitFor();
+      await screenshot(linkPage, 'forms-set-password');
+      await linkCtx.close();
+      await openPage(page, path('/settings/members'), 'Members', 'forms-members');
+      const role = page.getByLabel('Role of mo@acme.test');
+      await role.selectOption('viewer');
+      const dialog = page.getByRole('dialog', { name: "Change this member's role?" });
+      await dialog.getByText(/mo@acme.test becomes a viewer/).waitFor();
+      await expectAccessible(page, 'forms-role-confirm');
+      await screenshot(page, 'forms-role-confirm');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect(await role.inputValue()).toBe('member');
+      const roleOf = async () =>
+        (await v1<{ email: string; role: string }[]>('GET', '/users')).data.find((u) => u.email === 'mo@acme.test')
+          ?.role;
+      expect(await roleOf()).toBe('member');
+      await role.selectOption('viewer');
+      await dialog.getByRole('button', { name: 'Change role' }).click();
+      await expect.poll(roleOf).toBe('viewer');
+      await expect.poll(() => role.inputValue()).toBe('viewer');
+    },
+    STEP,
+  );
+
+  it(
+    'a key with an expiry date; revoked keys hidden unless asked; dates on one line at 1280 px',
+    async () => {
+      await openPage(page, path('/settings/keys'), 'API Keys', 'forms-keys');
+      await page.getByRole('button', { name: 'Generate New Key' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Name').fill('Short-lived');
+      const day = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+      await dialog.getByLabel('Expires on (optional)').fill(day);
+      await dialog.getByRole('button', { name: 'Generate key' }).click();
+      await dialog.getByLabel('API key', { exact: true }).waitFor();
+      await dialog.getByRole('button', { name: 'Done' }).click();
+      const keys = (await v1<{ id: string; name: string; expires_at: string | null }[]>('GET', '/keys')).data;
+      expect(keys.find((k) => k.name === 'Short-lived')?.expires_at).toBe(`${day}T00:00:00.000Z`);
+      await page.getByRole('row').filter({ hasText: 'Short-lived' }).getByText('expires').waitFor();
+      // Dates stay on one line: a <time> in the table is one line high.
+      const heights = await page
+        .getByRole('table', { name: 'API keys' })
+        .locator('time')
+        .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().height));
+      const line = await page.locator('body').evaluate((b) => Number.parseFloat(getComputedStyle(b).lineHeight) || 20);
+      expect(heights.length).toBeGreaterThan(0);
+      for (const h of heights) expect(h).toBeLessThan(line * 1.6);
+      // Revoke it: hidden by default, shown with the toggle (kept in the URL).
+      await page.getByRole('button', { name: 'Revoke Short-lived' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+      await page.getByText('1 revoked key hidden').waitFor();
+      expect(await page.getByRole('row').filter({ hasText: 'Short-lived' }).count()).toBe(0);
+      // The box follows the URL (?revoked=show), which React Router updates in a transition: it can
+      // turn checked a moment after the click, which Playwright's check() counts as a failure.
+      // The revocation's refetches settle first, so the click lands on the box that stays.
+      await page.waitForLoadState('networkidle');
+      const showRevoked = page.getByRole('checkbox', { name: 'Show revoked keys' });
+      await showRevoked.click();
+      await expect.poll(() => showRevoked.isChecked(), { timeout: 5000 }).toBe(true);
+      await page.getByRole('row').filter({ hasText: 'Short-lived' }).getByText('revoked').waitFor();
+      expect(page.url()).toContain('revoked=show');
+      await expectAccessible(page, 'forms-keys-revoked');
+      await screenshot(page, 'forms-keys-revoked');
+    },
+    STEP,
+  );
+
+  it(
+    'a rolled key and its successor share a name; the successor says which key it was rolled from',
+    async () => {
+      const made = (await v1<{ id: string; prefix: string }>('POST', '/keys', { name: 'Nightly export', env: 'live' }))
+        .data;
+      const next = (await v1<{ id: string; rolled_from: string }>('POST', `/keys/${made.id}/roll`, {})).data;
+      expect(next.rolled_from).toBe(made.id);
+      await openPage(page, path('/settings/keys'), 'API Keys', 'forms-keys-rolled');
+      const rows = page.getByRole('row').filter({ hasText: 'Nightly export' });
+      await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(2);
+      const successor = rows.filter({ hasText: 'rolled from' });
+      expect(await successor.count()).toBe(1);
+      expect(await successor.getByText('rolled from').textContent()).toContain(`svc_live_${made.prefix}…`);
+      await expectAccessible(page, 'forms-keys-rolled');
+      await screenshot(page, 'forms-keys-rolled');
+    },
+    STEP,
+  );
+});

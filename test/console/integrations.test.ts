@@ -1,0 +1,94 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/lib/ids.js';
+import { expectAccessible } from '../helpers/browser.js';
+import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+
+// The console's Integrations page (docs/integrations.md) in Chromium: the empty state, the connect
+// dialog refusing a URL off the platform's host (the rule shown at the field), an integration's row
+// with its URL hint only, "send test" queuing a message that the log shows, disable, delete with
+// confirmation, axe on each state. The server's DNS cannot resolve hooks.slack.com here, so the
+// connected integration is written to the database directly (creation is covered by test/integrations/integrations.test.ts).
+const STEP = 120_000;
+let cs: ConsoleServer;
+let ws: string;
+let ctx: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  cs = await startConsoleServer();
+  const out = await cs.services.workspaces.create({ name: 'Chat', adminEmail: 'chat@acme.test', adminName: 'Cy' });
+  ws = out.workspace.id;
+  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
+  await signInContext(ctx, cs.base, out.set_password_url);
+  page = await ctx.newPage();
+}, STEP);
+
+afterAll(async () => {
+  await ctx?.close();
+  await cs?.close();
+});
+
+describe('console integrations', () => {
+  it(
+    'empty state; a URL off the platform host is refused at the field; list, test, log, disable, delete',
+    async () => {
+      await openPage(
+        page,
+        `${cs.base}/console/w/${ws}/live/settings/integrations`,
+        'Integrations',
+        'integrations-empty',
+      );
+      await page.getByText('No integrations yet.').waitFor();
+      await page.getByRole('button', { name: 'Connect Slack' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Connect Slack' });
+      await dialog.getByLabel('Webhook URL').fill('https://example.com/services/T/B/x');
+      await dialog.getByLabel('all events (*)').check();
+      await dialog.getByRole('button', { name: 'Connect' }).click();
+      await dialog.getByRole('alert').filter({ hasText: 'hooks.slack.com/services' }).waitFor();
+      await expectAccessible(page, 'integrations-connect-refused');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+      const now = new Date().toISOString();
+      await cs.storage.db
+        .insertInto('integrations')
+        .values({
+          id: newId('integration'),
+          workspace_id: ws,
+          kind: 'slack',
+          url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
+          env: 'live',
+          events: JSON.stringify(['resource.created']),
+          categories: JSON.stringify(['security']),
+          status: 'enabled',
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      await page.reload();
+      const table = page.getByRole('table', { name: 'Integrations' });
+      await table.waitFor();
+      expect(await table.textContent()).toContain('hooks.slack.com …AB12');
+      expect(await page.content()).not.toContain('secretpart');
+      await expectAccessible(page, 'integrations-list');
+      await page.getByRole('button', { name: 'Send a test message to Slack hooks.slack.com …AB12' }).click();
+      await page.getByRole('status').filter({ hasText: 'Test message queued' }).waitFor();
+      await page.getByRole('button', { name: 'Message log of Slack hooks.slack.com …AB12' }).click();
+      const log = page.getByRole('dialog', { name: /Messages to Slack/ });
+      await log.getByRole('table', { name: 'Messages' }).waitFor();
+      expect(await log.textContent()).toContain('test: test');
+      await expectAccessible(page, 'integrations-log');
+      await log.getByRole('button', { name: 'Close' }).click();
+      await page.getByRole('button', { name: 'Disable Slack hooks.slack.com …AB12' }).click();
+      await page.getByRole('button', { name: 'Enable Slack hooks.slack.com …AB12' }).waitFor();
+      await page.getByRole('button', { name: 'Delete Slack hooks.slack.com …AB12' }).click();
+      await page
+        .getByRole('dialog', { name: 'Delete this integration?' })
+        .getByRole('button', { name: 'Delete integration' })
+        .click();
+      await page.getByText('No integrations yet.').waitFor();
+      expect(await cs.storage.db.selectFrom('integration_messages').selectAll().execute()).toEqual([]);
+    },
+    STEP,
+  );
+});

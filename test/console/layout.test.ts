@@ -1,0 +1,214 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccessible, screenshot } from '../helpers/browser.js';
+import {
+  type ConsoleServer,
+  expectNoHorizontalOverflow,
+  openPage,
+  signInContext,
+  startConsoleServer,
+} from '../helpers/console-server.js';
+
+// The console on a phone (390×844) and in dark mode, and the viewer's landing page (issue 21:
+// responsive layout, dark mode, role-aware pages), in Debian's Chromium against a real `wsvc serve`.
+const STEP = 120_000;
+const PHONE = { width: 390, height: 844 };
+
+let cs: ConsoleServer;
+let ws: string;
+let liveKey: string;
+let webhookId: string;
+let resourceId: string;
+let viewerLink: string;
+let adminLink: string;
+
+async function v1(method: string, url: string, body?: unknown): Promise<{ data: { id: string } }> {
+  const res = await fetch(`${cs.base}/v1${url}`, {
+    method,
+    headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  return (await res.json()) as { data: { id: string } };
+}
+
+beforeAll(async () => {
+  cs = await startConsoleServer();
+  const out = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
+  ws = out.workspace.id;
+  liveKey = out.keys.live.key;
+  adminLink = out.set_password_url;
+  resourceId = (await v1('POST', '/resources', { name: 'Invoice with a rather long name 1', type: 'standard' })).data
+    .id;
+  webhookId = (
+    await v1('POST', '/webhooks', { url: 'http://127.0.0.1:9/a-long-path/hook', events: ['*'], label: 'Billing sync' })
+  ).data.id;
+  await v1('POST', '/keys', { name: 'Deploy bot', env: 'live' });
+  viewerLink = (await cs.services.consoleAuth.invite(ws, { email: 'viewer@acme.test', role: 'viewer' })).invite_url;
+}, STEP);
+
+afterAll(async () => {
+  await cs?.close();
+});
+
+const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
+
+/** Every signed-in page, with its heading. */
+function pages(): [string, string][] {
+  return [
+    ['/overview', 'Overview'],
+    ['/resources', 'Resources'],
+    [`/resources/${resourceId}`, 'Invoice with a rather long name 1'],
+    ['/events', 'Events'],
+    ['/webhooks', 'Webhooks'],
+    [`/webhooks/${webhookId}`, 'Billing sync'],
+    ['/usage', 'Usage'],
+    ['/usage/requests', 'Failed requests'],
+    ['/notifications', 'Notifications'],
+    ['/settings/keys', 'API Keys'],
+    ['/settings/members', 'Members'],
+    ['/settings/profile', 'Profile'],
+    ['/settings/billing', 'Billing'],
+    ['/settings/integrations', 'Integrations'],
+  ];
+}
+
+/** A screenshot's name for a page: `/settings/keys` → `-settings-keys`, ids → `-detail`. */
+const shotName = (rest: string) => rest.replace(/\/(res|wh)_[0-9A-Z]+$/, '/detail').replaceAll('/', '-');
+
+describe('the console on a phone and in dark mode', () => {
+  let admin: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    admin = await cs.browser.newContext({ viewport: PHONE, timezoneId: 'UTC', colorScheme: 'light' });
+    await signInContext(admin, cs.base, adminLink);
+    page = await admin.newPage();
+  }, STEP);
+  afterAll(async () => {
+    await admin?.close();
+  });
+
+  it(
+    'signed-out pages fit 390 px',
+    async () => {
+      const ctx = await cs.browser.newContext({ viewport: PHONE });
+      const p = await ctx.newPage();
+      for (const [url, heading, name] of [
+        ['/console/sign-in', 'Sign in', 'sign-in'],
+        ['/console/forgot-password', 'Forgot your password', 'forgot-password'],
+        ['/console/set-password?token=x', 'Set your password', 'set-password'],
+      ] as const) {
+        await openPage(p, `${cs.base}${url}`, heading, `phone-${name}`);
+        await expectNoHorizontalOverflow(p, name);
+        await screenshot(p, `phone-${name}`);
+      }
+      await ctx.close();
+    },
+    STEP,
+  );
+
+  it(
+    'every signed-in page fits 390×844: no sideways scrolling, Sign out on screen, navigation behind Menu',
+    async () => {
+      for (const [rest, heading] of pages()) {
+        const name = `phone${shotName(rest)}`;
+        await openPage(page, path(rest), heading, name);
+        await expectNoHorizontalOverflow(page, rest);
+        const signOut = await page.getByRole('button', { name: 'Sign out' }).boundingBox();
+        expect(signOut, rest).not.toBeNull();
+        expect((signOut?.x ?? 0) + (signOut?.width ?? 0), rest).toBeLessThanOrEqual(PHONE.width);
+        await screenshot(page, name);
+      }
+      // The navigation is collapsed; Menu opens it, and following a link closes it again.
+      const menu = page.getByRole('button', { name: 'Menu' });
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await page.getByRole('link', { name: 'Events' }).isVisible()).toBe(false);
+      await menu.click();
+      expect(await menu.getAttribute('aria-expanded')).toBe('true');
+      await expectAccessible(page, 'phone-menu-open');
+      await screenshot(page, 'phone-menu-open');
+      await page.getByRole('link', { name: 'Events' }).click();
+      await page.getByRole('heading', { name: 'Events', exact: true }).waitFor();
+      await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+      // A wide table scrolls inside its frame, not the page.
+      await openPage(page, path('/settings/keys'), 'API Keys', 'phone-keys');
+      const wrap = await page
+        .locator('.table-wrap')
+        .first()
+        .evaluate((el) => ({ sw: el.scrollWidth, cw: el.clientWidth }));
+      expect(wrap.sw).toBeGreaterThan(wrap.cw);
+      await expectNoHorizontalOverflow(page, 'keys');
+    },
+    STEP,
+  );
+
+  it(
+    "dark mode follows the system's preference, is axe clean, and the Theme choice is remembered",
+    async () => {
+      const dark = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
+      await signInContext(dark, cs.base, (await newAdminLink()).invite_url);
+      const p = await dark.newPage();
+      const background = () => p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      for (const [rest, heading] of pages()) {
+        const name = `dark${shotName(rest)}`;
+        await openPage(p, path(rest), heading, name);
+        await screenshot(p, name);
+      }
+      expect(await background()).toBe('rgb(13, 17, 23)');
+      // Dialogs too.
+      await openPage(p, path('/webhooks'), 'Webhooks', 'dark-webhooks');
+      await p.getByRole('button', { name: 'Add endpoint' }).click();
+      await expectAccessible(p, 'dark-add-endpoint');
+      await screenshot(p, 'dark-add-endpoint');
+      await p.getByRole('button', { name: 'Cancel' }).click();
+      // Light chosen by hand wins over the system's dark, across reloads (localStorage).
+      await p.getByLabel('Theme').selectOption('light');
+      expect(await background()).toBe('rgb(246, 247, 249)');
+      await p.reload();
+      await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+      expect(await background()).toBe('rgb(246, 247, 249)');
+      expect(await p.getByLabel('Theme').inputValue()).toBe('light');
+      await expectAccessible(p, 'light-chosen');
+      // And dark chosen by hand wins over a light system.
+      const light = await cs.browser.newContext({ colorScheme: 'light' });
+      const lp = await light.newPage();
+      await lp.goto(`${cs.base}/console/sign-in`);
+      await lp.evaluate(() => localStorage.setItem('wsvc-theme', 'dark'));
+      await lp.reload();
+      await lp.getByRole('heading', { name: 'Sign in' }).waitFor();
+      expect(await lp.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe(
+        'rgb(13, 17, 23)',
+      );
+      await expectAccessible(lp, 'dark-sign-in');
+      await light.close();
+      await dark.close();
+    },
+    STEP,
+  );
+});
+
+/** Another admin (each context signs in with its own single-use link). */
+function newAdminLink() {
+  return cs.services.consoleAuth.invite(ws, { email: `admin-${Date.now()}@acme.test`, role: 'admin' });
+}
+
+describe("a viewer's landing", () => {
+  it(
+    'the overview shows no error boxes: delivery sections are replaced by a note',
+    async () => {
+      const ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 } });
+      await signInContext(ctx, cs.base, viewerLink);
+      const p = await ctx.newPage();
+      await openPage(p, path('/overview'), 'Overview', 'viewer-overview');
+      await p.getByText('Webhook deliveries are shown to admins').waitFor();
+      await p.getByRole('heading', { name: 'Recent events' }).waitFor();
+      expect(await p.getByRole('alert').count()).toBe(0);
+      expect(await p.getByText(/Not allowed/).count()).toBe(0);
+      expect(await p.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+      await screenshot(p, 'viewer-overview');
+      await ctx.close();
+    },
+    STEP,
+  );
+});

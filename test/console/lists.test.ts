@@ -1,0 +1,216 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccessible, screenshot } from '../helpers/browser.js';
+import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+
+// Issue 21, points 1 and 2: lists newest first with "Load older", search, the item just created
+// or sent shown at once with a confirmation, and pages that update by themselves (every 5 s while
+// visible) — in Debian's Chromium against a real `wsvc serve`, on both databases.
+const STEP = 180_000;
+/** The refetch interval (5 s) plus room for a loaded machine. */
+const LIVE_WAIT = 12_000;
+
+let cs: ConsoleServer;
+let ws: string;
+let liveKey: string;
+let webhookId: string;
+const resourceIds: string[] = [];
+let ctx: BrowserContext;
+let page: Page;
+
+async function v1(method: string, url: string, body?: unknown): Promise<{ data: { id: string } }> {
+  const res = await fetch(`${cs.base}/v1${url}`, {
+    method,
+    headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  return (await res.json()) as { data: { id: string } };
+}
+
+beforeAll(async () => {
+  cs = await startConsoleServer();
+  const out = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
+  ws = out.workspace.id;
+  liveKey = out.keys.live.key;
+  webhookId = (await v1('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'], label: 'Sink' })).data.id;
+  // 60 resources: 60 events and 60 deliveries, more than one page (50) of each list.
+  for (let i = 1; i <= 60; i++) {
+    resourceIds.push(
+      (await v1('POST', '/resources', { name: `Item ${String(i).padStart(2, '0')}`, type: 'standard' })).data.id,
+    );
+  }
+  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
+  await signInContext(ctx, cs.base, out.set_password_url);
+  page = await ctx.newPage();
+}, STEP);
+
+afterAll(async () => {
+  await ctx?.close();
+  await cs?.close();
+});
+
+const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
+const rowsOf = (p: Page, caption: string) => p.getByRole('table', { name: caption }).locator('tbody > tr');
+
+/** Marks the document, so a later check can tell the page was not reloaded. */
+async function mark(p: Page) {
+  await p.evaluate(() => {
+    (window as unknown as { __kept: boolean }).__kept = true;
+  });
+}
+async function notReloaded(p: Page) {
+  expect(await p.evaluate(() => (window as unknown as { __kept?: boolean }).__kept)).toBe(true);
+}
+
+describe('lists newest first, search, confirmations and live updates', () => {
+  it(
+    'delivery log: newest first, Load older to the oldest; a test event becomes the first row by itself (5 s refresh), without a reload',
+    async () => {
+      await openPage(page, path(`/webhooks/${webhookId}`), 'Sink', 'lists-delivery-log');
+      const rows = rowsOf(page, 'Deliveries');
+      await rows.first().waitFor();
+      expect(await rows.count()).toBe(50);
+      await page.getByText(/^Live, every 5 s/).waitFor();
+      await page.getByRole('button', { name: 'Load older' }).click();
+      await expect.poll(() => rows.count()).toBe(60);
+      expect(await page.getByRole('button', { name: 'Load older' }).count()).toBe(0);
+      await mark(page);
+      // A test event sent elsewhere (the API) shows up by itself, first.
+      const sent = (await v1('POST', `/webhooks/${webhookId}/test`)).data.id;
+      await expect
+        .poll(() => rows.first().textContent(), { timeout: LIVE_WAIT, interval: 250 })
+        .toContain('webhook.test');
+      expect(await rows.count()).toBe(61);
+      await notReloaded(page);
+      expect(sent).toMatch(/^dlv_/);
+      // Sent from the page: confirmed, with the delivery's id, and first in the log at once.
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      const status = page.getByRole('status').filter({ hasText: 'Test event queued as' });
+      await status.waitFor();
+      const id = /dlv_[0-9A-Z]{26}/.exec((await status.textContent()) ?? '')?.[0];
+      expect(id).toBeDefined();
+      await expect.poll(() => rows.count(), { timeout: LIVE_WAIT }).toBe(62);
+      expect(await rows.first().textContent()).toContain('webhook.test');
+      await notReloaded(page);
+      await expectAccessible(page, 'lists-delivery-log-sent');
+      await screenshot(page, 'lists-delivery-log-sent');
+    },
+    STEP,
+  );
+
+  it(
+    'the refresh stops while the tab is hidden and runs again when it is shown',
+    async () => {
+      await openPage(page, path(`/webhooks/${webhookId}`), 'Sink', 'lists-delivery-log');
+      await rowsOf(page, 'Deliveries').first().waitFor();
+      const asked: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/deliveries')) asked.push(r.url());
+      });
+      const setHidden = (hidden: boolean) =>
+        page.evaluate((h) => {
+          Object.defineProperty(document, 'visibilityState', {
+            configurable: true,
+            get: () => (h ? 'hidden' : 'visible'),
+          });
+          Object.defineProperty(document, 'hidden', { configurable: true, get: () => h });
+          document.dispatchEvent(new Event('visibilitychange'));
+        }, hidden);
+      // Visible: the log is asked again within one interval (5 s).
+      await expect.poll(() => asked.length, { timeout: LIVE_WAIT, interval: 250 }).toBeGreaterThan(0);
+      await setHidden(true);
+      await page.waitForTimeout(500);
+      asked.length = 0;
+      // Hidden for more than two intervals: nothing is asked.
+      await page.waitForTimeout(11_000);
+      expect(asked).toEqual([]);
+      await setHidden(false);
+      await expect.poll(() => asked.length, { timeout: LIVE_WAIT, interval: 250 }).toBeGreaterThan(0);
+    },
+    STEP,
+  );
+
+  it(
+    'resources: newest first; search by name prefix (case-sensitive) or exact id; a new one is first and confirmed',
+    async () => {
+      await openPage(page, path('/resources'), 'Resources', 'lists-resources');
+      const rows = rowsOf(page, 'Resources');
+      await rows.first().waitFor();
+      expect(await rows.first().textContent()).toContain('Item 60');
+      expect(await rows.count()).toBe(50);
+      const search = page.getByRole('searchbox', { name: 'Search resources' });
+      await search.fill('Item 0');
+      await search.press('Enter');
+      await expect.poll(() => rows.count()).toBe(9);
+      expect(await rows.first().textContent()).toContain('Item 09');
+      expect(await rows.last().textContent()).toContain('Item 01');
+      expect(page.url()).toContain('name=Item+0');
+      await expectAccessible(page, 'lists-resources-search');
+      await screenshot(page, 'lists-resources-search');
+      await search.fill('item');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.getByText('No resources match these filters.').waitFor();
+      await page.getByRole('button', { name: 'Clear' }).click();
+      await expect.poll(() => rows.count()).toBe(50);
+      // An exact id opens that resource.
+      await search.fill(resourceIds[4] as string);
+      await search.press('Enter');
+      await page.getByRole('heading', { name: 'Item 05', exact: true }).waitFor();
+
+      await openPage(page, path('/resources'), 'Resources', 'lists-resources');
+      await rows.first().waitFor();
+      await page.getByRole('button', { name: 'New resource' }).click();
+      await page.getByLabel('Name').fill('Fresh one');
+      await page.getByRole('button', { name: 'Create resource' }).click();
+      const status = page.getByRole('status').filter({ hasText: 'Created' });
+      await status.waitFor();
+      expect(await status.getByRole('link', { name: 'Fresh one' }).count()).toBe(1);
+      await expect.poll(() => rows.first().textContent()).toContain('Fresh one');
+      await expectAccessible(page, 'lists-resources-created');
+      await screenshot(page, 'lists-resources-created');
+    },
+    STEP,
+  );
+
+  it(
+    'the workspace switcher tells two workspaces of the same name apart by their ids',
+    async () => {
+      const other = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test' });
+      await openPage(page, path('/overview'), 'Overview', 'lists-switcher');
+      const options = await page.getByRole('combobox', { name: 'Workspace' }).locator('option').allTextContents();
+      expect(options.sort()).toEqual([`Acme · ${other.workspace.id}`, `Acme · ${ws}`].sort());
+    },
+    STEP,
+  );
+
+  it(
+    'overview: the 10 newest events, updated by themselves; events: newest first and by resource id',
+    async () => {
+      await openPage(page, path('/overview'), 'Overview', 'lists-overview');
+      const items = page.getByRole('list', { name: 'Recent events, newest first' }).getByRole('listitem');
+      await expect.poll(() => items.count()).toBe(10);
+      await page.getByText(/^Live, every 5 s/).waitFor();
+      await mark(page);
+      const made = (await v1('POST', '/resources', { name: 'Live one', type: 'premium' })).data.id;
+      const newest = (await v1('GET', `/events?resource_id=${made}`)) as unknown as { data: { id: string }[] };
+      const eventId = newest.data[0]?.id as string;
+      expect(eventId).toMatch(/^evt_/);
+      await expect.poll(() => items.first().textContent(), { timeout: LIVE_WAIT, interval: 250 }).toContain(eventId);
+      expect(await items.count()).toBe(10);
+      await notReloaded(page);
+
+      await openPage(page, path('/events'), 'Events', 'lists-events');
+      const rows = rowsOf(page, 'Events');
+      await rows.first().waitFor();
+      expect(await rows.first().textContent()).toContain(eventId);
+      const search = page.getByRole('searchbox', { name: 'Resource id' });
+      await search.fill(resourceIds[0] as string);
+      await search.press('Enter');
+      await expect.poll(() => rows.count()).toBe(1);
+      expect(await rows.first().textContent()).toContain('resource.created');
+      await expectAccessible(page, 'lists-events-resource');
+    },
+    STEP,
+  );
+});

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config.js';
+import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { testWorker } from '../helpers/worker.js';
+
+// Endpoint health (D23, docs/api.md#endpoint-health) on a frozen, injected clock: every attempt
+// happens at exactly the time the test sets, so the disable moment is checked to the millisecond.
+// One attempt per delivery (no retries), so each resource created is one attempt.
+const H = 120;
+const WINDOW_MS = H * 3_600_000;
+const CONFIG: Partial<Config> = {
+  WEBHOOK_ALLOW_INSECURE_URLS: true,
+  WEBHOOK_MAX_RETRIES: 0,
+  WEBHOOK_TIMEOUT_MS: 2000,
+  // One attempt per endpoint per claim: a test can leave deliveries pending behind the one attempted.
+  WEBHOOK_ENDPOINT_CONCURRENCY: 1,
+};
+
+let nowMs = Date.parse('2026-03-01T09:00:00.000Z');
+const clock = { now: () => nowMs };
+const iso = (ms: number) => new Date(ms).toISOString();
+/** What each receiver path answers now. */
+const answers = new Map<string, number>();
+let t: TestApp;
+let rx: Receiver;
+let worker: DeliveryWorker;
+beforeAll(async () => {
+  t = await startTestApp({ config: CONFIG, clock });
+  rx = await startReceiver((r) => ({ status: answers.get(r.path) ?? 200 }));
+  worker = testWorker(t, { clock, listen: false });
+});
+afterAll(async () => {
+  await worker.stop(1000);
+  await rx.close();
+  await t.close();
+});
+
+let n = 0;
+async function hook(ws: TestWorkspace) {
+  const path = `/health${++n}`;
+  answers.set(path, 500);
+  const body = { url: rx.url(path), events: ['*'] };
+  const res = await t.request({ method: 'POST', url: '/v1/webhooks', key: ws.live, body });
+  expect(res.statusCode, res.body).toBe(201);
+  return { id: json(res).data.id as string, path };
+}
+async function events(ws: TestWorkspace, count: number) {
+  for (let i = 0; i < count; i++) {
+    const body = { name: 'R', type: 'standard' };
+    const res = await t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body });
+    expect(res.statusCode, res.body).toBe(201);
+  }
+}
+/** `count` events at `atMs`, each attempted once at that moment. */
+async function attempts(ws: TestWorkspace, atMs: number, count = 1) {
+  nowMs = atMs;
+  await events(ws, count);
+  while ((await worker.runOnce()) > 0) {}
+}
+async function endpoint(ws: TestWorkspace, id: string) {
+  const res = await t.request({ method: 'GET', url: `/v1/webhooks/${id}`, key: ws.live });
+  expect(res.statusCode, res.body).toBe(200);
+  return json(res).data as { status: string; disabled_reason: string | null; failing_since: string | null };
+}
+
+describe('endpoint health (docs/api.md#endpoint-health)', () => {
+  it('disables at exactly WEBHOOK_DISABLE_AFTER_H after the first failure, not one millisecond before', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const t0 = nowMs + 60_000;
+    await attempts(ws, t0, 10);
+    expect(await endpoint(ws, h.id)).toMatchObject({
+      status: 'enabled',
+      disabled_reason: null,
+      failing_since: iso(t0),
+    });
+
+    await attempts(ws, t0 + WINDOW_MS - 1);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'enabled', failing_since: iso(t0) });
+
+    await attempts(ws, t0 + WINDOW_MS);
+    expect(await endpoint(ws, h.id)).toMatchObject({
+      status: 'disabled',
+      disabled_reason: 'failing',
+      failing_since: iso(t0),
+    });
+    // The list shows the same fields.
+    const list = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.live })).data;
+    expect(list).toEqual([expect.objectContaining({ id: h.id, disabled_reason: 'failing', failing_since: iso(t0) })]);
+    // Disabled: the next event is not queued for it.
+    const before = rx.to(h.path).length;
+    await attempts(ws, t0 + WINDOW_MS + 1000);
+    expect(rx.to(h.path).length).toBe(before);
+  });
+
+  it('needs at least 10 failed attempts: 9 spanning the whole window leave it enabled; the 10th disables', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const t0 = nowMs + 60_000;
+    await attempts(ws, t0);
+    await attempts(ws, t0 + WINDOW_MS + 5000, 8);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'enabled', failing_since: iso(t0) });
+    await attempts(ws, t0 + WINDOW_MS + 6000);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+  });
+
+  it('any success resets the clock', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const t0 = nowMs + 60_000;
+    await attempts(ws, t0, 10);
+    answers.set(h.path, 200);
+    await attempts(ws, t0 + WINDOW_MS - 1000);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'enabled', failing_since: null });
+    answers.set(h.path, 500);
+    await attempts(ws, t0 + WINDOW_MS, 10);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'enabled', failing_since: iso(t0 + WINDOW_MS) });
+  });
+
+  it('re-enabling by hand starts a fresh window', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const t0 = nowMs + 60_000;
+    await attempts(ws, t0, 10);
+    await attempts(ws, t0 + WINDOW_MS);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+
+    nowMs = t0 + WINDOW_MS + 60_000;
+    const enabled = await t.request({ method: 'POST', url: `/v1/webhooks/${h.id}/enable`, key: ws.live });
+    expect(enabled.statusCode, enabled.body).toBe(200);
+    expect(json(enabled).data).toMatchObject({ status: 'enabled', disabled_reason: null, failing_since: null });
+
+    const t1 = nowMs + 1000;
+    await attempts(ws, t1, 10);
+    await attempts(ws, t1 + WINDOW_MS - 1);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'enabled', failing_since: iso(t1) });
+    await attempts(ws, t1 + WINDOW_MS);
+    expect(await endpoint(ws, h.id)).toMatchObject({
+      status: 'disabled',
+      disabled_reason: 'failing',
+      failing_since: iso(t1),
+    });
+  });
+
+  it('the automatic disable cancels the deliveries still pending, in the same transaction', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const t0 = nowMs + 60_000;
+    await attempts(ws, t0, 10);
+    nowMs = t0 + WINDOW_MS;
+    await events(ws, 3);
+    expect(await worker.runOnce()).toBe(1); // one attempt (it fails and disables); two left pending
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+    const res = await t.request({
+      method: 'GET',
+      url: `/v1/webhooks/${h.id}/deliveries?status=cancelled`,
+      key: ws.live,
+    });
+    expect(json(res).data).toHaveLength(2);
+    expect(await worker.runOnce()).toBe(0);
+  });
+
+  it('a hand-made disable says manual and keeps the endpoint out of health checks', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const res = await t.request({ method: 'POST', url: `/v1/webhooks/${h.id}/disable`, key: ws.live });
+    expect(json(res).data).toMatchObject({ status: 'disabled', disabled_reason: 'manual', failing_since: null });
+  });
+});
