@@ -10,10 +10,10 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { systemClock } from '../src/lib/clock.js';
-import { requestIdGenerator } from '../src/lib/ids.js';
+import { systemClock } from '../src/kernel/clock.js';
+import { requestIdGenerator } from '../src/kernel/ids.js';
+import type { ApiKeyPrincipal } from '../src/kernel/principal.js';
 import { toPageRequest } from '../src/lib/paging.js';
-import type { ApiKeyPrincipal } from '../src/lib/principal.js';
 import { digestKey } from '../src/modules/keys/key-format.js';
 import { createServices } from '../src/services.js';
 

@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import { type Config, publicUrl, trustProxy } from './config.js';
 import { createDatabaseBreaker } from './db/breaker.js';
 import type { Storage } from './db/database.js';
+import { createRedisGuard, type RedisLog } from './db/redis.js';
 import { installAuth } from './http/auth.js';
 import { installJsonBody } from './http/body.js';
 import { installConsoleSession } from './http/console-session.js';
@@ -19,11 +20,10 @@ import { createPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
-import { ErrorSchema } from './http/schemas.js';
 import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
-import { keyChangeAnnouncer, readKeysEpoch } from './keys-epoch.js';
-import { type Clock, systemClock } from './lib/clock.js';
+import { type Clock, systemClock } from './kernel/clock.js';
+import { ErrorSchema } from './kernel/schemas.js';
 import { billingConsoleRoutes, billingRoutes } from './modules/billing/billing.routes.js';
 import {
   InvoiceLineSchema,
@@ -38,6 +38,7 @@ import { EventSchema } from './modules/events/events.schemas.js';
 import { integrationsRoutes } from './modules/integrations/integrations.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
+import { keyChangeAnnouncer, readKeysEpoch } from './modules/keys/keys-epoch.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
@@ -48,7 +49,6 @@ import { UserSchema } from './modules/users/users.schemas.js';
 import { deliveriesRoutes } from './modules/webhooks/deliveries.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
-import { createRedisGuard, type RedisLog } from './redis.js';
 import { createServices, type Services } from './services.js';
 
 export interface AppDeps {
@@ -113,7 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     : undefined;
   if (redis) app.addHook('onClose', async () => redis.guard.close());
   // PostgreSQL + Redis: verified keys are reused under the epoch every process shares in Redis, and this
-  // process's writes that may change keys announce themselves to it (src/keys-epoch.ts, ARCHITECTURE.md "Revocation").
+  // process's writes that may change keys announce themselves to it (src/modules/keys/keys-epoch.ts, ARCHITECTURE.md "Revocation").
   const sharedEpoch = redis && !storage.dialect.keysEpoch ? readKeysEpoch(redis, config.REDIS_KEY_PREFIX) : undefined;
   if (redis && sharedEpoch && !storage.dialect.keyChanges) {
     const announcer = keyChangeAnnouncer(redis.client, config.REDIS_KEY_PREFIX);

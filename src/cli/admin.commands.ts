@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ENVIRONMENTS, type Env } from '../lib/environments.js';
-import { isScope, SCOPES } from '../modules/keys/scopes.js';
-import { ROLES, type Role } from '../modules/users/roles.js';
+import { ENVIRONMENTS, type Env } from '../kernel/environments.js';
+import { ROLES, type Role } from '../kernel/roles.js';
+import { isScope, SCOPES } from '../kernel/scopes.js';
 import { cliWrite, withServices } from './context.js';
 import { print } from './output.js';
 

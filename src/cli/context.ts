@@ -1,11 +1,11 @@
 import { loadConfig } from '../config.js';
 import { openStorageFromConfig, type Storage } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { keyChangeAnnouncer } from '../keys-epoch.js';
-import { systemClock } from '../lib/clock.js';
-import { systemActor } from '../lib/principal.js';
+import { openRedis, waitForRedis } from '../db/redis.js';
+import { systemClock } from '../kernel/clock.js';
+import { systemActor } from '../kernel/principal.js';
 import type { WriteTx } from '../modules/auth/write-runner.js';
-import { openRedis, waitForRedis } from '../redis.js';
+import { keyChangeAnnouncer } from '../modules/keys/keys-epoch.js';
 import { createServices, type Services } from '../services.js';
 import { withServerUrl } from './server-url.js';
 
@@ -15,7 +15,7 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
   const config = withServerUrl(loadConfig());
   const storage = openStorageFromConfig(config, { poolSize: 2 });
   // With REDIS_URL on PostgreSQL, API processes cache keys under the epoch shared in Redis: the CLI's
-  // changes to keys and users announce themselves to it, or are refused (src/keys-epoch.ts).
+  // changes to keys and users announce themselves to it, or are refused (src/modules/keys/keys-epoch.ts).
   const redis = config.REDIS_URL && !storage.dialect.keysEpoch ? openRedis(config.REDIS_URL) : undefined;
   try {
     if (redis) {

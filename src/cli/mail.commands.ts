@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { NotFoundError } from '../lib/errors.js';
+import { NotFoundError } from '../kernel/errors.js';
 import { isJson, table } from './admin.commands.js';
 import { withServices } from './context.js';
 import { print } from './output.js';

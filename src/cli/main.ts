@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
-import { AppError } from '../lib/errors.js';
+import { AppError } from '../kernel/errors.js';
 import { registerAdminCommands } from './admin.commands.js';
 import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, settingWarnings } from '../config.js';
 import { openStorageFromConfig } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { loggerOptions } from '../http/logging.js';
-import { systemClock } from '../lib/clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { startServer, stopOnSignals } from '../server.js';
 import { createServices } from '../services.js';
 import { runDeliveryWorker } from '../worker.js';

@@ -1,7 +1,7 @@
-import type { Env } from '../lib/environments.js';
-import type { AnyEventType } from '../modules/events/event-types.js';
-import type { Role } from '../modules/users/roles.js';
-import type { DeliveryStatus } from '../modules/webhooks/delivery-statuses.js';
+import type { DeliveryStatus } from '../kernel/delivery-statuses.js';
+import type { Env } from '../kernel/environments.js';
+import type { AnyEventType } from '../kernel/event-types.js';
+import type { Role } from '../kernel/roles.js';
 
 // The closed sets (environments, roles, delivery statuses, event types) are defined once, next to
 // their schemas, as type-only leaves this file may import; re-exported for the tables' users.

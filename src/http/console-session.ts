@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSessionsTable, Env } from '../db/types.js';
-import { AppError, fieldError } from '../lib/errors.js';
+import { AppError, fieldError } from '../kernel/errors.js';
 import type { ConsoleAuthService } from '../modules/console-auth/console-auth.service.js';
 import { sessionEndedError } from '../modules/console-auth/session-check.js';
 

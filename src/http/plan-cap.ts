@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Clock } from '../lib/clock.js';
-import { AppError } from '../lib/errors.js';
+import type { RedisGuard } from '../db/redis.js';
+import type { Clock } from '../kernel/clock.js';
+import { AppError } from '../kernel/errors.js';
 import type { BillingService } from '../modules/billing/billing.service.js';
 import type { UsageMeter } from '../modules/usage/meter.js';
 import { isBillable } from '../modules/usage/meter.js';
-import type { RedisGuard } from '../redis.js';
 import type { CapTake, InlineCap } from './rate-limit.js';
 
 interface CapEntry {

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
-import { epochCommands, keysEpochKeys } from '../keys-epoch.js';
-import { AppError } from '../lib/errors.js';
-import { type Principal, principalId } from '../lib/principal.js';
-import type { RedisGuard } from '../redis.js';
+import type { RedisGuard } from '../db/redis.js';
+import { AppError } from '../kernel/errors.js';
+import { type Principal, principalId } from '../kernel/principal.js';
+import { epochCommands, keysEpochKeys } from '../modules/keys/keys-epoch.js';
 import { confirmCachedKey } from './auth.js';
 
 export interface RateLimitOptions {
@@ -15,7 +15,7 @@ export interface RateLimitOptions {
   redis?: { client: Redis; guard: RedisGuard };
   /** Redis key prefix; tests give each app its own so runs never collide. */
   nameSpace?: string;
-  /** Prefix of the shared key-cache epoch (src/keys-epoch.ts) that the counting call also returns (REDIS_KEY_PREFIX). */
+  /** Prefix of the shared key-cache epoch (src/modules/keys/keys-epoch.ts) that the counting call also returns (REDIS_KEY_PREFIX). */
   keysEpochPrefix?: string;
   /** The free cap's count, taken in the same Redis call when the cap knows the workspace (src/http/plan-cap.ts). */
   cap?: InlineCap;
@@ -114,7 +114,7 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
 /** Keys counted in one process's store before the least recently used is dropped (the plugin's default). */
 const LOCAL_KEYS = 5000;
 
-/** A count; from Redis also the shared key-cache epoch (null while unsettled), src/keys-epoch.ts. */
+/** A count; from Redis also the shared key-cache epoch (null while unsettled), src/modules/keys/keys-epoch.ts. */
 interface Counted {
   current: number;
   ttl: number;
@@ -164,7 +164,7 @@ function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: s
 
 /**
  * @fastify/rate-limit's RedisStore count (fixed window) in a script of ours that also returns the
- * shared key-cache epoch: one round trip for both (src/keys-epoch.ts, docs/performance.md).
+ * shared key-cache epoch: one round trip for both (src/modules/keys/keys-epoch.ts, docs/performance.md).
  */
 function sharedStore(client: Redis, nameSpace: string, epochPrefix: string): Store {
   const cmd = epochCommands(client);

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import { type ErrorDetail, ValidationError } from '../lib/errors.js';
+import { type ErrorDetail, ValidationError } from '../kernel/errors.js';
 import { allowedValues, expected } from '../lib/expected.js';
 
 // ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module.

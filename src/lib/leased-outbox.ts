@@ -1,5 +1,5 @@
-import { type Clock, isoAt } from './clock.js';
-import type { Actor } from './principal.js';
+import { type Clock, isoAt } from '../kernel/clock.js';
+import type { Actor } from '../kernel/principal.js';
 
 /** The lease of one claim: from `now` until `leaseUntil` (ISO 8601, UTC). */
 export interface LeaseWindow {

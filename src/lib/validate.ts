@@ -1,6 +1,6 @@
 import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { type ErrorDetail, ValidationError } from './errors.js';
+import { type ErrorDetail, ValidationError } from '../kernel/errors.js';
 import { expected } from './expected.js';
 
 // TypeBox ships no string formats; these are the ones our schemas use.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionPrincipal } from '../../src/lib/principal.js';
-import { systemPrincipal } from '../../src/lib/principal.js';
+import type { SessionPrincipal } from '../../src/kernel/principal.js';
+import { systemPrincipal } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 

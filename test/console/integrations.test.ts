@@ -1,6 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids.js';
+import { newId } from '../../src/kernel/ids.js';
 import { expectAccessible } from '../helpers/browser.js';
 import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
 

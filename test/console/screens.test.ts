@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { newId } from '../../src/lib/ids.js';
-import { systemActor } from '../../src/lib/principal.js';
+import { newId } from '../../src/kernel/ids.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { createServices } from '../../src/services.js';
 import { expectAccessible, SCREENSHOT_DIR } from '../helpers/browser.js';
 import {

@@ -4,10 +4,10 @@ import type { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
+import { openRedis, type RedisLog, waitForRedis } from '../../src/db/redis.js';
 import type { Env, Role } from '../../src/db/types.js';
-import type { Clock } from '../../src/lib/clock.js';
-import type { Send } from '../../src/modules/delivery/sender.js';
-import { openRedis, type RedisLog, waitForRedis } from '../../src/redis.js';
+import type { Clock } from '../../src/kernel/clock.js';
+import type { Send } from '../../src/modules/delivery-engine/sender.js';
 import { createServices, type Services } from '../../src/services.js';
 import { contractOf } from './contract.js';
 import { openTestStorage } from './storage.js';
@@ -54,7 +54,7 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   const storage = opts.storage ?? (await openTestStorage());
-  // One deployment per database: apps on the same storage share the key-cache epoch in Redis (src/keys-epoch.ts),
+  // One deployment per database: apps on the same storage share the key-cache epoch in Redis (src/modules/keys/keys-epoch.ts),
   // and runs on other databases never touch it.
   const redisKeyPrefix = `wsvc-test:${(storage as { schema?: string }).schema ?? randomBytes(6).toString('hex')}:`;
   const config = loadConfig(

@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
-import { type Clock, systemClock } from '../../src/lib/clock.js';
+import { type Clock, systemClock } from '../../src/kernel/clock.js';
 import { createServices, type Services } from '../../src/services.js';
 import { consoleBuilt, expectAccessible, freePort, launchChromium } from './browser.js';
 import { PASSWORD } from './console.js';

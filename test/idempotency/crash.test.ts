@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/lib/principal.js';
+import type { Principal } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
 // docs/api.md#idempotency: the answer to an idempotent write commits in the write's own transaction. The process

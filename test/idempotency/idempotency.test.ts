@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isoAt } from '../../src/lib/clock.js';
-import type { ApiKeyPrincipal } from '../../src/lib/principal.js';
+import { isoAt } from '../../src/kernel/clock.js';
+import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
 import { hashRequest } from '../../src/modules/idempotency/idempotency.service.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';

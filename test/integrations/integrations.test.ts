@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhooksTable } from '../../src/db/types.js';
-import { systemActor } from '../../src/lib/principal.js';
-import { createSender, type Send } from '../../src/modules/delivery/sender.js';
+import { systemActor } from '../../src/kernel/principal.js';
+import { createSender, type Send } from '../../src/modules/delivery-engine/sender.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationType } from '../../src/db/types.js';
-import { systemActor } from '../../src/lib/principal.js';
-import { createSender, type Send } from '../../src/modules/delivery/sender.js';
-import { EVENT_TYPES } from '../../src/modules/events/event-types.js';
+import { EVENT_TYPES } from '../../src/kernel/event-types.js';
+import { systemActor } from '../../src/kernel/principal.js';
+import { createSender, type Send } from '../../src/modules/delivery-engine/sender.js';
 import {
   eventMessage,
   notificationMessage,
   renderDiscord,
   renderSlack,
-} from '../../src/modules/integrations/render.js';
-import { notificationTitle } from '../../src/modules/notifications/render.js';
+} from '../../src/modules/integrations/chat-render.js';
+import { notificationTitle } from '../../src/modules/notifications/email-render.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { discordProblems, slackProblems } from '../helpers/chat-payloads.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';

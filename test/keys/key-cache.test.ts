@@ -1,14 +1,14 @@
 // docs/performance.md, "Earlier changes" 4: verified keys are reused between requests (SQLite: under the
-// connection's epoch; PostgreSQL + Redis: under the epoch shared in Redis, src/keys-epoch.ts). The rules of
+// connection's epoch; PostgreSQL + Redis: under the epoch shared in Redis, src/modules/keys/keys-epoch.ts). The rules of
 // docs/api.md#keys-scopes-and-roles must hold exactly as without the cache: revocation, demotion and removal
 // take effect on the very next request, whether made by this process or by another connection (the `wsvc` CLI).
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStorage, type Storage } from '../../src/db/database.js';
-import { keyChangeAnnouncer } from '../../src/keys-epoch.js';
-import { systemClock } from '../../src/lib/clock.js';
-import { openRedis, waitForRedis } from '../../src/redis.js';
+import { openRedis, waitForRedis } from '../../src/db/redis.js';
+import { systemClock } from '../../src/kernel/clock.js';
+import { keyChangeAnnouncer } from '../../src/modules/keys/keys-epoch.js';
 import { createServices, type Services } from '../../src/services.js';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';

@@ -48,9 +48,9 @@ export interface List<T> {
   meta: PageMeta;
 }
 
+export type { DeliveryStatus } from '../../../src/kernel/delivery-statuses.js';
 // The closed sets, defined once on the server (type-only: the console bundles no server code).
-export type { Env } from '../../../src/lib/environments.js';
-export type { EventType } from '../../../src/modules/events/event-types.js';
-export type { Scope } from '../../../src/modules/keys/scopes.js';
-export type { Role } from '../../../src/modules/users/roles.js';
-export type { DeliveryStatus } from '../../../src/modules/webhooks/delivery-statuses.js';
+export type { Env } from '../../../src/kernel/environments.js';
+export type { EventType } from '../../../src/kernel/event-types.js';
+export type { Role } from '../../../src/kernel/roles.js';
+export type { Scope } from '../../../src/kernel/scopes.js';

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
+import { Timestamp } from '../../kernel/schemas.js';
 import { RoleSchema, UserName } from '../users/users.schemas.js';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });

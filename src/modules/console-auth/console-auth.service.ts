@@ -1,9 +1,9 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsoleLinkPurpose, ConsoleSessionsTable, Env, Role } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { AppError, fieldError, NotFoundError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
-import type { SessionPrincipal } from '../../lib/principal.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { SessionPrincipal } from '../../kernel/principal.js';
 import { sessionLock } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { User } from '../users/users.schemas.js';

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { sessionOf } from '../../http/console-session.js';
-import { DataOf, IdParam } from '../../http/schemas.js';
-import { type MembersService, requireAdmin } from '../users/members.service.js';
+import { DataOf, IdParam } from '../../kernel/schemas.js';
+import { type MembersService, requireAdmin } from '../members/members.service.js';
 import {
   ChangePasswordBody,
   ConsoleSessionSchema,

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { IdString, Timestamp } from '../../http/schemas.js';
-import { EVENT_TYPES } from '../events/event-types.js';
+import { EVENT_TYPES } from '../../kernel/event-types.js';
+import { IdString, Timestamp } from '../../kernel/schemas.js';
 
 // The console's integrations API (docs/integrations.md#the-console-api): request and answer shapes.
 export const IntegrationId = IdString('int_', 'int_01JQ8Z6Y9W3E5R7T9Y1U3I5O7P');

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, readJson } from '../../db/dialect.js';
 import type { Env, EventsTable, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { ForbiddenError, fieldError, NotFoundError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Actor, Principal } from '../../kernel/principal.js';
 import { createLeasedOutbox } from '../../lib/leased-outbox.js';
-import type { Actor, Principal } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
-import type { Send } from '../delivery/sender.js';
+import type { Send } from '../delivery-engine/sender.js';
 import { checkWebhookUrl, type UrlGuardOptions } from '../webhooks/url-guard.js';
+import { eventMessage, type IntegrationMessage, notificationMessage, render, testMessage } from './chat-render.js';
 import { integrationsRepository as repo } from './integrations.repository.js';
-import { eventMessage, type IntegrationMessage, notificationMessage, render, testMessage } from './render.js';
 
 export type IntegrationKind = 'slack' | 'discord';
 /** Notification categories an integration may forward (D27); account emails (invites, resets) never. */

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { BODY_OPTIONAL } from '../../http/openapi-complete.js';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import type { WriteHooks } from '../auth/write-runner.js';
-import type { KeyManagementService } from './key-management.service.js';
 import {
   ApiKeySchema,
   CreatedApiKeySchema,
@@ -13,6 +12,7 @@ import {
   RolledApiKeySchema,
   RollKeyBody,
 } from './keys.schemas.js';
+import type { KeyManagementService } from './keys.service.js';
 
 const tags = ['Keys'];
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { IdString, Timestamp } from '../../http/schemas.js';
+import { IdString, Timestamp } from '../../kernel/schemas.js';
 
 // The console's notification feed (docs/notifications.md#the-feed): request and answer shapes.
 export const NotificationId = IdString('ntf_', 'ntf_01JQ8Z6Y9W3E5R7T9Y1U3I5O7P');

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/dialect.js';
 import type { MailboxTable, NotificationCategory, NotificationsTable, UsersTable } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { fieldError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { fieldError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Actor, Principal } from '../../kernel/principal.js';
 import { createLeasedOutbox } from '../../lib/leased-outbox.js';
-import type { Actor, Principal } from '../../lib/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
-import { notificationsRepository as repo } from './notifications.repository.js';
 import {
   type EndpointNoticeData,
   type InvoiceNoticeData,
@@ -20,7 +19,8 @@ import {
   renderSecurityEmail,
   type SecurityNoticeData,
   type UsageNoticeData,
-} from './render.js';
+} from './email-render.js';
+import { notificationsRepository as repo } from './notifications.repository.js';
 
 /** A security event (D27: always on), written in the transaction of the change. */
 export interface SecurityNotice {

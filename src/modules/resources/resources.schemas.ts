@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
 
 export const RESOURCE_TYPES = ['standard', 'premium', 'custom'] as const;
 export const RESOURCE_STATUSES = ['active', 'archived'] as const;

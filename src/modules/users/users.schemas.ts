@@ -1,7 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
-
-import { ROLES } from './roles.js';
+import { ROLES } from '../../kernel/roles.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
 
 export { ROLES };
 export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));

@@ -10,10 +10,10 @@ import type {
   DeliveryStatus,
   WebhooksTable,
 } from '../../db/types.js';
+import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Tenant } from '../../lib/principal.js';
 import type { WriteTx } from '../auth/write-runner.js';
-import type { Delivery, DeliveryDetail, DeliveryFilter } from './delivery.schemas.js';
+import type { Delivery, DeliveryDetail, DeliveryFilter } from './deliveries.schemas.js';
 
 /** Row → API object. */
 export function toDelivery(row: DeliveriesTable): Delivery {

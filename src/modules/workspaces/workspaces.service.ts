@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Db, Dialect } from '../../db/dialect.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
 import { assertValid } from '../../lib/validate.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
-import type { CreatedKey, KeysService } from '../keys/keys.service.js';
+import type { CreatedKey, KeysService } from '../keys/key-registry.service.js';
 import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { workspacesRepository } from './workspaces.repository.js';

@@ -31,7 +31,7 @@ export default function OverviewPage() {
   const resources = useScopedQuery<List<Resource>>('/v1/resources', { limit: '1' }, true, live);
   // The 10 newest events.
   const events = useScopedQuery<List<Event>>('/v1/events', { limit: '10', order: 'desc' }, true, live);
-  // Webhook deliveries need webhooks:read, which only admins have (src/modules/keys/scopes.ts):
+  // Webhook deliveries need webhooks:read, which only admins have (src/kernel/scopes.ts):
   // the others see a note instead of a 403 they can do nothing about.
   const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window }, isAdmin, live);
   // Viewers have no usage:read: their overview leaves requests out instead of showing an error.

@@ -1,8 +1,8 @@
 import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
-import { ForbiddenError, NotFoundError } from '../../lib/errors.js';
-import type { Principal } from '../../lib/principal.js';
-import type { UsersService } from './users.service.js';
+import { ForbiddenError, NotFoundError } from '../../kernel/errors.js';
+import type { Principal } from '../../kernel/principal.js';
+import type { UsersService } from '../users/users.service.js';
 
 /** docs/console.md: only admins manage members (and everyone's keys). Throws ForbiddenError. */
 export function requireAdmin(principal: Principal): void {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { systemActor } from '../../lib/principal.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { systemActor } from '../../kernel/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { AttemptResult, ClaimedDelivery, Outbox } from '../webhooks/outbox.js';
 import { afterAttempt, type RetryPolicy } from './backoff.js';

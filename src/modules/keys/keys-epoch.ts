@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { KeyChangeAnnouncer } from './db/dialect.js';
-import type { RedisGuard } from './redis.js';
+import type { KeyChangeAnnouncer } from '../../db/dialect.js';
+import type { RedisGuard } from '../../db/redis.js';
 
 /**
  * The key-cache epoch that API processes on PostgreSQL share in Redis (ARCHITECTURE.md, "Revocation";
