@@ -150,7 +150,7 @@ export async function runFanout(opts: {
     await migrateToLatest(storage.db, storage.dialect);
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create({ name: 'fanout', adminEmail: 'fanout@example.com' });
-    const verified = await services.keys.verify(`Bearer ${ws.keys.live.key}`);
+    const verified = await services.keyRegistry.verify(`Bearer ${ws.keys.live.key}`);
     if (!verified.ok) throw new Error('seed key does not verify');
     for (let i = 0; i < endpoints; i++) {
       await services.webhooks.create(verified.principal, { url: `http://127.0.0.1:${rx.port}/e${i}`, events: ['*'] });

@@ -158,7 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await installOpenApi(app);
-  installAuth(app, services.keys, { sharedEpoch });
+  installAuth(app, services.keyRegistry, { sharedEpoch });
   await installConsoleSession(app, {
     consoleAuth: services.consoleAuth,
     publicUrl: publicUrl(config),
@@ -213,7 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(webhooksRoutes, { webhooks: services.webhooks });
     await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
     await v1.register(eventsRoutes, { events: services.events });
-    await v1.register(keysRoutes, { keys: services.keyManagement });
+    await v1.register(keysRoutes, { keys: services.keys });
     await v1.register(usageRoutes, { usage: services.usage });
     await v1.register(billingRoutes, { billing: services.billing });
   };

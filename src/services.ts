@@ -14,8 +14,8 @@ import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { createIntegrationsService } from './modules/integrations/integrations.service.js';
 import { apiKeyCheck } from './modules/keys/key-check.js';
-import { createKeysService } from './modules/keys/key-registry.service.js';
-import { createKeyManagementService } from './modules/keys/keys.service.js';
+import { createKeyRegistry } from './modules/keys/key-registry.service.js';
+import { createKeysService } from './modules/keys/keys.service.js';
 import { createMembersService } from './modules/members/members.service.js';
 import { createNotificationsService, type MailTransport } from './modules/notifications/notifications.service.js';
 import { smtpTransport } from './modules/notifications/smtp.js';
@@ -109,8 +109,8 @@ export function createServices(deps: {
     forward: integrations.forward,
     leaseMs: deps.config.MAIL_LEASE_MS,
   });
-  const keys = createKeysService({ db, dialect, clock, users, notifications, writeAs });
-  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
+  const keyRegistry = createKeyRegistry({ db, dialect, clock, users, notifications, writeAs });
+  const keys = createKeysService({ db, dialect, clock, checks, registry: keyRegistry });
   const members = createMembersService({ db, users });
   const events = createEventsService({ db });
   const health = createEndpointHealth({
@@ -144,7 +144,7 @@ export function createServices(deps: {
     db,
     clock,
     writeAs,
-    keys,
+    keys: keyRegistry,
     flushMs: deps.config.USAGE_FLUSH_MS,
     trackBillable: deps.config.PLAN_LIMITS === 'on',
     onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
@@ -162,7 +162,15 @@ export function createServices(deps: {
     // Usage thresholds and issued invoices tell the admins (D27); billing never touches notifications' tables.
     notify: (trx, notice) => notifications.billingNotice(trx, notice),
   });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth, billing });
+  const workspaces = createWorkspacesService({
+    db,
+    dialect,
+    clock,
+    users,
+    keys: keyRegistry,
+    links: consoleAuth,
+    billing,
+  });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -235,7 +243,7 @@ export function createServices(deps: {
       id: 'key-expiry-notices',
       name: 'key-expiry-notices: owners and admins told of keys that stop working within 7 days, once per key',
       everyMs: 5 * 60_000,
-      run: () => keys.notifyExpiring(systemActor('scheduler:key-expiry-notices')),
+      run: () => keyRegistry.notifyExpiring(systemActor('scheduler:key-expiry-notices')),
     },
     {
       id: 'billing-usage-notices',
@@ -245,8 +253,8 @@ export function createServices(deps: {
     },
   ];
   return {
+    keyRegistry,
     keys,
-    keyManagement,
     users,
     resources,
     events,

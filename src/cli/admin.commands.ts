@@ -168,7 +168,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--scopes <s1,s2>', `comma-separated scopes (default: all of ${SCOPES.join(', ')})`, parseScopes)
     .action(async (opts: { user: string; env: Env; name: string; scopes?: string[] }, cmd: Command) => {
       const key = await cliWrite((s, trx) =>
-        s.keys.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }, trx),
+        s.keyRegistry.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }, trx),
       );
       print(isJson(cmd), { key }, `${key.id} ${key.key}\nThe key is shown once: store it now.`);
     });
@@ -178,7 +178,7 @@ export function registerAdminCommands(program: Command): void {
     .description('list the keys of a workspace (never the secrets)')
     .requiredOption('--workspace <ws_id>', 'workspace id')
     .action(async (opts: { workspace: string }, cmd: Command) => {
-      const list = await withServices((s) => s.keys.list(opts.workspace));
+      const list = await withServices((s) => s.keyRegistry.list(opts.workspace));
       const now = new Date().toISOString();
       const state = (k: (typeof list)[number]) =>
         k.revoked_at
@@ -211,7 +211,7 @@ export function registerAdminCommands(program: Command): void {
     .description('revoke a key; it stops working at once')
     .argument('<key_id>', 'key_… id')
     .action(async (keyId: string, _opts: unknown, cmd: Command) => {
-      const out = await cliWrite((s, trx) => s.keys.revoke(keyId, trx));
+      const out = await cliWrite((s, trx) => s.keyRegistry.revoke(keyId, trx));
       print(isJson(cmd), { key: out }, `${out.id} revoked at ${out.revoked_at}`);
     });
 }

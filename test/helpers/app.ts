@@ -151,7 +151,7 @@ let counter = 0;
 export async function newWorkspace(t: TestApp, name = 'Test workspace'): Promise<TestWorkspace> {
   const out = await t.services.workspaces.create({ name, adminEmail: `admin${++counter}@example.test` });
   const key = async (userId: string, env: Env, scopes: string[] | null = null) => {
-    const k = await t.services.keys.create({ userId, env, name: `${env} key`, scopes });
+    const k = await t.services.keyRegistry.create({ userId, env, name: `${env} key`, scopes });
     return { id: k.id, key: k.key };
   };
   return {

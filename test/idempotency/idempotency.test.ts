@@ -220,7 +220,7 @@ describe('key revocation and idempotency together (docs/api.md#keys-scopes-and-r
         s.resources.create = async (actor, input) => {
           if (revokeNext) {
             revokeNext = false;
-            await s.keys.revoke((actor as ApiKeyPrincipal).keyId);
+            await s.keyRegistry.revoke((actor as ApiKeyPrincipal).keyId);
           }
           return create(actor, input);
         };

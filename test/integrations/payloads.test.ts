@@ -201,8 +201,12 @@ describe('what reaches the platforms', () => {
     expect((await call('POST', `/v1/resources/${id}/archive`)).statusCode).toBe(200);
     await send();
     expect((await call('DELETE', `/v1/resources/${id}`)).statusCode).toBe(204);
-    const key = await t.services.keys.create({ userId: adminId, env: 'live', name: `<!here> ${'😀<&>'.repeat(23)}` });
-    await t.services.keys.revoke(key.id);
+    const key = await t.services.keyRegistry.create({
+      userId: adminId,
+      env: 'live',
+      name: `<!here> ${'😀<&>'.repeat(23)}`,
+    });
+    await t.services.keyRegistry.revoke(key.id);
     await send();
     const bodies = (path: string) => rx.to(path).map((r) => JSON.parse(r.body) as unknown);
     const toSlack = bodies(new URL(slack).pathname);

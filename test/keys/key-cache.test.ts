@@ -24,8 +24,8 @@ let lookups = 0;
 beforeAll(async () => {
   t = await startTestApp({
     wrapServices: (s) => {
-      const verifyAt = s.keys.verifyAt;
-      s.keys.verifyAt = (...args) => {
+      const verifyAt = s.keyRegistry.verifyAt;
+      s.keyRegistry.verifyAt = (...args) => {
         lookups++;
         return verifyAt(...args);
       };
@@ -69,7 +69,7 @@ describe('verified-key reuse keeps role and revocation checks exact', () => {
       await createResource(t, k.key);
       expect((await get(k.key)).statusCode).toBe(200);
       expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(200);
-      await s().keys.revoke(k.id);
+      await s().keyRegistry.revoke(k.id);
       // HEAD too (Fastify's HEAD routes for GETs): a cached key is never answered unconfirmed.
       expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(401);
       expectError(await get(k.key), 401, 'expired_token');

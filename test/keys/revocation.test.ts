@@ -68,7 +68,7 @@ describe('revoking a key in use by 32 concurrent requests', () => {
     while (statuses.length < 300) await new Promise((r) => setTimeout(r, 5));
 
     const started = performance.now();
-    await cli.keys.revoke(key.id);
+    await cli.keyRegistry.revoke(key.id);
     const revokeMs = performance.now() - started;
     const atRevoke = await resourcesOf(ws.workspace.id);
     await Promise.all(loops);

@@ -33,8 +33,11 @@ export interface CreatedKey {
 export const EXPIRY_NOTICE_MS = 7 * 24 * 3_600_000;
 const EXPIRY_BATCH = 200;
 
-/** API keys: generation (docs/api.md#keys-scopes-and-roles), verification on every request, listing and revocation. */
-export function createKeysService(deps: {
+/**
+ * The key registry: generation (docs/api.md#keys-scopes-and-roles), verification on every request (http/auth.ts),
+ * issuing and revocation for the CLI, new workspaces and keys.service.ts (/v1/keys), last use, expiry notices.
+ */
+export function createKeyRegistry(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
@@ -301,4 +304,4 @@ export function createKeysService(deps: {
     notifyExpiring,
   };
 }
-export type KeysService = ReturnType<typeof createKeysService>;
+export type KeyRegistry = ReturnType<typeof createKeyRegistry>;

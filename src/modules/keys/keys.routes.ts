@@ -12,7 +12,7 @@ import {
   RolledApiKeySchema,
   RollKeyBody,
 } from './keys.schemas.js';
-import type { KeyManagementService } from './keys.service.js';
+import type { KeysService } from './keys.service.js';
 
 const tags = ['Keys'];
 
@@ -35,7 +35,7 @@ const WHOSE =
   'Another user’s key is a 404 to a non-admin.';
 
 /** HTTP for /v1/keys: API keys managed by their users (docs/api.md#keys-scopes-and-roles). */
-export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService }> = async (app, { keys }) => {
+export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async (app, { keys }) => {
   app.get(
     '/keys',
     {

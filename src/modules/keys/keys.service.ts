@@ -8,7 +8,7 @@ import { SCOPES } from '../../kernel/scopes.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { PrincipalChecks, WriteHooks } from '../auth/write-runner.js';
 import { credentialEnded, keyLock } from '../auth/write-runner.js';
-import type { KeysService } from './key-registry.service.js';
+import type { KeyRegistry } from './key-registry.service.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
 
@@ -34,17 +34,17 @@ export function toApiKey(row: ApiKeysTable, now: string): ApiKey {
 }
 
 /**
- * API keys managed by their users (docs/api.md#keys-scopes-and-roles): an admin sees and manages every key of the workspace,
+ * What /v1/keys serves (keys.routes.ts): API keys managed by their users (docs/api.md#keys-scopes-and-roles): an admin sees and manages every key of the workspace,
  * anyone else their own. A test key sees and manages test keys only, so a leaked sandbox key
  * cannot mint live access. Writes to keys run in a transaction that first re-checks the caller
  * (like writeAs) but is not marked `keepsKeys`, so cached verified keys are dropped at its commit.
  */
-export function createKeyManagementService(deps: {
+export function createKeysService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
   checks: PrincipalChecks;
-  keys: Pick<KeysService, 'create' | 'keyNotice'>;
+  registry: Pick<KeyRegistry, 'create' | 'keyNotice'>;
 }) {
   const { db, dialect, clock } = deps;
 
@@ -119,7 +119,7 @@ export function createKeyManagementService(deps: {
     return writeKeys(
       p,
       async (trx) => {
-        const created = await deps.keys.create(
+        const created = await deps.registry.create(
           {
             userId: owner,
             env: input.env,
@@ -147,10 +147,10 @@ export function createKeyManagementService(deps: {
       p,
       async (trx) => {
         const row = await findOrThrow(trx, p, id);
-        // The exclusive lock after the update, as in KeysService.revoke (no lock-order cycle with writes).
+        // The exclusive lock after the update, as in KeyRegistry.revoke (no lock-order cycle with writes).
         if (await repo.revoke(trx, row.id, isoAt(clock.now()))) {
           await dialect.holdExclusive(trx, keyLock(row.id));
-          await deps.keys.keyNotice(trx, 'key.revoked', row);
+          await deps.registry.keyNotice(trx, 'key.revoked', row);
         }
       },
       undefined,
@@ -183,7 +183,7 @@ export function createKeyManagementService(deps: {
         if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
         if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
         await repo.setExpiry(trx, old.id, expiresAt, now);
-        const created = await deps.keys.create(
+        const created = await deps.registry.create(
           {
             userId: old.user_id,
             env: old.env,
@@ -195,7 +195,7 @@ export function createKeyManagementService(deps: {
           },
           trx,
         );
-        await deps.keys.keyNotice(trx, 'key.rolled', old, { successor_id: created.id, old_expires_at: expiresAt });
+        await deps.registry.keyNotice(trx, 'key.rolled', old, { successor_id: created.id, old_expires_at: expiresAt });
         const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
         return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
       },
@@ -213,4 +213,4 @@ function assertWithinCaller(p: Principal, scopes: readonly string[]): void {
     throw new ForbiddenError(`A key cannot obtain a key with scopes it does not have itself: ${wider.join(', ')}.`);
   }
 }
-export type KeyManagementService = ReturnType<typeof createKeyManagementService>;
+export type KeysService = ReturnType<typeof createKeysService>;

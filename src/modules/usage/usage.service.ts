@@ -6,7 +6,7 @@ import { fieldError } from '../../kernel/errors.js';
 import { type Actor, type Principal, systemActor } from '../../kernel/principal.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
 import type { WriteRunner } from '../auth/write-runner.js';
-import type { KeysService } from '../keys/key-registry.service.js';
+import type { KeyRegistry } from '../keys/key-registry.service.js';
 import { BUCKET_COUNT, quantile } from './buckets.js';
 import { createUsageMeter, type UsageMeter } from './meter.js';
 import {
@@ -46,7 +46,7 @@ export function createUsageService(deps: {
   clock: Clock;
   writeAs: WriteRunner;
   /** Owner of api_keys: moves keys' last_used_at in the flush's transaction. */
-  keys: Pick<KeysService, 'recordUse'>;
+  keys: Pick<KeyRegistry, 'recordUse'>;
   flushMs: number;
   onFlushError?(err: unknown): void;
   /** Keep the unflushed billable counts per workspace for the free cap (PLAN_LIMITS=on). */
