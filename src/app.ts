@@ -7,7 +7,6 @@ import type { Storage } from './db/database.js';
 import { createRedisGuard, type RedisLog } from './db/redis.js';
 import { installAuth } from './http/auth.js';
 import { installJsonBody } from './http/body.js';
-import { installConsoleSession } from './http/console-session.js';
 import { installConsoleStatic } from './http/console-static.js';
 import { frameworkErrors, installDatabaseBreaker, installErrorHandler } from './http/errors.js';
 import { installHealth } from './http/health.js';
@@ -33,6 +32,7 @@ import {
   UpcomingInvoiceSchema,
 } from './modules/billing/billing.schemas.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
+import { installConsoleSession } from './modules/console-auth/console-session.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
 import { integrationsRoutes } from './modules/integrations/integrations.routes.js';

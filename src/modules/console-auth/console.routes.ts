@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { sessionOf } from '../../http/console-session.js';
 import { DataOf, IdParam } from '../../kernel/schemas.js';
 import { type MembersService, requireAdmin } from '../members/members.service.js';
 import {
@@ -19,6 +18,7 @@ import {
   SignInBody,
 } from './console-auth.schemas.js';
 import type { ConsoleAuthService } from './console-auth.service.js';
+import { sessionOf } from './console-session.js';
 
 const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
