@@ -143,3 +143,10 @@ export function IdString(prefix: string, example: string) {
 export function IdParam(prefix: string, example: string) {
   return Type.Object({ id: IdString(prefix, example) });
 }
+
+/**
+ * Marker a route puts in its schema when its body may be left out (the server reads no body as `{}`);
+ * @fastify/swagger copies `x-` keys to the operation and always marks a body as required, so
+ * http/openapi-complete.ts turns the marker into `requestBody.required: false`.
+ */
+export const BODY_OPTIONAL = 'x-body-optional';

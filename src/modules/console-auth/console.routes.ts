@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { requireAdmin } from '../../kernel/principal.js';
 import { DataOf, IdParam } from '../../kernel/schemas.js';
-import { type MembersService, requireAdmin } from '../members/members.service.js';
+import type { MembersService } from '../members/members.service.js';
 import {
   ChangePasswordBody,
   ConsoleSessionSchema,

@@ -1,13 +1,8 @@
 import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
-import { ForbiddenError, NotFoundError } from '../../kernel/errors.js';
-import type { Principal } from '../../kernel/principal.js';
+import { NotFoundError } from '../../kernel/errors.js';
+import { type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { UsersService } from '../users/users.service.js';
-
-/** docs/console.md: only admins manage members (and everyone's keys). Throws ForbiddenError. */
-export function requireAdmin(principal: Principal): void {
-  if (principal.role !== 'admin') throw new ForbiddenError('Only workspace admins can do this.');
-}
 
 /**
  * Members as an admin manages them (the console's members page), on top of the users service: the checks that the caller's
