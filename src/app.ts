@@ -200,7 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.METRICS_TOKEN) {
     installMetrics(app, {
       token: config.METRICS_TOKEN,
-      db: storage.db,
+      pendingDeliveries: services.deliveries.pendingCount,
       meter: services.usage.meter.stats,
       deliveries: services.delivery.stats,
     });

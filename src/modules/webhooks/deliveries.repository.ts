@@ -196,6 +196,16 @@ export const deliveriesRepository = {
     return written;
   },
 
+  /** Deliveries waiting for an attempt, across every workspace (the metrics' queue depth). */
+  async pendingCount(db: Db): Promise<number> {
+    const r = await db
+      .selectFrom('deliveries')
+      .where('status', '=', 'pending')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  },
+
   findByEvent(db: Db, eventId: string): Promise<DeliveriesTable | undefined> {
     return db.selectFrom('deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirst();
   },

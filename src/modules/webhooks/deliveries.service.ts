@@ -173,6 +173,9 @@ export function createDeliveriesService(deps: {
     );
   }
 
-  return { listForWebhook, list, summary, get, retry, retryMatching };
+  /** Deliveries waiting for an attempt, across every workspace: GET /metrics' queue depth (http/metrics.ts). */
+  const pendingCount = () => repo.pendingCount(db);
+
+  return { listForWebhook, list, summary, get, retry, retryMatching, pendingCount };
 }
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;
