@@ -39,6 +39,7 @@ import { integrationsRoutes } from './modules/integrations/integrations.routes.j
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
 import { keyChangeAnnouncer, readKeysEpoch } from './modules/keys/keys-epoch.js';
+import { membersRoutes } from './modules/members/members.routes.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
@@ -220,7 +221,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
     async (api) => {
-      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.members });
+      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth });
+      await api.register(membersRoutes, { members: services.members });
       await api.register(notificationsRoutes, { notifications: services.notifications });
       await api.register(integrationsRoutes, { integrations: services.integrations });
       await api.register(billingConsoleRoutes, { billing: services.billing });

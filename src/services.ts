@@ -111,7 +111,6 @@ export function createServices(deps: {
   });
   const keyRegistry = createKeyRegistry({ db, dialect, clock, users, notifications, writeAs });
   const keys = createKeysService({ db, dialect, clock, checks, registry: keyRegistry });
-  const members = createMembersService({ db, users });
   const events = createEventsService({ db });
   const health = createEndpointHealth({
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
@@ -140,6 +139,7 @@ export function createServices(deps: {
     notifications,
     sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
   });
+  const members = createMembersService({ db, dialect, users, links: consoleAuth, notifications });
   const usage = createUsageService({
     db,
     clock,

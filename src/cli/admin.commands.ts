@@ -120,7 +120,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--name <name>', 'display name')
     .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
       const out = await cliWrite((s, trx) =>
-        s.consoleAuth.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, trx),
+        s.members.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, trx),
       );
       print(
         isJson(cmd),

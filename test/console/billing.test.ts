@@ -153,7 +153,7 @@ describe('console billing', () => {
   it(
     'a member sees that billing is for admins',
     async () => {
-      const member = await cs.services.consoleAuth.invite(ws, { email: 'member@acme.test', role: 'member' });
+      const member = await cs.services.members.invite(ws, { email: 'member@acme.test', role: 'member' });
       const mctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
       try {
         await signInContext(mctx, cs.base, member.invite_url);

@@ -44,7 +44,7 @@ beforeAll(async () => {
     await v1('POST', '/webhooks', { url: 'http://127.0.0.1:9/a-long-path/hook', events: ['*'], label: 'Billing sync' })
   ).data.id;
   await v1('POST', '/keys', { name: 'Deploy bot', env: 'live' });
-  viewerLink = (await cs.services.consoleAuth.invite(ws, { email: 'viewer@acme.test', role: 'viewer' })).invite_url;
+  viewerLink = (await cs.services.members.invite(ws, { email: 'viewer@acme.test', role: 'viewer' })).invite_url;
 }, STEP);
 
 afterAll(async () => {
@@ -190,7 +190,7 @@ describe('the console on a phone and in dark mode', () => {
 
 /** Another admin (each context signs in with its own single-use link). */
 function newAdminLink() {
-  return cs.services.consoleAuth.invite(ws, { email: `admin-${Date.now()}@acme.test`, role: 'admin' });
+  return cs.services.members.invite(ws, { email: `admin-${Date.now()}@acme.test`, role: 'admin' });
 }
 
 describe("a viewer's landing", () => {

@@ -34,7 +34,7 @@ beforeAll(async () => {
   emptyWs = (await cs.services.workspaces.create({ name: 'Quiet', adminEmail: 'bell@acme.test' })).workspace.id;
   await v1('PATCH', '/users/me', { timezone: 'Asia/Tokyo' });
   for (const name of ['First key', 'Second key', 'Third key']) await v1('POST', '/keys', { name, env: 'live' });
-  await cs.services.consoleAuth.invite(ws, { email: 'new@acme.test', role: 'viewer' });
+  await cs.services.members.invite(ws, { email: 'new@acme.test', role: 'viewer' });
   ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
   await signInContext(ctx, cs.base, out.set_password_url);
   page = await ctx.newPage();

@@ -88,8 +88,8 @@ beforeAll(async () => {
   // A few failed requests for the usage pages.
   await v1('GET', '/resources/res_missing', undefined, false);
   await v1('POST', '/resources', { name: '' }, false);
-  inviteLink = (await cs.services.consoleAuth.invite(ws, { email: 'grace@acme.test', role: 'member' })).invite_url;
-  await cs.services.consoleAuth.invite(ws, { email: 'linus@acme.test', role: 'viewer' });
+  inviteLink = (await cs.services.members.invite(ws, { email: 'grace@acme.test', role: 'member' })).invite_url;
+  await cs.services.members.invite(ws, { email: 'linus@acme.test', role: 'viewer' });
   // Every delivery answered: 6 to Order sync (succeeded), 6 to Warehouse (failed, no retries).
   type Row = { id: string; event_id: string };
   const rows = await eventually(async () => {

@@ -46,8 +46,7 @@ const checklist = (p: Page) => p.getByRole('region', { name: TITLE });
 /** A context signed in as a new member of the workspace with `role` (each sign-in link is single-use). */
 async function signedIn(role: 'admin' | 'viewer', options: Parameters<ConsoleServer['browser']['newContext']>[0]) {
   const ctx = await cs.browser.newContext({ timezoneId: 'UTC', ...options });
-  const link = (await cs.services.consoleAuth.invite(ws, { email: `${role}-${Date.now()}@fresh.test`, role }))
-    .invite_url;
+  const link = (await cs.services.members.invite(ws, { email: `${role}-${Date.now()}@fresh.test`, role })).invite_url;
   await signInContext(ctx, cs.base, link);
   return ctx;
 }

@@ -12,15 +12,14 @@ export type {
 } from '../../../src/modules/billing/billing.schemas.js';
 export type {
   ConsoleSession,
-  Invited,
   LinkInfo,
   Membership,
-  PendingInvite,
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
 export type { Integration, IntegrationMessageItem } from '../../../src/modules/integrations/integrations.schemas.js';
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
+export type { Invited, PendingInvite } from '../../../src/modules/members/members.schemas.js';
 export type {
   NotificationFeed,
   NotificationItem,

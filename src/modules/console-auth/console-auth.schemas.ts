@@ -1,8 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Timestamp } from '../../kernel/schemas.js';
-import { RoleSchema, UserName } from '../users/users.schemas.js';
+import { RoleSchema } from '../users/users.schemas.js';
 
-const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });
+/** An email address as the console's forms take it. */
+export const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });
 /** docs/console.md: 10..200 code points (checked by the service, which counts code points, not UTF-16 units). */
 const Password = Type.String({ minLength: 1, maxLength: 800 });
 
@@ -53,26 +54,3 @@ export const SessionInfoSchema = Type.Object({
   current: Type.Boolean(),
 });
 export type SessionInfo = Static<typeof SessionInfoSchema>;
-
-export const InviteBody = Type.Object(
-  { email: Email, role: RoleSchema, name: Type.Optional(UserName) },
-  { additionalProperties: false },
-);
-export const InvitedSchema = Type.Object({
-  user_id: Type.String(),
-  email: Type.String(),
-  role: RoleSchema,
-  invite_url: Type.String({ description: 'Single-use link to set a password; shown once.' }),
-  expires_at: Timestamp,
-});
-export type Invited = Static<typeof InvitedSchema>;
-export const PendingInviteSchema = Type.Object({
-  user_id: Type.String(),
-  email: Type.String(),
-  role: RoleSchema,
-  created_at: Timestamp,
-  expires_at: Timestamp,
-});
-export type PendingInvite = Static<typeof PendingInviteSchema>;
-export const SetRoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
-export const MemberParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

@@ -1,12 +1,11 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { ConsoleLinkPurpose, ConsoleSessionsTable, Env, Role } from '../../db/types.js';
+import type { ConsoleLinkPurpose, ConsoleSessionsTable, Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { SessionPrincipal } from '../../kernel/principal.js';
 import { sessionLock } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
-import type { User } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { weakPasswordProblem } from './password-strength.js';
@@ -338,35 +337,6 @@ export function createConsoleAuthService(deps: {
     );
   }
 
-  /** Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction. */
-  async function invite(
-    workspaceId: string,
-    input: { email: string; role: Role; name?: string },
-    inTrx?: Db,
-  ): Promise<{ user: User; invite_url: string; expires_at: string }> {
-    const run = async (trx: Db) => {
-      const user = await deps.users.create(
-        { workspaceId, email: input.email, role: input.role, name: input.name },
-        trx,
-      );
-      const link = await makeLink('invite', user.email, { workspaceId, userId: user.id }, trx);
-      if (deps.notifications) {
-        const ws = (await repo.memberships(trx, normalizeEmail(user.email))).find(
-          (m) => m.workspace_id === workspaceId,
-        );
-        await deps.notifications.linkNotice(trx, {
-          type: 'invite',
-          workspaceId,
-          userId: user.id,
-          url: link.url,
-          data: { workspace_name: ws?.workspace_name ?? workspaceId, role: user.role, expires_at: link.expires_at },
-        });
-      }
-      return { user, invite_url: link.url, expires_at: link.expires_at };
-    };
-    return inTrx ? run(inTrx) : dialect.writeTransaction(db, run);
-  }
-
   return {
     makeLink,
     signIn,
@@ -378,8 +348,8 @@ export function createConsoleAuthService(deps: {
     forgotPassword,
     resetLink,
     changePassword,
-    invite,
-    memberships: (email: string) => repo.memberships(db, email),
+    /** The workspaces a person (an email) is a member of, oldest first; in `trx` when given. */
+    memberships: (email: string, trx: Db = db) => repo.memberships(trx, normalizeEmail(email)),
     pendingInvites: (workspaceId: string) => repo.pendingInvites(db, workspaceId, isoAt(clock.now())),
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
     async endSession(email: string, id: string) {
