@@ -7,6 +7,9 @@
 // - repository-only-from-its-module: a `*.repository.ts` is imported from its own module folder only
 //   (one owner per table; other modules, http/, the CLI and the wiring ask the owning service);
 // - console-imports-server-types-only: the console bundles no server code (`import type` only);
+// - cli-loads-when-run: what src/cli/main.ts loads before a command runs (its static imports,
+//   transitively) stays in src/cli/ and src/kernel/; settings, storage and services are imported by
+//   the command when it runs (`await import(…)`), so `wsvc --help` loads none of them;
 // - no-file-cycle: no import cycle between files;
 // - no-room-cycle: no cycle between rooms (each module folder, each console feature, and each other
 //   folder or top-level file), which file-level cycles cannot see: events → webhooks → … → events is a
@@ -175,6 +178,23 @@ export async function checkDeps(baseDir = process.cwd()) {
           `repository-only-from-its-module: ${m.source} → ${d.resolved} (ask the ${owner} module's service, injected in src/services.ts)`,
         );
       }
+    }
+  }
+  // What `wsvc` loads before a command runs: src/cli/main.ts and its static value imports, transitively.
+  const byPath = new Map(server.map((m) => [m.source, m]));
+  const seen = new Set(['src/cli/main.ts']);
+  const queue = byPath.has('src/cli/main.ts') ? ['src/cli/main.ts'] : [];
+  while (queue.length > 0) {
+    const m = byPath.get(queue.shift());
+    for (const d of m?.dependencies ?? []) {
+      const lazy = d.dependencyTypes.includes('type-only') || d.dependencyTypes.includes('dynamic-import');
+      if (lazy || !d.resolved.startsWith('src/') || seen.has(d.resolved)) continue;
+      if (!/^src\/(cli|kernel)\//.test(d.resolved)) {
+        problems.push(`cli-loads-when-run: ${m.source} → ${d.resolved} (import it inside the action: await import(…))`);
+        continue;
+      }
+      seen.add(d.resolved);
+      queue.push(d.resolved);
     }
   }
   const consoleOwn = consoleModules.filter((m) => m.source.startsWith('console/src/'));

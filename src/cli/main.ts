@@ -1,5 +1,4 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config.js';
 import { AppError } from '../kernel/errors.js';
 import { registerAdminCommands } from './admin.commands.js';
 import { registerBillingCommands } from './billing.commands.js';
@@ -7,7 +6,11 @@ import { registerDbCommands } from './db.commands.js';
 import { registerMailCommands } from './mail.commands.js';
 import { registerServeCommands } from './serve.commands.js';
 
-/** Builds the `wsvc` program (exported for tests). */
+/**
+ * Builds the `wsvc` program (exported for tests). The command files only declare commands; each
+ * action imports the settings, storage and services it uses when it runs, so `wsvc --help` and a
+ * usage error load commander and these declarations alone.
+ */
 export function buildProgram(): Command {
   const program = new Command('wsvc')
     .description('Workspace Service: API server, delivery worker and administration')
@@ -36,7 +39,7 @@ export async function main(argv: string[]): Promise<void> {
     if (err instanceof AppError) {
       const fields = err.details?.map((d) => d.message).join('; ');
       process.stderr.write(`error: ${err.code}: ${fields || err.message}\n`);
-    } else if (err instanceof ConfigError) {
+    } else if (err instanceof (await import('../config.js')).ConfigError) {
       process.stderr.write(`error: ${err.message.replace(/\n\s*/g, ' ')}\n`);
     } else {
       process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -28,7 +28,7 @@ const CLEAN: Record<string, string> = {
   'src/services.ts': `import { b } from './modules/b/b.service.js';\nimport { config } from './config.js';\nexport const s = [b, config];`,
   'src/app.ts': `import { auth } from './http/auth.js';\nimport { s } from './services.js';\nexport const app = [auth, s];`,
   'src/server.ts': `import { app } from './app.js';\nexport const server = app;`,
-  'src/cli/main.ts': `import { server } from '../server.js';\nexport const main = server;`,
+  'src/cli/main.ts': `export const main = async () => (await import('../server.js')).server;`,
   'console/src/api/types.ts': `import type { ROLES } from '../../../src/kernel/roles.js';\nexport type R = typeof ROLES;`,
   'console/src/lib/queries.ts': `import type { R } from '../api/types';\nexport const q = {} as R;`,
   'console/src/ui/list.tsx': `import { q } from '../lib/queries';\nexport const list = q;`,
@@ -141,6 +141,17 @@ describe('npm run deps', () => {
   it.each(consoleUpward)('console layers: %s may not import the layer above it', async (file, text, layer) => {
     const problems = await problemsWith({ [file]: `${text}\nexport const x = 1;` });
     expect(problems).toContainEqual(expect.stringMatching(new RegExp(`^layers: ${file} \\(${layer}\\) imports `)));
+  });
+
+  it('cli-loads-when-run: a command file importing the services statically', async () => {
+    const problems = await problemsWith({
+      'src/cli/main.ts': `import { admin } from './admin.commands.js';\nimport { serve } from './serve.commands.js';\nexport const main = [admin, serve];`,
+      'src/cli/serve.commands.ts': `import { s } from '../services.js';\nexport const serve = s;`,
+      'src/cli/admin.commands.ts': `export const admin = async () => (await import('../services.js')).s;`,
+    });
+    expect(problems).toEqual([
+      expect.stringMatching(/^cli-loads-when-run: src\/cli\/serve\.commands\.ts → src\/services\.ts/),
+    ]);
   });
 
   it('console-imports-server-types-only: a value import from src/', async () => {
