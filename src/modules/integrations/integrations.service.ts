@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, readJson } from '../../db/dialect.js';
+import { createLeasedOutbox } from '../../db/leased-outbox.js';
 import type { Env, EventsTable, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
-import { createLeasedOutbox } from '../../lib/leased-outbox.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { Send } from '../delivery-engine/sender.js';
 import { checkWebhookUrl, type UrlGuardOptions } from '../webhooks/url-guard.js';
@@ -342,7 +342,7 @@ export function createIntegrationsService(deps: {
     return writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
   }
 
-  // The lease and drain loop shared with the notification outbox (lib/leased-outbox.ts); a batch is sent at once.
+  // The lease and drain loop shared with the notification outbox (db/leased-outbox.ts); a batch is sent at once.
   const outbox = createLeasedOutbox({
     clock,
     leaseMs,

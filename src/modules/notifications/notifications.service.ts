@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/dialect.js';
+import { createLeasedOutbox } from '../../db/leased-outbox.js';
 import type { MailboxTable, NotificationCategory, NotificationsTable, UsersTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
-import { createLeasedOutbox } from '../../lib/leased-outbox.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
 import {
@@ -335,7 +335,7 @@ export function createNotificationsService(deps: {
     });
   }
 
-  // The lease and drain loop shared with the integrations' messages (lib/leased-outbox.ts); one email at a time.
+  // The lease and drain loop shared with the integrations' messages (db/leased-outbox.ts); one email at a time.
   const outbox = createLeasedOutbox({
     clock,
     leaseMs,
