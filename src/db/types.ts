@@ -1,11 +1,13 @@
 import type { DeliveryStatus } from '../kernel/delivery-statuses.js';
 import type { Env } from '../kernel/environments.js';
 import type { AnyEventType } from '../kernel/event-types.js';
+import type { NotificationCategory, NotificationType } from '../kernel/notification-types.js';
+import type { Platform } from '../kernel/platforms.js';
 import type { Role } from '../kernel/roles.js';
 
-// The closed sets (environments, roles, delivery statuses, event types) are defined once, next to
-// their schemas, as type-only leaves this file may import; re-exported for the tables' users.
-export type { AnyEventType, DeliveryStatus, Env, Role };
+// The closed sets (environments, roles, delivery statuses, event types, notification types, platforms)
+// are defined once, in the kernel (src/kernel/); re-exported for the tables' users.
+export type { AnyEventType, DeliveryStatus, Env, NotificationCategory, NotificationType, Platform, Role };
 
 // Timestamps are ISO 8601 strings (docs/api.md#timestamps) on both dialects; JSON columns are written as JSON text
 // and read back through `readJson` (SQLite returns text, PostgreSQL jsonb returns objects).
@@ -285,24 +287,6 @@ export interface NotificationPreferencesTable {
   updated_at: string;
 }
 
-export type NotificationCategory = 'webhooks' | 'security' | 'account' | 'usage' | 'billing';
-export type NotificationType =
-  | 'endpoint.failing'
-  | 'endpoint.disabled'
-  | 'endpoint.recovered'
-  | 'key.created'
-  | 'key.revoked'
-  | 'key.rolled'
-  | 'key.expiring'
-  | 'password.changed'
-  | 'member.added'
-  | 'member.removed'
-  | 'member.role_changed'
-  | 'invite'
-  | 'password.reset'
-  | 'usage.threshold'
-  | 'invoice.issued';
-
 /** An email kept instead of sent (no SMTP_URL): `wsvc mail list|show` (migration 012). */
 export interface MailboxTable {
   id: string;
@@ -426,7 +410,7 @@ export interface Database {
 export interface IntegrationsTable {
   id: string;
   workspace_id: string;
-  kind: 'slack' | 'discord';
+  kind: Platform;
   url: string;
   /** The environment whose resource events it forwards. */
   env: Env;

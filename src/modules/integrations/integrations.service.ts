@@ -5,21 +5,24 @@ import type { Env, EventsTable, IntegrationMessagesTable, IntegrationsTable } fr
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import type { Platform } from '../../kernel/platforms.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { Send } from '../delivery-engine/sender.js';
 import { checkWebhookUrl, type UrlGuardOptions } from '../webhooks/url-guard.js';
-import { eventMessage, type IntegrationMessage, notificationMessage, render, testMessage } from './chat-render.js';
+import {
+  eventMessage,
+  type IntegrationMessage,
+  notificationMessage,
+  renderChatMessage,
+  testMessage,
+} from './chat-render.js';
 import { integrationsRepository as repo } from './integrations.repository.js';
-
-export type IntegrationKind = 'slack' | 'discord';
-/** Notification categories an integration may forward (D27); account emails (invites, resets) never. */
-export const INTEGRATION_CATEGORIES = ['security', 'webhooks', 'usage', 'billing'] as const;
 
 /** An integration as the API shows it: the URL only as its host and last 4 characters. */
 export interface IntegrationView {
   id: string;
-  kind: IntegrationKind;
+  kind: Platform;
   url_hint: string;
   env: Env;
   events: string[];
@@ -69,7 +72,7 @@ export const MESSAGE_RETENTION_MS = 30 * 24 * 3_600_000;
 const EXCERPT = 300;
 
 /** The platform rule of D29: the webhook host and path of each platform, over https. */
-export function platformRule(kind: IntegrationKind, url: string): string | null {
+export function platformRule(kind: Platform, url: string): string | null {
   const rule =
     kind === 'slack'
       ? 'a Slack incoming webhook URL must be https://hooks.slack.com/services/…'
@@ -208,7 +211,7 @@ export function createIntegrationsService(deps: {
 
   async function create(
     p: Principal,
-    input: { kind: IntegrationKind; url: string; env: Env; events: string[]; categories: string[] },
+    input: { kind: Platform; url: string; env: Env; events: string[]; categories: string[] },
   ): Promise<IntegrationView> {
     admin(p);
     const rule = platformRule(input.kind, input.url);
@@ -294,7 +297,7 @@ export function createIntegrationsService(deps: {
       workspace_id: i.workspace_id,
       source,
       type,
-      payload: JSON.stringify(render(i.kind, m)),
+      payload: JSON.stringify(renderChatMessage(i.kind, m)),
       status: 'pending',
       attempt_count: 0,
       next_attempt_at: at,

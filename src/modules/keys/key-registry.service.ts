@@ -3,6 +3,7 @@ import type { ApiKeysTable, Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
+import type { NotificationTypeOf } from '../../kernel/notification-types.js';
 import type { Actor, ApiKeyPrincipal } from '../../kernel/principal.js';
 import { isScope, SCOPES } from '../../kernel/scopes.js';
 import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
@@ -64,7 +65,7 @@ export function createKeyRegistry(deps: {
    */
   async function keyNotice(
     trx: Db,
-    type: 'key.created' | 'key.revoked' | 'key.rolled' | 'key.expiring',
+    type: Extract<NotificationTypeOf<'security'>, `key.${string}`>,
     key: Pick<ApiKeysTable, 'id' | 'name' | 'env' | 'prefix' | 'user_id' | 'workspace_id'>,
     extra: { successor_id?: string; old_expires_at?: string; expires_at?: string } = {},
   ): Promise<void> {

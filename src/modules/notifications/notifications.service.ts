@@ -5,6 +5,12 @@ import type { MailboxTable, NotificationCategory, NotificationsTable, UsersTable
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import {
+  type FeedCategory,
+  type NotificationTypeOf,
+  OPTIONAL_CATEGORIES,
+  type OptionalCategory,
+} from '../../kernel/notification-types.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
@@ -24,15 +30,7 @@ import { notificationsRepository as repo } from './notifications.repository.js';
 
 /** A security event (D27: always on), written in the transaction of the change. */
 export interface SecurityNotice {
-  type:
-    | 'key.created'
-    | 'key.revoked'
-    | 'key.rolled'
-    | 'key.expiring'
-    | 'password.changed'
-    | 'member.added'
-    | 'member.removed'
-    | 'member.role_changed';
+  type: NotificationTypeOf<'security'>;
   workspaceId: string;
   /** The affected user(s), told whatever their role (a removed member is not: see docs/notifications.md). */
   users: string[];
@@ -68,17 +66,14 @@ export interface ForwardedNotice {
  * written in the caller's transaction: the threshold's record (usage) or the invoice's finalization.
  */
 export type BillingNotice =
-  | { type: 'usage.threshold'; workspaceId: string; data: UsageNoticeData }
-  | { type: 'invoice.issued'; workspaceId: string; data: InvoiceNoticeData };
+  | { type: NotificationTypeOf<'usage'>; workspaceId: string; data: UsageNoticeData }
+  | { type: NotificationTypeOf<'billing'>; workspaceId: string; data: InvoiceNoticeData };
 
-/** Categories a person may turn off per channel (D27); security cannot be. */
-export const OPTIONAL_CATEGORIES = ['webhooks', 'usage', 'billing'] as const;
-export type OptionalCategory = (typeof OPTIONAL_CATEGORIES)[number];
 const ALL_CHANNELS = 'email,in_app';
 
 /** One category's channels for a person. */
 export interface NotificationPreference {
-  category: 'security' | OptionalCategory;
+  category: FeedCategory;
   email: boolean;
   in_app: boolean;
   /** true: cannot be turned off (security). */
