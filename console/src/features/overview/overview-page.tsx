@@ -15,7 +15,7 @@ import { SetupChecklist } from './setup-checklist';
 
 // uPlot is the console's largest dependency: its chunk loads only when there is something to draw.
 const DeliveriesChart = lazy(() => import('./deliveries-chart'));
-const UsageChart = lazy(() => import('../usage/usage-chart'));
+const UsageChart = lazy(() => import('../../ui/time-chart'));
 
 const WINDOWS = { '24h': 'the last 24 hours', '7d': 'the last 7 days', '30d': 'the last 30 days' } as const;
 type Window = keyof typeof WINDOWS;

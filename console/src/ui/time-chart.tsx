@@ -1,8 +1,8 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { themeColor } from '../../lib/theme';
-import { zoneAbbreviation } from '../../lib/time';
+import { themeColor } from '../lib/theme';
+import { zoneAbbreviation } from '../lib/time';
 
 export interface ChartSeries {
   label: string;
