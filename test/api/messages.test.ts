@@ -8,6 +8,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { expectValidation } from '../helpers/expect.js';
 import { startWsvc, stopProcess } from '../helpers/processes.js';
 
+// Backends: sqlite — validation and settings messages, decided before anything is read or written
+// Tier: quick
 // Errors that name the fix (docs/api.md#validation): allowed values listed, forms said in words,
 // settings named with the value given, and the setting that allows local webhook URLs mentioned.
 

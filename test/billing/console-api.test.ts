@@ -4,6 +4,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — plan changes are stored and read back through the console API
+// Tier: quick
 // The console's billing API (docs/console.md#billing): the subscription and invoices through the
 // /v1 mirror (admins), the plans and "Change plan" as console routes (admins change; CSRF). The
 // default D28 plans; time is the injected clock.

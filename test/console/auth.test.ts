@@ -3,6 +3,8 @@ import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, linkToken, ORIGIN, PASSWORD, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — sessions, single-use links and sign-in throttling live in the database
+// Tier: quick
 // Every sign-in costs one scrypt hash (OWASP parameters, about a second of one core): a loaded
 // machine needs more than the default time per test.
 vi.setConfig({ testTimeout: 120_000 });

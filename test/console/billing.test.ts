@@ -6,6 +6,8 @@ import { createServices } from '../../src/services.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
 
+// Backends: sqlite — the console bundle in Chromium; the billing API it calls runs on both backends in test/billing
+// Tier: full — drives Chromium
 // The console's billing page (docs/console.md#billing) in Chromium against a real `wsvc serve`:
 // an admin upgrades free → pro and the upcoming invoice shows the prorated line with the amount
 // the server computed; a downgrade over the lower plan's limits is refused with the server's

@@ -6,6 +6,8 @@ import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { type ConsoleServer, startConsoleServer } from '../helpers/console-server.js';
 import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js';
 
+// Backends: both — the one journey through a whole deployment as users run it: `wsvc serve` with its delivery worker, usage flush, console sessions and (on PostgreSQL) Redis, from sign-in to a delivered and retried webhook
+// Tier: full — drives Chromium
 // The console journeys in Debian's Chromium, against a real `wsvc serve` (API and delivery
 // worker) on a real database (SQLite file, or PostgreSQL in the postgres project).
 const PASSWORD = 'correct horse battery';

@@ -4,6 +4,8 @@ import { newId } from '../../src/lib/ids.js';
 import { expectAccessible } from '../helpers/browser.js';
 import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
 
+// Backends: sqlite — the Integrations page in Chromium; the integrations API runs on both backends in test/integrations
+// Tier: full — drives Chromium
 // The console's Integrations page (docs/integrations.md) in Chromium: the empty state, the connect
 // dialog refusing a URL off the platform's host (the rule shown at the field), an integration's row
 // with its URL hint only, "send test" queuing a message that the log shows, disable, delete with

@@ -7,6 +7,8 @@ import { type ConsoleServer, openPage, signInContext, startConsoleServer } from 
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
+// Backends: sqlite — the console and an email in the profile's timezone; endpoint health and notifications run on both backends in test/webhooks and test/notifications
+// Tier: full — drives Chromium
 // Issue 19's journey (docs/console.md#journeys): an endpoint fails until endpoint health (D23)
 // disables it; the admin, whose profile is in New York (the browser runs in UTC, so a page that
 // ignored the profile would show other hours), sees it in the console's feed and in an email that

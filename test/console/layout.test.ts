@@ -9,6 +9,8 @@ import {
   startConsoleServer,
 } from '../helpers/console-server.js';
 
+// Backends: sqlite — phone layout, dark mode and role-aware pages of the console bundle
+// Tier: full — drives Chromium
 // The console on a phone (390×844) and in dark mode, and the viewer's landing page (issue 21:
 // responsive layout, dark mode, role-aware pages), in Debian's Chromium against a real `wsvc serve`.
 const STEP = 120_000;

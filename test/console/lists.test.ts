@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
 
+// Backends: sqlite — the lists, search and live updates of the console bundle; ordering and name_prefix run on both backends in test/api/paging-order.test.ts
+// Tier: full — drives Chromium
 // Issue 21, points 1 and 2: lists newest first with "Load older", search, the item just created
 // or sent shown at once with a confirmation, and pages that update by themselves (every 5 s while
-// visible) — in Debian's Chromium against a real `wsvc serve`, on both databases.
+// visible) — in Debian's Chromium against a real `wsvc serve`.
 const STEP = 180_000;
 /** The refetch interval (5 s) plus room for a loaded machine. */
 const LIVE_WAIT = 12_000;

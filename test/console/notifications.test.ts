@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible } from '../helpers/browser.js';
 import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
 
+// Backends: sqlite — the feed page of the console bundle; the feed API runs on both backends in test/notifications/feed.test.ts
+// Tier: full — drives Chromium
 // The console's notification feed (docs/notifications.md#the-feed) in Chromium: the header's bell
 // named with the unread count, the Notifications page (newest first, times in the profile's
 // timezone with the UTC value on hover), mark one and all read, the empty state, the profile's

@@ -11,10 +11,12 @@ import {
 } from '../helpers/console-server.js';
 import { SNIPPETS, type SnippetReceiver, snippetPath, startSnippetReceiver } from '../helpers/snippet-receiver.js';
 
+// Backends: sqlite — the setup checklist of the console bundle; the data it reads comes from the API, which runs on both backends in test/
+// Tier: full — drives Chromium
 // Issue 21, point 8: a new workspace's overview teaches the three steps to a first verified
 // webhook (docs/console.md#setup-checklist), with the receivers of docs/snippets/ — the same files
 // test/delivery/receiver-snippets.test.ts runs — and turns each step done from the workspace's own data. In
-// Debian's Chromium against a real `wsvc serve`, on both databases; light, dark and 390 px.
+// Debian's Chromium against a real `wsvc serve`; light, dark and 390 px.
 const STEP = 180_000;
 const PHONE = { width: 390, height: 844 };
 /** The refetch interval (5 s) plus room for a loaded machine. */

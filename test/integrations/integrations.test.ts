@@ -7,6 +7,8 @@ import { type ConsoleClient, ORIGIN, signIn, signInWithLink } from '../helpers/c
 import { expectError } from '../helpers/expect.js';
 import { startReceiver } from '../helpers/receiver.js';
 
+// Backends: both — messages are written in their cause's transaction and sent by a job from the database
+// Tier: quick
 // Slack and Discord integrations (D29, docs/integrations.md): messages written in the transaction of
 // their cause, sent by the `integrations` job over real HTTP to a loopback receiver standing in for
 // hooks.slack.com and discord.com, a 429's Retry-After and the back-off on the injected clock.

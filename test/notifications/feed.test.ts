@@ -3,6 +3,8 @@ import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — the feed, its cursor, read marks and purge are SQL
+// Tier: quick
 // The console's notification feed (docs/notifications.md#the-feed): GET /console/api/notifications
 // (newest first, cursor paging, unread count) and POST /console/api/notifications/read, on real
 // notifications written by real changes, an injected clock, and the 90-day purge job at its boundary.

@@ -9,6 +9,8 @@ import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — preferences are stored per person and read when notifying
+// Tier: quick
 // Notification preferences (docs/notifications.md#preferences): per person and category, email and
 // in-app; security cannot be turned off; List-Unsubscribe on optional categories only. A real
 // endpoint failing against a loopback receiver, a real SMTP server, console sessions.

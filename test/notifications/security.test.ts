@@ -5,6 +5,8 @@ import { ORIGIN, PASSWORD, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
+// Backends: both — exactly one notification per change, none when its transaction rolls back
+// Tier: quick
 // Security notifications (docs/notifications.md#security-notifications): each change writes exactly
 // one notification per recipient in its own transaction, and none when it fails or rolls back.
 // Through the real HTTP routes (API keys and console session), the services the CLI calls, a real
