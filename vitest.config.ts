@@ -21,9 +21,12 @@ export default defineConfig({
   test: {
     pool: 'forks',
     // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first (and the console).
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/chromium-broker.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits for what a page or a worker shows by itself: 1 s (Vitest's default) is short
+    // of what a loaded 2-core machine may take to fetch and render; a passing poll returns at once.
+    expect: { poll: { timeout: 10_000 } },
     // After the default reporter: the backends line once its run header is out, the "left out" line
     // after its summary.
     // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" closing line, and

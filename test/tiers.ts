@@ -27,7 +27,7 @@ export interface TestFile {
 const TEST_FILE = /\.test\.ts$/;
 const BACKENDS_LINE = /^\/\/ Backends: (\S+)(?:\s+[—–-]\s+(.*))?$/gm;
 const TIER_LINE = /^\/\/ Tier: (\S+)(?:\s+[—–-]\s+(.*))?$/gm;
-const BROWSER = /launchChromium\(|helpers\/console-server\.js/;
+const BROWSER = /launchChromium\(|workerChromium\(|helpers\/console-server\.js/;
 
 export const CONVENTION = [
   'Every test file says where it runs in its header comment, with two lines (docs/testing.md):',

@@ -1,8 +1,8 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import { expectAccessible } from '../helpers/browser.js';
-import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
 // Backends: sqlite — the Integrations page in Chromium; the integrations API runs on both backends in test/integrations
 // Tier: full — drives Chromium
@@ -13,21 +13,18 @@ import { type ConsoleServer, openPage, signInContext, startConsoleServer } from 
 // connected integration is written to the database directly (creation is covered by test/integrations/integrations.test.ts).
 const STEP = 120_000;
 let cs: ConsoleServer;
+let acme: ConsoleWorkspace;
 let ws: string;
-let ctx: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
   cs = await startConsoleServer();
-  const out = await cs.services.workspaces.create({ name: 'Chat', adminEmail: 'chat@acme.test', adminName: 'Cy' });
-  ws = out.workspace.id;
-  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
-  await signInContext(ctx, cs.base, out.set_password_url);
-  page = await ctx.newPage();
+  acme = await cs.workspace({ name: 'Chat', adminEmail: 'chat@acme.test', adminName: 'Cy' });
+  ws = acme.id;
+  page = await cs.page({ signedIn: acme.signedIn });
 }, STEP);
 
 afterAll(async () => {
-  await ctx?.close();
   await cs?.close();
 });
 
@@ -35,12 +32,7 @@ describe('console integrations', () => {
   it(
     'empty state; a URL off the platform host is refused at the field; list, test, log, disable, delete',
     async () => {
-      await openPage(
-        page,
-        `${cs.base}/console/w/${ws}/live/settings/integrations`,
-        'Integrations',
-        'integrations-empty',
-      );
+      await openPage(page, acme.path('/settings/integrations'), 'Integrations', 'integrations-empty');
       await page.getByText('No integrations yet.').waitFor();
       await page.getByRole('button', { name: 'Connect Slack' }).click();
       const dialog = page.getByRole('dialog', { name: 'Connect Slack' });
