@@ -1,6 +1,5 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids.js';
 import { expectAccessible } from '../helpers/browser.js';
 import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
@@ -14,13 +13,11 @@ import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer
 const STEP = 120_000;
 let cs: ConsoleServer;
 let acme: ConsoleWorkspace;
-let ws: string;
 let page: Page;
 
 beforeAll(async () => {
   cs = await startConsoleServer();
   acme = await cs.workspace({ name: 'Chat', adminEmail: 'chat@acme.test', adminName: 'Cy' });
-  ws = acme.id;
   page = await cs.page({ signedIn: acme.signedIn });
 }, STEP);
 
@@ -43,22 +40,7 @@ describe('console integrations', () => {
       await expectAccessible(page, 'integrations-connect-refused');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
 
-      const now = new Date().toISOString();
-      await cs.storage.db
-        .insertInto('integrations')
-        .values({
-          id: newId('integration'),
-          workspace_id: ws,
-          kind: 'slack',
-          url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
-          env: 'live',
-          events: JSON.stringify(['resource.created']),
-          categories: JSON.stringify(['security']),
-          status: 'enabled',
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
+      await acme.connectSlack();
       await page.reload();
       const table = page.getByRole('table', { name: 'Integrations' });
       await table.waitFor();

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { newId } from '../../src/lib/ids.js';
 import { systemActor } from '../../src/lib/principal.js';
 import { createServices } from '../../src/services.js';
 import { expectAccessible, SCREENSHOT_DIR } from '../helpers/browser.js';
@@ -97,22 +96,7 @@ beforeAll(async () => {
     return list.data.length >= 6;
   }, 30_000);
   // A Slack integration (written directly: the server cannot resolve hooks.slack.com here).
-  const now = new Date().toISOString();
-  await cs.storage.db
-    .insertInto('integrations')
-    .values({
-      id: newId('integration'),
-      workspace_id: ws,
-      kind: 'slack',
-      url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
-      env: 'live',
-      events: JSON.stringify(['resource.created']),
-      categories: JSON.stringify(['security']),
-      status: 'enabled',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await acme.connectSlack();
 
   // Signed in once (cs.workspace); every context starts from this cookie.
   signedIn = acme.signedIn;

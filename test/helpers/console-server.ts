@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
+import { newId } from '../../src/lib/ids.js';
 import { createServices, type Services } from '../../src/services.js';
 import { consoleBuilt, expectAccessible, freePort, workerChromium } from './browser.js';
 import { PASSWORD } from './console.js';
@@ -23,6 +24,11 @@ export interface ConsoleWorkspace {
   path(rest: string, env?: 'live' | 'test'): string;
   /** A /v1 call with the admin's live key; fails the test on a non-2xx unless `ok` is false. */
   v1<T = { id: string }>(method: string, url: string, body?: unknown, ok?: boolean): Promise<{ data: T }>;
+  /**
+   * A connected Slack integration (live, resource.created and security), written to the database
+   * directly: the server cannot resolve hooks.slack.com here (creation: test/integrations/).
+   */
+  connectSlack(): Promise<void>;
 }
 
 /** A real `wsvc serve` on a fresh database, with this worker's Chromium, for console journeys. */
@@ -109,6 +115,24 @@ export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promi
           });
           if (ok) expect(res.status, await res.clone().text()).toBeLessThan(300);
           return (await res.json()) as { data: T };
+        },
+        async connectSlack() {
+          const now = new Date().toISOString();
+          await storage.db
+            .insertInto('integrations')
+            .values({
+              id: newId('integration'),
+              workspace_id: out.workspace.id,
+              kind: 'slack',
+              url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
+              env: 'live',
+              events: JSON.stringify(['resource.created']),
+              categories: JSON.stringify(['security']),
+              status: 'enabled',
+              created_at: now,
+              updated_at: now,
+            })
+            .execute();
         },
       };
     },
