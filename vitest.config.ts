@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { selection } from './test/tiers.js';
@@ -20,6 +21,11 @@ const { sqlite, postgres } = selection(fileURLToPath(new URL('.', import.meta.ur
 export default defineConfig({
   test: {
     pool: 'forks',
+    // One fork more than cores (Vitest's default is one fewer: a single fork on 2 cores): most files
+    // wait on fsync, child processes, sockets and Chromium. On the 2-core machine of docs/testing.md,
+    // 17 files of the quick tier took 815 s with one fork, 456 s with three, 402 s with four (load
+    // average 9-14, other suites running beside). WSVC_TEST_WORKERS=n to choose.
+    maxWorkers: Number(process.env.WSVC_TEST_WORKERS) || availableParallelism() + 1,
     // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first (and the console).
     globalSetup: ['test/global-setup.ts', 'test/chromium-broker.ts'],
     testTimeout: 30_000,

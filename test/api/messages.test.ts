@@ -129,7 +129,8 @@ describe('settings', () => {
     );
   });
 
-  it('the server warns at start-up while WEBHOOK_ALLOW_INSECURE_URLS is on', async () => {
+  // Two real server processes start and stop here (over a second of CPU each, more on a loaded machine).
+  it('the server warns at start-up while WEBHOOK_ALLOW_INSECURE_URLS is on', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wsvc-warn-'));
     const env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, PORT: '0' };
     const on = await startWsvc(['serve', '--api-only'], { ...env, WEBHOOK_ALLOW_INSECURE_URLS: 'true' });
