@@ -5,6 +5,8 @@ import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { signInWithLink } from '../helpers/console.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — the `wsvc` listing and reset-link commands in child processes on the suite's database
+// Tier: full — 10 `wsvc` child processes, over a second of CPU each to start
 // `wsvc workspaces list`, `users list --workspace`, `keys list` (owner and scopes), `users reset-link`, run as a user
 // would: the real command in a child process, on the suite's database.
 const exec = promisify(execFile);

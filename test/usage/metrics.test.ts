@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
+// Backends: sqlite — the Prometheus text of the process's own counters
+// Tier: quick
+
 const TOKEN = 'metrics-token-0123456789abcdef';
 
 // docs/operations.md#metrics: Prometheus text, served only with METRICS_TOKEN set and only to its bearer.
