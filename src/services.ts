@@ -16,6 +16,8 @@ import { createIntegrationsService } from './modules/integrations/integrations.s
 import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeyManagementService } from './modules/keys/key-management.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
+import { createMfaService } from './modules/mfa/mfa.service.js';
+import { createPasskeysService } from './modules/mfa/passkeys.service.js';
 import { createNotificationsService, type MailTransport } from './modules/notifications/notifications.service.js';
 import { smtpTransport } from './modules/notifications/smtp.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
@@ -139,6 +141,35 @@ export function createServices(deps: {
     publicUrl: () => publicUrl(deps.config),
     notifications,
     sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
+    // Second factors, the workspaces' policy and single sign-on decide the steps after a password (docs/sign-in.md).
+    gate: () => ({
+      factors: mfa.factors,
+      requiresSecondFactor: mfa.requiresSecondFactor,
+      ssoOnly: async () => [],
+    }),
+  });
+  const notifySecurity = (
+    trx: Parameters<typeof notifications.securityNotice>[0],
+    notice: Parameters<typeof notifications.securityNotice>[1],
+  ) => notifications.securityNotice(trx, notice);
+  const passkeys = createPasskeysService({
+    db,
+    dialect,
+    clock,
+    publicUrl: () => publicUrl(deps.config),
+    memberships: consoleAuth.membershipsIn,
+    notify: notifySecurity,
+  });
+  const mfa = createMfaService({
+    db,
+    dialect,
+    clock,
+    writeAs,
+    users,
+    memberships: consoleAuth.membershipsIn,
+    checkPassword: consoleAuth.checkPassword,
+    notify: notifySecurity,
+    passkeyFactor: passkeys.secondFactor,
   });
   const usage = createUsageService({
     db,
@@ -255,6 +286,8 @@ export function createServices(deps: {
     workspaces,
     idempotency,
     consoleAuth,
+    mfa,
+    passkeys,
     members,
     outbox,
     usage,

@@ -1,5 +1,12 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { ConsoleLinkPurpose, ConsoleSessionsTable, Env, Role } from '../../db/types.js';
+import type {
+  ConsoleLinkPurpose,
+  ConsoleSessionsTable,
+  Env,
+  Role,
+  SessionStage,
+  SignInMethod,
+} from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -33,7 +40,42 @@ export interface OpenSession {
   csrfToken: string;
 }
 
+/** How a session opens: its method, its stage, and the one workspace of a single sign-on session. */
+export interface SessionKind {
+  method: SignInMethod;
+  stage?: SessionStage;
+  workspaceId?: string | null;
+}
+
+/** What sign-in asks of the second-factor and single sign-on modules (docs/sign-in.md); absent: a password alone. */
+export interface SignInGate {
+  /** Whether the person must give a second factor after the password, and which they have. */
+  factors(email: string): Promise<SecondFactorMethod[]>;
+  /** Whether any of these workspaces requires its members to have a second factor. */
+  requiresSecondFactor(workspaceIds: string[]): Promise<boolean>;
+  /** Those of the memberships whose workspace requires single sign-on of this member (not its break-glass admin). */
+  ssoOnly(memberships: { workspace_id: string; user_id: string }[]): Promise<string[]>;
+}
+export type SecondFactorMethod = 'totp' | 'recovery_code' | 'passkey';
+
+/** The answer to a password accepted when a second factor is still to come. */
+export interface SecondFactorNeeded {
+  token: string;
+  methods: SecondFactorMethod[];
+  expires_at: string;
+}
+
 const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** A password accepted waits this long for its second factor. */
+const PENDING_TTL_MS = 5 * MINUTE;
+
+const ssoRequired = () =>
+  new AppError(
+    403,
+    'sso_required',
+    'This workspace signs in with single sign-on only: use "Continue with SSO" on the sign-in page.',
+  );
 
 const badLink = () =>
   new AppError(400, 'invalid_link', 'This link is invalid, expired or already used; ask for a new one.');
@@ -53,6 +95,8 @@ export function createConsoleAuthService(deps: {
   notifications?: Pick<NotificationsService, 'linkNotice' | 'securityNotice'>;
   /** Minutes without a request and hours in all after which a session ends (default DEFAULT_SESSIONS). */
   sessions?: { idleMin: number; maxH: number };
+  /** Second factors, the second-factor policy and single sign-on (services.ts); absent: a password alone. */
+  gate?: () => SignInGate;
 }) {
   const { db, dialect, clock } = deps;
   const idleMs = (deps.sessions ?? DEFAULT_SESSIONS).idleMin * MINUTE;
@@ -148,28 +192,163 @@ export function createConsoleAuthService(deps: {
     password: string;
     ip: string;
     userAgent?: string;
-  }): Promise<OpenSession & { token: string }> {
+  }): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const email = normalizeEmail(input.email);
     await throttle(email, input.ip);
     const credential = await repo.findCredential(db, email);
     const ok = await verifyPassword(input.password, credential?.password_hash ?? (await dummyHash()));
     const memberships = ok && credential ? await repo.memberships(db, email) : [];
     if (!ok || !credential || memberships.length === 0) {
-      const at = isoAt(clock.now());
-      await dialect.writeTransaction(
-        db,
-        async (trx) => {
-          for (const subject of Object.values(subjects(email, input.ip))) {
-            await repo.insertFailure(trx, newId('request'), subject, at);
-          }
-        },
-        { keepsKeys: true },
-      );
+      await recordFailure(email, input.ip);
       throw new AppError(401, 'invalid_credentials', 'The email or password is incorrect.');
     }
-    const opened = newSession(email, clock.now(), input);
-    await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
+    return afterPassword(email, memberships, input);
+  }
+
+  /** Records a failed sign-in (a wrong password, second factor or passkey) against each throttle subject. */
+  async function recordFailure(email: string, ip: string): Promise<void> {
+    const at = isoAt(clock.now());
+    await dialect.writeTransaction(
+      db,
+      async (trx) => {
+        for (const subject of Object.values(subjects(email, ip))) {
+          await repo.insertFailure(trx, newId('request'), subject, at);
+        }
+      },
+      { keepsKeys: true },
+    );
+  }
+
+  /**
+   * The steps after a right password (docs/sign-in.md#signing-in): refused where every workspace requires
+   * single sign-on; a second factor asked for when the person has one; else a session, limited to
+   * enrolling one when a workspace requires it.
+   */
+  async function afterPassword(
+    email: string,
+    memberships: { workspace_id: string; user_id: string }[],
+    client: { ip: string; userAgent?: string },
+  ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
+    const gate = deps.gate?.();
+    if (gate && (await gate.ssoOnly(memberships)).length === memberships.length) throw ssoRequired();
+    const methods = gate ? await gate.factors(email) : [];
+    if (methods.length > 0) {
+      const token = newToken();
+      const now = clock.now();
+      const expires_at = isoAt(now + PENDING_TTL_MS);
+      await dialect.writeTransaction(
+        db,
+        (trx) =>
+          repo.insertPending(trx, {
+            digest: tokenDigest(token),
+            email,
+            ip: client.ip,
+            created_at: isoAt(now),
+            expires_at,
+            used_at: null,
+          }),
+        { keepsKeys: true },
+      );
+      return { secondFactor: { token, methods, expires_at } };
+    }
+    const enrol = gate ? await gate.requiresSecondFactor(memberships.map((m) => m.workspace_id)) : false;
+    return openSession(email, client, { method: 'password', stage: enrol ? 'enrol' : 'full' });
+  }
+
+  /** Opens a session (a sign-in step passed): a fresh token, stored as a digest. */
+  async function openSession(
+    email: string,
+    client: { ip: string; userAgent?: string },
+    kind: SessionKind,
+    inTrx?: Db,
+  ): Promise<OpenSession & { token: string }> {
+    const opened = newSession(email, clock.now(), client, kind);
+    if (inTrx) await repo.insertSession(inTrx, opened.session);
+    else await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
     return opened;
+  }
+
+  /**
+   * The second step of a sign-in: `check` verifies the second factor in the transaction that uses the
+   * pending sign-in once and opens the session. A wrong one counts toward the throttle. Throws 401
+   * invalid_credentials (an unknown, used or expired pending sign-in), 401 invalid_code, 429 rate_limited.
+   */
+  async function completeSecondFactor(
+    token: string,
+    check: (trx: Db, email: string) => Promise<SignInMethod | false>,
+    client: { ip: string; userAgent?: string },
+  ): Promise<OpenSession & { token: string }> {
+    const stale = () =>
+      new AppError(401, 'invalid_credentials', 'This sign-in has expired or was already used; sign in again.');
+    const pending = isTokenShaped(token) ? await repo.findPending(db, tokenDigest(token)) : undefined;
+    if (!pending || pending.used_at !== null || Date.parse(pending.expires_at) <= clock.now()) throw stale();
+    await throttle(pending.email, client.ip);
+    const out = await dialect.writeTransaction(
+      db,
+      async (trx) => {
+        const method = await check(trx, pending.email);
+        if (!method) return undefined;
+        if (!(await repo.takePending(trx, pending.digest, isoAt(clock.now())))) throw stale();
+        return openSession(pending.email, client, { method }, trx);
+      },
+      { keepsKeys: true },
+    );
+    if (out) return out;
+    await recordFailure(pending.email, client.ip);
+    throw new AppError(401, 'invalid_code', 'That code is wrong or was already used; enter the current one.');
+  }
+
+  /** The email of a live pending sign-in (the passkey step asks for that person's passkeys); throws 401. */
+  async function pendingEmail(token: string): Promise<string> {
+    const pending = isTokenShaped(token) ? await repo.findPending(db, tokenDigest(token)) : undefined;
+    if (!pending || pending.used_at !== null || Date.parse(pending.expires_at) <= clock.now()) {
+      throw new AppError(401, 'invalid_credentials', 'This sign-in has expired or was already used; sign in again.');
+    }
+    return pending.email;
+  }
+
+  /**
+   * Signs in with a passkey alone (docs/sign-in.md#passkeys): `email` is the passkey's person, checked by
+   * the mfa service. Refused like a password where every workspace requires single sign-on.
+   */
+  async function openPasskeySession(
+    email: string,
+    client: { ip: string; userAgent?: string },
+  ): Promise<OpenSession & { token: string }> {
+    const memberships = await repo.memberships(db, email);
+    if (memberships.length === 0) throw new AppError(401, 'invalid_credentials', 'This passkey signs no one in.');
+    const gate = deps.gate?.();
+    if (gate && (await gate.ssoOnly(memberships)).length === memberships.length) throw ssoRequired();
+    return openSession(email, client, { method: 'passkey' });
+  }
+
+  /** A passkey sign-in that failed: counted against the address (there is no email to count against). */
+  async function passkeyFailed(ip: string): Promise<void> {
+    await dialect.writeTransaction(
+      db,
+      (trx) => repo.insertFailure(trx, newId('request'), `ip:${ip}`, isoAt(clock.now())),
+      {
+        keepsKeys: true,
+      },
+    );
+  }
+
+  /** Once a person in the enrol stage has a second factor, their sessions reach every page again. */
+  async function finishEnrolment(email: string): Promise<void> {
+    await dialect.writeTransaction(db, (trx) => repo.finishEnrolment(trx, email), { keepsKeys: true });
+  }
+
+  /**
+   * The memberships a session reaches: a single sign-on session its workspace only; any other not those
+   * whose workspace requires single sign-on of this member.
+   */
+  async function sessionMemberships(session: ConsoleSessionsTable) {
+    const all = await repo.memberships(db, session.email);
+    if (session.workspace_id) return all.filter((m) => m.workspace_id === session.workspace_id);
+    const gate = deps.gate?.();
+    if (!gate) return all;
+    const ssoOnly = new Set(await gate.ssoOnly(all));
+    return all.filter((m) => !ssoOnly.has(m.workspace_id));
   }
 
   /** A new session's row (to insert) and its secret token: 256 random bits, stored as a digest. */
@@ -177,6 +356,7 @@ export function createConsoleAuthService(deps: {
     email: string,
     now: number,
     client: { ip: string; userAgent?: string },
+    kind: SessionKind = { method: 'password' },
   ): OpenSession & { token: string } {
     const token = newToken();
     const session: ConsoleSessionsTable = {
@@ -189,6 +369,9 @@ export function createConsoleAuthService(deps: {
       ended_at: null,
       user_agent: client.userAgent?.slice(0, 200) ?? null,
       ip: client.ip,
+      method: kind.method,
+      stage: kind.stage ?? 'full',
+      workspace_id: kind.workspaceId ?? null,
     };
     return { token, session, csrfToken: csrfTokenFor(token) };
   }
@@ -212,8 +395,15 @@ export function createConsoleAuthService(deps: {
 
   /** The principal of a session in one workspace and environment; NotFoundError when not a member. */
   async function principalFor(session: ConsoleSessionsTable, workspaceId: string, env: Env): Promise<SessionPrincipal> {
+    if (session.workspace_id && session.workspace_id !== workspaceId) throw new NotFoundError('workspace');
     const m = await repo.membership(db, session.email, workspaceId);
     if (!m) throw new NotFoundError('workspace');
+    if (
+      session.method !== 'sso' &&
+      (await deps.gate?.().ssoOnly([{ workspace_id: workspaceId, user_id: m.id }]))?.length
+    ) {
+      throw ssoRequired();
+    }
     return { kind: 'session', sessionId: session.id, userId: m.id, workspaceId, env, role: m.role, scopes: null };
   }
 
@@ -370,6 +560,15 @@ export function createConsoleAuthService(deps: {
   return {
     makeLink,
     signIn,
+    openSession,
+    completeSecondFactor,
+    pendingEmail,
+    openPasskeySession,
+    passkeyFailed,
+    finishEnrolment,
+    sessionMemberships,
+    throttle,
+    recordFailure,
     sessionOf,
     principalFor,
     signOut,
@@ -380,6 +579,15 @@ export function createConsoleAuthService(deps: {
     changePassword,
     invite,
     memberships: (email: string) => repo.memberships(db, email),
+    /** The same, in the caller's transaction (SQLite has one connection: a read beside an open write waits forever). */
+    membershipsIn: (trx: Db, email: string) => repo.memberships(trx, email),
+    /** Whether `password` is the console password of `email` (re-authentication before a change of factors). */
+    async checkPassword(email: string, password: string): Promise<boolean> {
+      const credential = await repo.findCredential(db, normalizeEmail(email));
+      return verifyPassword(password, credential?.password_hash ?? (await dummyHash())).then(
+        (ok) => ok && !!credential,
+      );
+    },
     pendingInvites: (workspaceId: string) => repo.pendingInvites(db, workspaceId, isoAt(clock.now())),
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
     async endSession(email: string, id: string) {
