@@ -42,6 +42,7 @@ import { mfaRoutes } from './modules/mfa/mfa.routes.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
+import { ssoRoutes } from './modules/sso/sso.routes.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
 import { LoggedRequestSchema, UsageSeriesSchema } from './modules/usage/usage.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -226,6 +227,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         mfa: services.mfa,
         passkeys: services.passkeys,
         consoleAuth: services.consoleAuth,
+      });
+      await api.register(ssoRoutes, {
+        sso: services.sso,
+        consoleAuth: services.consoleAuth,
+        secureCookie: publicUrl(config).startsWith('https:'),
       });
       await api.register(notificationsRoutes, { notifications: services.notifications });
       await api.register(integrationsRoutes, { integrations: services.integrations });

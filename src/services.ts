@@ -21,6 +21,7 @@ import { createPasskeysService } from './modules/mfa/passkeys.service.js';
 import { createNotificationsService, type MailTransport } from './modules/notifications/notifications.service.js';
 import { smtpTransport } from './modules/notifications/smtp.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
+import { createSsoService, type SsoFetch } from './modules/sso/sso.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
 import { createMembersService } from './modules/users/members.service.js';
 import { systemCheck } from './modules/users/user-check.js';
@@ -62,6 +63,8 @@ export function createServices(deps: {
   mailTransport?: MailTransport;
   /** How integrations POST to Slack and Discord (tests inject one); the delivery engine's sender by default. */
   integrationSend?: Send;
+  /** How single sign-on reaches identity providers (tests put a hand in the middle); fetch by default. */
+  ssoFetch?: SsoFetch;
 }) {
   const { db, dialect } = deps.storage;
   const clock = deps.clock;
@@ -145,7 +148,7 @@ export function createServices(deps: {
     gate: () => ({
       factors: mfa.factors,
       requiresSecondFactor: mfa.requiresSecondFactor,
-      ssoOnly: async () => [],
+      ssoOnly: sso.ssoOnly,
     }),
   });
   const notifySecurity = (
@@ -159,6 +162,19 @@ export function createServices(deps: {
     publicUrl: () => publicUrl(deps.config),
     memberships: consoleAuth.membershipsIn,
     notify: notifySecurity,
+  });
+  const sso = createSsoService({
+    db,
+    dialect,
+    clock,
+    writeAs,
+    users,
+    memberByEmail: consoleAuth.memberIn,
+    notify: notifySecurity,
+    publicUrl: () => publicUrl(deps.config),
+    allowHttpIssuer: deps.config.SSO_ALLOW_HTTP_ISSUER,
+    fetch: deps.ssoFetch,
+    timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
   });
   const mfa = createMfaService({
     db,
@@ -288,6 +304,7 @@ export function createServices(deps: {
     consoleAuth,
     mfa,
     passkeys,
+    sso,
     members,
     outbox,
     usage,

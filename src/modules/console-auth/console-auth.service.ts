@@ -581,6 +581,8 @@ export function createConsoleAuthService(deps: {
     memberships: (email: string) => repo.memberships(db, email),
     /** The same, in the caller's transaction (SQLite has one connection: a read beside an open write waits forever). */
     membershipsIn: (trx: Db, email: string) => repo.memberships(trx, email),
+    /** The current member of a workspace with this email, in the caller's transaction. */
+    memberIn: (trx: Db, email: string, workspaceId: string) => repo.membership(trx, normalizeEmail(email), workspaceId),
     /** Whether `password` is the console password of `email` (re-authentication before a change of factors). */
     async checkPassword(email: string, password: string): Promise<boolean> {
       const credential = await repo.findCredential(db, normalizeEmail(email));
