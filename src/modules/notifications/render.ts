@@ -249,7 +249,10 @@ export function renderSecurityEmail(
 ): RenderedEmail {
   const time = formatTime(d.at, to.timezone);
   const lines: string[] = [];
-  if (d.key) {
+  const signIn = SIGN_IN_LINES[type];
+  if (signIn) {
+    lines.push(signIn(d, time));
+  } else if (d.key) {
     const owner = d.key.owner_email ? ` owned by ${d.key.owner_email}` : '';
     const what = `The ${d.key.env} API key "${d.key.name}" (${d.key.prefix}…, ${d.key.id})${owner}`;
     if (type === 'key.created') lines.push(`${what} was created at ${time}.`);
@@ -268,8 +271,6 @@ export function renderSecurityEmail(
     else if (type === 'member.removed')
       lines.push(`${m.email} was removed from the workspace at ${time}; their keys no longer work.`);
     else lines.push(`The role of ${m.email} changed from ${m.previous_role} to ${m.role} at ${time}.`);
-  } else if (SIGN_IN_LINES[type]) {
-    lines.push((SIGN_IN_LINES[type] as (d: SecurityNoticeData, t: string) => string)(d, time));
   } else {
     lines.push(
       `The console password of ${to.email} was changed at ${time}. Your other console sessions were signed out.`,
