@@ -42,6 +42,7 @@ export const SecondFactorNeededSchema = Type.Object({
   methods: Type.Array(SecondFactorMethodSchema),
   expires_at: Timestamp,
 });
+export type SecondFactorNeeded = Static<typeof SecondFactorNeededSchema>;
 
 export const SignInBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 export const ForgotBody = Type.Object({ email: Email }, { additionalProperties: false });
