@@ -189,6 +189,26 @@ describe('two-factor codes (TOTP, docs/sign-in.md#two-factor-codes)', () => {
     ).toEqual([]);
   });
 
+  it('a password set from a reset link does not skip the second factor', async () => {
+    clock.set(T0);
+    const { client, email } = await adminOf(t, 'Reset link');
+    const { secret } = await enrolTotp(client, T0);
+    const link = await t.services.consoleAuth.resetLink(email);
+    const set = await t.request({
+      method: 'POST',
+      url: '/console/api/password/set',
+      body: { token: new URL(link?.url ?? '').searchParams.get('token'), password: 'another good passphrase' },
+      headers: { origin: ORIGIN },
+    });
+    expect(set.statusCode, set.body).toBe(202);
+    expect(set.headers['set-cookie']).toBeUndefined();
+    const pending = json(set).data;
+    expect(pending.methods).toContain('totp');
+    clock.set(T0 + 30_000);
+    const ok = await postSecondFactor(t, { token: pending.token, code: totpCode(secret, clock.now()) });
+    expect(clientOf(t, ok).session).toMatchObject({ method: 'password+totp' });
+  });
+
   it('no TOTP secret, recovery code or code reaches a log line, at debug level', () => {
     const text = log.join('\n');
     expect(text.length).toBeGreaterThan(0);

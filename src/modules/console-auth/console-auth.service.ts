@@ -229,30 +229,51 @@ export function createConsoleAuthService(deps: {
     memberships: { workspace_id: string; user_id: string }[],
     client: { ip: string; userAgent?: string },
   ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
-    const gate = deps.gate?.();
-    if (gate && (await gate.ssoOnly(memberships)).length === memberships.length) throw ssoRequired();
-    const methods = gate ? await gate.factors(email) : [];
-    if (methods.length > 0) {
-      const token = newToken();
-      const now = clock.now();
-      const expires_at = isoAt(now + PENDING_TTL_MS);
-      await dialect.writeTransaction(
-        db,
-        (trx) =>
-          repo.insertPending(trx, {
-            digest: tokenDigest(token),
-            email,
-            ip: client.ip,
-            created_at: isoAt(now),
-            expires_at,
-            used_at: null,
-          }),
-        { keepsKeys: true },
-      );
-      return { secondFactor: { token, methods, expires_at } };
+    const next = await nextStep(email, memberships);
+    if (next.methods.length > 0) {
+      const pending = await dialect.writeTransaction(db, (trx) => startPending(trx, email, client.ip, next.methods), {
+        keepsKeys: true,
+      });
+      return { secondFactor: pending };
     }
-    const enrol = gate ? await gate.requiresSecondFactor(memberships.map((m) => m.workspace_id)) : false;
-    return openSession(email, client, { method: 'password', stage: enrol ? 'enrol' : 'full' });
+    return openSession(email, client, { method: 'password', stage: next.stage });
+  }
+
+  /**
+   * What follows a right password (or a password set from a link): refused where every workspace requires
+   * single sign-on (403 sso_required); the second factors to ask for; else the stage of the session.
+   */
+  async function nextStep(
+    email: string,
+    memberships: { workspace_id: string; user_id: string }[],
+  ): Promise<{ methods: SecondFactorMethod[]; stage: SessionStage }> {
+    const gate = deps.gate?.();
+    if (!gate) return { methods: [], stage: 'full' };
+    if ((await gate.ssoOnly(memberships)).length === memberships.length) throw ssoRequired();
+    const methods = await gate.factors(email);
+    const enrol = methods.length === 0 && (await gate.requiresSecondFactor(memberships.map((m) => m.workspace_id)));
+    return { methods, stage: enrol ? 'enrol' : 'full' };
+  }
+
+  /** A pending sign-in (the password accepted, the second factor to come), in `trx`. */
+  async function startPending(
+    trx: Db,
+    email: string,
+    ip: string,
+    methods: SecondFactorMethod[],
+  ): Promise<SecondFactorNeeded> {
+    const token = newToken();
+    const now = clock.now();
+    const expires_at = isoAt(now + PENDING_TTL_MS);
+    await repo.insertPending(trx, {
+      digest: tokenDigest(token),
+      email,
+      ip,
+      created_at: isoAt(now),
+      expires_at,
+      used_at: null,
+    });
+    return { token, methods, expires_at };
   }
 
   /** Opens a session (a sign-in step passed): a fresh token, stored as a digest. */
@@ -424,7 +445,7 @@ export function createConsoleAuthService(deps: {
     token: string,
     password: string,
     client: { ip: string; userAgent?: string },
-  ): Promise<OpenSession & { token: string }> {
+  ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const problem = passwordProblem(password);
     if (problem) throw fieldError('password', 'invalid_length', problem);
     if (!isTokenShaped(token)) throw badLink();
@@ -435,9 +456,16 @@ export function createConsoleAuthService(deps: {
     const weak = weakPasswordProblem(password, [found.email]);
     if (weak) throw fieldError('password', 'too_common', weak);
     const hash = await hashPassword(password);
+    // A link proves the email, not the second factor: a person who has one gives it next (docs/sign-in.md).
+    // Where single sign-on is required, the new session simply does not reach that workspace (sessionMemberships).
+    const next = await nextStep(found.email, await repo.memberships(db, found.email)).catch((e: unknown) => {
+      if (e instanceof AppError && e.code === 'sso_required')
+        return { methods: [] as SecondFactorMethod[], stage: 'full' as const };
+      throw e;
+    });
     return dialect.writeTransaction(
       db,
-      async (trx) => {
+      async (trx): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
         const link = await repo.findLink(trx, digest);
         const now = clock.now();
         if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
@@ -449,9 +477,11 @@ export function createConsoleAuthService(deps: {
         await endSessionsLocked(trx, link.email, isoAt(now));
         // A reset replaces a password; a first password (invite, set_password) replaces none.
         if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
+        if (next.methods.length > 0)
+          return { secondFactor: await startPending(trx, link.email, client.ip, next.methods) };
         // Setting the password signs the person in (docs/console.md#passwords-and-links): a fresh
         // session, as sign-in makes, in the same transaction that ended every earlier one.
-        const opened = newSession(link.email, now, client);
+        const opened = newSession(link.email, now, client, { method: 'password', stage: next.stage });
         await repo.insertSession(trx, opened.session);
         return opened;
       },

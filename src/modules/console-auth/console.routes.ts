@@ -104,14 +104,21 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/password/set',
     {
       config: { console: 'public' },
-      schema: { hide, body: SetPasswordBody, response: { 200: DataOf(ConsoleSessionSchema) } },
+      schema: {
+        hide,
+        body: SetPasswordBody,
+        response: { 200: DataOf(ConsoleSessionSchema), 202: DataOf(SecondFactorNeededSchema) },
+      },
     },
-    // Setting a password signs the person in: the cookie and the answer are sign-in's.
+    // Setting a password signs the person in: the cookie and the answer are sign-in's (202 with a second factor to come).
     async (req, reply) => {
       const out = await consoleAuth.redeemLink(req.body.token, req.body.password, {
         ip: req.ip,
         userAgent: req.headers['user-agent'],
       });
+      if ('secondFactor' in out) {
+        return reply.code(202).send({ data: { second_factor_required: true as const, ...out.secondFactor } });
+      }
       app.consoleCookie.set(reply, out.token);
       return { data: await describe(out) };
     },
