@@ -267,6 +267,12 @@ export function createServices(deps: {
       run: () => notifications.purgeExpired(systemActor('scheduler:purge-notifications')),
     },
     {
+      id: 'purge-sign-in-steps',
+      name: 'purge-sign-in-steps: sign-in failures older than 15 min, expired pending sign-ins, passkey challenges and SSO sign-ins',
+      everyMs: 10 * 60_000,
+      run: async () => (await consoleAuth.purgeFailures()) + (await mfa.purgeChallenges()) + (await sso.purge()),
+    },
+    {
       id: 'usage-rollup',
       name: 'usage-rollup: minutes into hours after 48 h, hours into days after 90 days, request log after 7 days',
       everyMs: 10 * 60_000,

@@ -188,8 +188,10 @@ export const consoleAuthRepository = {
     return Number(r?.n ?? 0);
   },
 
-  async purgeFailures(db: Db, before: string) {
-    await db.deleteFrom('console_pending_sign_ins').where('expires_at', '<', before).execute();
-    return db.deleteFrom('console_sign_in_failures').where('at', '<', before).execute();
+  /** Deletes failures and pending sign-ins older than `before`; returns how many rows went. */
+  async purgeFailures(db: Db, before: string): Promise<number> {
+    const a = await db.deleteFrom('console_pending_sign_ins').where('expires_at', '<', before).executeTakeFirst();
+    const b = await db.deleteFrom('console_sign_in_failures').where('at', '<', before).executeTakeFirst();
+    return Number(a.numDeletedRows) + Number(b.numDeletedRows);
   },
 };

@@ -133,8 +133,9 @@ export const mfaRepository = {
     return Number(r.numUpdatedRows) === 1 ? row : undefined;
   },
 
-  purgeChallenges(db: Db, before: string) {
-    return db.deleteFrom('console_webauthn_challenges').where('expires_at', '<', before).execute();
+  async purgeChallenges(db: Db, before: string): Promise<number> {
+    const r = await db.deleteFrom('console_webauthn_challenges').where('expires_at', '<', before).executeTakeFirst();
+    return Number(r.numDeletedRows);
   },
 
   /** The workspaces among these that require a second factor. */

@@ -64,7 +64,8 @@ export const ssoRepository = {
     return Number(r.numUpdatedRows) === 1 ? row : undefined;
   },
 
-  purge(db: Db, before: string) {
-    return db.deleteFrom('sso_sign_ins').where('expires_at', '<', before).execute();
+  async purge(db: Db, before: string): Promise<number> {
+    const r = await db.deleteFrom('sso_sign_ins').where('expires_at', '<', before).executeTakeFirst();
+    return Number(r.numDeletedRows);
   },
 };
