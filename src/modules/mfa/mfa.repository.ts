@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/dialect.js';
 import type {
   ConsoleMfaTable,
@@ -12,12 +13,23 @@ export const mfaRepository = {
     return db.selectFrom('console_mfa').selectAll().where('email', '=', email).executeTakeFirst();
   },
 
-  insertPerson(db: Db, row: ConsoleMfaTable) {
-    return db
+  /** The person's row, made first (with a new random WebAuthn user handle) when they have none. */
+  async ensurePerson(db: Db, email: string, at: string): Promise<ConsoleMfaTable | undefined> {
+    const row: ConsoleMfaTable = {
+      email,
+      webauthn_user_id: randomBytes(32).toString('base64url'),
+      totp_secret: null,
+      totp_confirmed_at: null,
+      totp_last_step: null,
+      created_at: at,
+      updated_at: at,
+    };
+    await db
       .insertInto('console_mfa')
       .values(row)
       .onConflict((oc) => oc.column('email').doNothing())
       .execute();
+    return db.selectFrom('console_mfa').selectAll().where('email', '=', email).executeTakeFirst();
   },
 
   setTotp(db: Db, email: string, secret: string | null, confirmedAt: string | null, at: string) {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { SignInMethod } from '../../db/types.js';
 import { type Clock, isoAt } from '../../lib/clock.js';
@@ -49,19 +48,6 @@ export function createMfaService(deps: {
       await deps.notify?.(trx, { type, workspaceId: first.workspace_id, users: [first.user_id], admins: false, data });
   }
 
-  async function personRow(trx: Db, email: string, at: string) {
-    await repo.insertPerson(trx, {
-      email,
-      webauthn_user_id: randomBytes(32).toString('base64url'),
-      totp_secret: null,
-      totp_confirmed_at: null,
-      totp_last_step: null,
-      created_at: at,
-      updated_at: at,
-    });
-    return repo.person(trx, email);
-  }
-
   /** Ten new recovery codes in `trx` (the old ones stop working); returns them: the only time they are shown. */
   async function newRecoveryCodes(trx: Db, email: string, at: string): Promise<string[]> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
@@ -94,7 +80,7 @@ export function createMfaService(deps: {
     const secret = newTotpSecret();
     const at = isoAt(clock.now());
     await write(async (trx) => {
-      const row = await personRow(trx, email, at);
+      const row = await repo.ensurePerson(trx, email, at);
       if (row?.totp_confirmed_at) {
         throw new ConflictError(
           'totp_already_enabled',

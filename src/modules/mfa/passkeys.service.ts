@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   type AuthenticationResponseJSON,
   type AuthenticatorTransport,
@@ -111,18 +110,7 @@ export function createPasskeysService(deps: {
   /** Options for navigator.credentials.create(): a resident key, user verification required, none of the person's passkeys again. */
   async function registrationOptions(email: string) {
     const now = isoAt(clock.now());
-    const person = await write(async (trx) => {
-      await repo.insertPerson(trx, {
-        email,
-        webauthn_user_id: randomBytes(32).toString('base64url'),
-        totp_secret: null,
-        totp_confirmed_at: null,
-        totp_last_step: null,
-        created_at: now,
-        updated_at: now,
-      });
-      return repo.person(trx, email);
-    });
+    const person = await write((trx) => repo.ensurePerson(trx, email, now));
     const existing = await repo.passkeys(db, email);
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
