@@ -160,12 +160,13 @@ export function createConsoleAuthService(deps: {
    * 50 from one address, in 15 minutes; then 429 until the window moves on. One client can thus lock
    * only itself out, of one account or of all: never everyone else.
    */
-  async function throttle(email: string, ip: string): Promise<void> {
+  async function throttle(email: string | null, ip: string): Promise<void> {
     const since = isoAt(clock.now() - THROTTLE_WINDOW_MS);
-    const s = subjects(email, ip);
+    const s = subjects(email ?? '', ip);
+    // Without an email (a passkey sign-in) only the address counts.
     const [byEmailAndIp, byEmail, byIp] = await Promise.all([
-      repo.countFailures(db, s.emailAndIp, since),
-      repo.countFailures(db, s.email, since),
+      email === null ? 0 : repo.countFailures(db, s.emailAndIp, since),
+      email === null ? 0 : repo.countFailures(db, s.email, since),
       repo.countFailures(db, s.ip, since),
     ]);
     if (

@@ -173,7 +173,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
       schema: { hide, body: PasskeySignInBody, response: { 201: DataOf(ConsoleSessionSchema) } },
     },
     async (req, reply) => {
-      await consoleAuth.throttle('', req.ip);
+      await consoleAuth.throttle(null, req.ip);
       const email = await passkeys.signIn(req.body.response).catch(async (e: unknown) => {
         await consoleAuth.passkeyFailed(req.ip);
         throw e;
