@@ -417,6 +417,7 @@ export type NotificationType =
   | 'mfa.enabled'
   | 'mfa.disabled'
   | 'mfa.reset'
+  | 'mfa.code_reused'
   | 'recovery_codes.regenerated'
   | 'recovery_code.used'
   | 'passkey.added'

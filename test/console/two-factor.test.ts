@@ -95,15 +95,16 @@ describe('two-factor codes (TOTP, docs/sign-in.md#two-factor-codes)', () => {
 
   it('asks for the code after the password; a code works once; one step of drift is accepted, two are not', async () => {
     clock.set(T0);
-    const { client, email } = await adminOf(t, 'Steps');
+    const { client, email, userId } = await adminOf(t, 'Steps');
     const { secret } = await enrolTotp(client, T0);
     const first = await postPassword(t, email);
     expect(first.statusCode).toBe(202);
     expect(first.headers['set-cookie']).toBeUndefined();
     const pending = json(first).data;
     expect(pending).toMatchObject({ second_factor_required: true, methods: ['totp', 'recovery_code'] });
-    // The enrolment's code (step T0) was used: the same step is a replay.
+    // The enrolment's code (step T0) was used: the same step is a replay, refused, and the person is told.
     expectError(await postSecondFactor(t, { token: pending.token, code: totpCode(secret, T0) }), 401, 'invalid_code');
+    expect(await notices(userId, 'mfa.code_reused')).toHaveLength(1);
     // One step later the next step's code is accepted.
     clock.set(T0 + 30_000);
     const ok = await postSecondFactor(t, { token: pending.token, code: totpCode(secret, T0 + 30_000) });

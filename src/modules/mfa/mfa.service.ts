@@ -114,7 +114,12 @@ export function createMfaService(deps: {
     const row = await repo.person(trx, email);
     if (!row?.totp_secret || !row.totp_confirmed_at) return false;
     const step = totpStep(row.totp_secret, code, clock.now());
-    return step !== null && repo.acceptTotpStep(trx, email, step, isoAt(clock.now()));
+    if (step === null) return false;
+    const at = isoAt(clock.now());
+    if (await repo.acceptTotpStep(trx, email, step, at)) return true;
+    // A right code of a step already used: a replay (someone saw or intercepted it). Refused, and the person is told.
+    await tellPerson(trx, email, 'mfa.code_reused', { at, factor: { kind: 'totp' } });
+    return false;
   }
 
   /** Uses one recovery code, in `trx`; tells the person how many are left. */

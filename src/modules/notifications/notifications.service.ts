@@ -36,6 +36,7 @@ export interface SecurityNotice {
     | 'mfa.enabled'
     | 'mfa.disabled'
     | 'mfa.reset'
+    | 'mfa.code_reused'
     | 'recovery_codes.regenerated'
     | 'recovery_code.used'
     | 'passkey.added'

@@ -179,6 +179,8 @@ const SIGN_IN_LINES: Partial<Record<NotificationsTable['type'], (d: SecurityNoti
   'mfa.disabled': (_d, t) => `Two-factor codes were turned off for your account at ${t}.`,
   'mfa.reset': (d, t) =>
     `${d.by ?? 'An admin'} reset your second factors at ${t}: your authenticator app, recovery codes and passkeys no longer sign you in. Set up a new one at your next sign-in.`,
+  'mfa.code_reused': (_d, t) =>
+    `A two-factor code of your account that was already used was entered again at ${t} and refused. If that was not you, someone may know your password: change it.`,
   'recovery_codes.regenerated': (_d, t) =>
     `New recovery codes were made for your account at ${t}; the old ones no longer work.`,
   'recovery_code.used': (d, t) =>
@@ -223,6 +225,8 @@ export function securityTitle(type: NotificationsTable['type'], d: SecurityNotic
       return 'Two-factor codes turned off';
     case 'mfa.reset':
       return 'Your second factors were reset by an admin';
+    case 'mfa.code_reused':
+      return 'A used two-factor code was entered again';
     case 'recovery_codes.regenerated':
       return 'New recovery codes made';
     case 'recovery_code.used':
