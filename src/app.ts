@@ -38,9 +38,11 @@ import { EventSchema } from './modules/events/events.schemas.js';
 import { integrationsRoutes } from './modules/integrations/integrations.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
+import { mfaRoutes } from './modules/mfa/mfa.routes.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
+import { ssoRoutes } from './modules/sso/sso.routes.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
 import { LoggedRequestSchema, UsageSeriesSchema } from './modules/usage/usage.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -221,6 +223,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.members });
+      await api.register(mfaRoutes, {
+        mfa: services.mfa,
+        passkeys: services.passkeys,
+        consoleAuth: services.consoleAuth,
+      });
+      await api.register(ssoRoutes, {
+        sso: services.sso,
+        consoleAuth: services.consoleAuth,
+        secureCookie: publicUrl(config).startsWith('https:'),
+      });
       await api.register(notificationsRoutes, { notifications: services.notifications });
       await api.register(integrationsRoutes, { integrations: services.integrations });
       await api.register(billingConsoleRoutes, { billing: services.billing });

@@ -36,6 +36,8 @@ const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   WEBHOOK_ALLOW_INSECURE_URLS: Type.Boolean({ default: false }),
+  /** Single sign-on may use an http:// issuer (docs/sign-in.md#single-sign-on): local development and tests only. */
+  SSO_ALLOW_HTTP_ISSUER: Type.Boolean({ default: false }),
   WEBHOOK_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 0, default: 30000 }),
   WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, default: 4 }),
@@ -194,6 +196,12 @@ export function settingWarnings(config: Config): string[] {
     out.push(
       'WEBHOOK_ALLOW_INSECURE_URLS is on: webhooks may use http:// and reach loopback and private addresses. ' +
         'For local development and tests only; turn it off in production (docs/api.md#webhook-urls).',
+    );
+  }
+  if (config.SSO_ALLOW_HTTP_ISSUER) {
+    out.push(
+      'SSO_ALLOW_HTTP_ISSUER is on: single sign-on may talk to an identity provider over http://. ' +
+        'For local development and tests only; turn it off in production (docs/sign-in.md#single-sign-on).',
     );
   }
   if (publicUrl(config).startsWith('https:') && trustProxy(config) === false) {

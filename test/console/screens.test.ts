@@ -244,6 +244,22 @@ function screens(): Screen[] {
       doc: 'console-integrations',
       ready: (p) => p.getByRole('table', { name: 'Integrations' }).waitFor(),
     },
+    {
+      name: 'security',
+      url: at('/settings/security'),
+      heading: 'Sign-in security',
+      ready: (p) => p.getByRole('button', { name: 'Save single sign-on' }).waitFor(),
+    },
+    {
+      // The provider's answer with a state this server never made: the refusal and the way back.
+      name: 'sso-callback',
+      url: () => `${cs.base}/console/sso/callback?state=unknown&code=unknown`,
+      heading: 'Single sign-on',
+      signedOut: true,
+      ready: (p) => p.getByRole('alert').waitFor(),
+    },
+    // The enrolment page (/two-factor-setup) needs a session held by the second-factor policy:
+    // test/console/team-sign-in.test.ts checks it at 390 px in dark.
     { name: 'not-found', url: at('/no-such-page'), heading: 'Page not found' },
   ];
 }

@@ -54,13 +54,15 @@ export interface ConsoleServerOptions {
   apiOnly?: boolean;
   clock?: Clock;
   env?: Record<string, string>;
+  /** The host name of PUBLIC_URL and of `base` (default 127.0.0.1): passkeys need a domain name such as localhost. */
+  host?: string;
 }
 
 export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promise<ConsoleServer> {
   if (!consoleBuilt()) throw new Error('dist/console is missing: run `npm run build:console` first');
   const storage = await openTestStorage();
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://${opts.host ?? '127.0.0.1'}:${port}`;
   const config = loadConfig(
     {},
     { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off', ...opts.env },

@@ -11,7 +11,18 @@ import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { weakPasswordProblem } from './password-strength.js';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import {
+  createSignInSteps,
+  type OpenSession,
+  type SecondFactorMethod,
+  type SecondFactorNeeded,
+  type SessionKind,
+  type SignInGate,
+  ssoRequired,
+} from './sign-in-steps.js';
 import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js';
+
+export type { OpenSession, SecondFactorMethod, SecondFactorNeeded, SessionKind, SignInGate };
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -27,11 +38,6 @@ const MAX_FAILURES_PER_EMAIL = 100;
 const MAX_FAILURES_PER_IP = 50;
 /** last_seen_at is written at most once a minute per session. */
 const TOUCH_EVERY_MS = MINUTE;
-
-export interface OpenSession {
-  session: ConsoleSessionsTable;
-  csrfToken: string;
-}
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
@@ -53,10 +59,15 @@ export function createConsoleAuthService(deps: {
   notifications?: Pick<NotificationsService, 'linkNotice' | 'securityNotice'>;
   /** Minutes without a request and hours in all after which a session ends (default DEFAULT_SESSIONS). */
   sessions?: { idleMin: number; maxH: number };
+  /** Second factors, the second-factor policy and single sign-on (services.ts); absent: a password alone. */
+  gate?: () => SignInGate;
 }) {
   const { db, dialect, clock } = deps;
   const idleMs = (deps.sessions ?? DEFAULT_SESSIONS).idleMin * MINUTE;
   const absoluteMs = (deps.sessions ?? DEFAULT_SESSIONS).maxH * HOUR;
+  // The steps after a password (sign-in-steps.ts); they open sessions and count failures through this service.
+  const steps = createSignInSteps({ db, dialect, clock, gate: deps.gate, openSession, throttle, recordFailure });
+  const { afterPassword, nextStep, startPending } = steps;
 
   /** Ends sessions of a person under their exclusive locks, so no write of theirs is still in flight. */
   async function endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }) {
@@ -116,12 +127,13 @@ export function createConsoleAuthService(deps: {
    * 50 from one address, in 15 minutes; then 429 until the window moves on. One client can thus lock
    * only itself out, of one account or of all: never everyone else.
    */
-  async function throttle(email: string, ip: string): Promise<void> {
+  async function throttle(email: string | null, ip: string): Promise<void> {
     const since = isoAt(clock.now() - THROTTLE_WINDOW_MS);
-    const s = subjects(email, ip);
+    const s = subjects(email ?? '', ip);
+    // Without an email (a passkey sign-in) only the address counts.
     const [byEmailAndIp, byEmail, byIp] = await Promise.all([
-      repo.countFailures(db, s.emailAndIp, since),
-      repo.countFailures(db, s.email, since),
+      email === null ? 0 : repo.countFailures(db, s.emailAndIp, since),
+      email === null ? 0 : repo.countFailures(db, s.email, since),
       repo.countFailures(db, s.ip, since),
     ]);
     if (
@@ -148,27 +160,43 @@ export function createConsoleAuthService(deps: {
     password: string;
     ip: string;
     userAgent?: string;
-  }): Promise<OpenSession & { token: string }> {
+  }): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const email = normalizeEmail(input.email);
     await throttle(email, input.ip);
     const credential = await repo.findCredential(db, email);
     const ok = await verifyPassword(input.password, credential?.password_hash ?? (await dummyHash()));
     const memberships = ok && credential ? await repo.memberships(db, email) : [];
     if (!ok || !credential || memberships.length === 0) {
-      const at = isoAt(clock.now());
-      await dialect.writeTransaction(
-        db,
-        async (trx) => {
-          for (const subject of Object.values(subjects(email, input.ip))) {
-            await repo.insertFailure(trx, newId('request'), subject, at);
-          }
-        },
-        { keepsKeys: true },
-      );
+      await recordFailure(email, input.ip);
       throw new AppError(401, 'invalid_credentials', 'The email or password is incorrect.');
     }
-    const opened = newSession(email, clock.now(), input);
-    await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
+    return afterPassword(email, memberships, input);
+  }
+
+  /** Records a failed sign-in (a wrong password, second factor or passkey) against each throttle subject. */
+  async function recordFailure(email: string, ip: string): Promise<void> {
+    const at = isoAt(clock.now());
+    await dialect.writeTransaction(
+      db,
+      async (trx) => {
+        for (const subject of Object.values(subjects(email, ip))) {
+          await repo.insertFailure(trx, newId('request'), subject, at);
+        }
+      },
+      { keepsKeys: true },
+    );
+  }
+
+  /** Opens a session (a sign-in step passed): a fresh token, stored as a digest. */
+  async function openSession(
+    email: string,
+    client: { ip: string; userAgent?: string },
+    kind: SessionKind,
+    inTrx?: Db,
+  ): Promise<OpenSession & { token: string }> {
+    const opened = newSession(email, clock.now(), client, kind);
+    if (inTrx) await repo.insertSession(inTrx, opened.session);
+    else await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
     return opened;
   }
 
@@ -177,6 +205,7 @@ export function createConsoleAuthService(deps: {
     email: string,
     now: number,
     client: { ip: string; userAgent?: string },
+    kind: SessionKind = { method: 'password' },
   ): OpenSession & { token: string } {
     const token = newToken();
     const session: ConsoleSessionsTable = {
@@ -189,6 +218,9 @@ export function createConsoleAuthService(deps: {
       ended_at: null,
       user_agent: client.userAgent?.slice(0, 200) ?? null,
       ip: client.ip,
+      method: kind.method,
+      stage: kind.stage ?? 'full',
+      workspace_id: kind.workspaceId ?? null,
     };
     return { token, session, csrfToken: csrfTokenFor(token) };
   }
@@ -212,8 +244,15 @@ export function createConsoleAuthService(deps: {
 
   /** The principal of a session in one workspace and environment; NotFoundError when not a member. */
   async function principalFor(session: ConsoleSessionsTable, workspaceId: string, env: Env): Promise<SessionPrincipal> {
+    if (session.workspace_id && session.workspace_id !== workspaceId) throw new NotFoundError('workspace');
     const m = await repo.membership(db, session.email, workspaceId);
     if (!m) throw new NotFoundError('workspace');
+    if (
+      session.method !== 'sso' &&
+      (await deps.gate?.().ssoOnly([{ workspace_id: workspaceId, user_id: m.id }]))?.length
+    ) {
+      throw ssoRequired();
+    }
     return { kind: 'session', sessionId: session.id, userId: m.id, workspaceId, env, role: m.role, scopes: null };
   }
 
@@ -234,7 +273,7 @@ export function createConsoleAuthService(deps: {
     token: string,
     password: string,
     client: { ip: string; userAgent?: string },
-  ): Promise<OpenSession & { token: string }> {
+  ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const problem = passwordProblem(password);
     if (problem) throw fieldError('password', 'invalid_length', problem);
     if (!isTokenShaped(token)) throw badLink();
@@ -245,9 +284,16 @@ export function createConsoleAuthService(deps: {
     const weak = weakPasswordProblem(password, [found.email]);
     if (weak) throw fieldError('password', 'too_common', weak);
     const hash = await hashPassword(password);
+    // A link proves the email, not the second factor: a person who has one gives it next (docs/sign-in.md).
+    // Where single sign-on is required, the new session simply does not reach that workspace (sessionMemberships).
+    const next = await nextStep(found.email, await repo.memberships(db, found.email)).catch((e: unknown) => {
+      if (e instanceof AppError && e.code === 'sso_required')
+        return { methods: [] as SecondFactorMethod[], stage: 'full' as const };
+      throw e;
+    });
     return dialect.writeTransaction(
       db,
-      async (trx) => {
+      async (trx): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
         const link = await repo.findLink(trx, digest);
         const now = clock.now();
         if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
@@ -259,9 +305,11 @@ export function createConsoleAuthService(deps: {
         await endSessionsLocked(trx, link.email, isoAt(now));
         // A reset replaces a password; a first password (invite, set_password) replaces none.
         if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
+        if (next.methods.length > 0)
+          return { secondFactor: await startPending(trx, link.email, client.ip, next.methods) };
         // Setting the password signs the person in (docs/console.md#passwords-and-links): a fresh
         // session, as sign-in makes, in the same transaction that ended every earlier one.
-        const opened = newSession(link.email, now, client);
+        const opened = newSession(link.email, now, client, { method: 'password', stage: next.stage });
         await repo.insertSession(trx, opened.session);
         return opened;
       },
@@ -370,6 +418,15 @@ export function createConsoleAuthService(deps: {
   return {
     makeLink,
     signIn,
+    openSession,
+    completeSecondFactor: steps.completeSecondFactor,
+    pendingEmail: steps.pendingEmail,
+    openPasskeySession: steps.openPasskeySession,
+    passkeyFailed: steps.passkeyFailed,
+    finishEnrolment: steps.finishEnrolment,
+    sessionMemberships: steps.sessionMemberships,
+    throttle,
+    recordFailure,
     sessionOf,
     principalFor,
     signOut,
@@ -380,6 +437,17 @@ export function createConsoleAuthService(deps: {
     changePassword,
     invite,
     memberships: (email: string) => repo.memberships(db, email),
+    /** The same, in the caller's transaction (SQLite has one connection: a read beside an open write waits forever). */
+    membershipsIn: (trx: Db, email: string) => repo.memberships(trx, email),
+    /** The current member of a workspace with this email, in the caller's transaction. */
+    memberIn: (trx: Db, email: string, workspaceId: string) => repo.membership(trx, normalizeEmail(email), workspaceId),
+    /** Whether `password` is the console password of `email` (re-authentication before a change of factors). */
+    async checkPassword(email: string, password: string): Promise<boolean> {
+      const credential = await repo.findCredential(db, normalizeEmail(email));
+      return verifyPassword(password, credential?.password_hash ?? (await dummyHash())).then(
+        (ok) => ok && !!credential,
+      );
+    },
     pendingInvites: (workspaceId: string) => repo.pendingInvites(db, workspaceId, isoAt(clock.now())),
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
     async endSession(email: string, id: string) {

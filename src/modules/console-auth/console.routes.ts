@@ -13,12 +13,26 @@ import {
   LinkInfoSchema,
   MemberParams,
   PendingInviteSchema,
+  SecondFactorNeededSchema,
   SessionInfoSchema,
   SetPasswordBody,
   SetRoleBody,
   SignInBody,
 } from './console-auth.schemas.js';
-import type { ConsoleAuthService } from './console-auth.service.js';
+import type { ConsoleAuthService, OpenSession } from './console-auth.service.js';
+
+/** The answer of sign-in and of GET /session: the person, how they signed in, the workspaces the session reaches. */
+export async function describeSession(consoleAuth: ConsoleAuthService, open: OpenSession) {
+  return {
+    email: open.session.email,
+    session_id: open.session.id,
+    csrf_token: open.csrfToken,
+    expires_at: open.session.expires_at,
+    method: open.session.method,
+    stage: open.session.stage,
+    memberships: await consoleAuth.sessionMemberships(open.session),
+  };
+}
 
 const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
@@ -31,19 +45,11 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
   consoleAuth: ConsoleAuthService;
   members: MembersService;
 }> = async (app, { consoleAuth, members }) => {
-  const describe = async (open: { session: { id: string; email: string; expires_at: string }; csrfToken: string }) => {
-    return {
-      email: open.session.email,
-      session_id: open.session.id,
-      csrf_token: open.csrfToken,
-      expires_at: open.session.expires_at,
-      memberships: await consoleAuth.memberships(open.session.email),
-    };
-  };
+  const describe = (open: OpenSession) => describeSession(consoleAuth, open);
 
   app.get(
     '/session',
-    { config: { console: 'session' }, schema: { hide, response: { 200: DataOf(ConsoleSessionSchema) } } },
+    { config: { console: 'session', enrol: true }, schema: { hide, response: { 200: DataOf(ConsoleSessionSchema) } } },
     async (req) => ({ data: await describe(sessionOf(req)) }),
   );
 
@@ -51,7 +57,11 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/session',
     {
       config: { console: 'public' },
-      schema: { hide, body: SignInBody, response: { 201: DataOf(ConsoleSessionSchema) } },
+      schema: {
+        hide,
+        body: SignInBody,
+        response: { 201: DataOf(ConsoleSessionSchema), 202: DataOf(SecondFactorNeededSchema) },
+      },
     },
     async (req, reply) => {
       const out = await consoleAuth.signIn({
@@ -60,6 +70,10 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
         ip: req.ip,
         userAgent: req.headers['user-agent'],
       });
+      // A second factor to come (docs/sign-in.md#signing-in): no session yet, only the pending sign-in's token.
+      if ('secondFactor' in out) {
+        return reply.code(202).send({ data: { second_factor_required: true as const, ...out.secondFactor } });
+      }
       app.consoleCookie.set(reply, out.token);
       return reply.code(201).send({ data: await describe(out) });
     },
@@ -67,7 +81,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
 
   app.delete(
     '/session',
-    { config: { console: 'session' }, schema: { hide, response: { 204: NoContent } } },
+    { config: { console: 'session', enrol: true }, schema: { hide, response: { 204: NoContent } } },
     async (req, reply) => {
       await consoleAuth.signOut(sessionOf(req).session);
       app.consoleCookie.clear(reply);
@@ -90,14 +104,21 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/password/set',
     {
       config: { console: 'public' },
-      schema: { hide, body: SetPasswordBody, response: { 200: DataOf(ConsoleSessionSchema) } },
+      schema: {
+        hide,
+        body: SetPasswordBody,
+        response: { 200: DataOf(ConsoleSessionSchema), 202: DataOf(SecondFactorNeededSchema) },
+      },
     },
-    // Setting a password signs the person in: the cookie and the answer are sign-in's.
+    // Setting a password signs the person in: the cookie and the answer are sign-in's (202 with a second factor to come).
     async (req, reply) => {
       const out = await consoleAuth.redeemLink(req.body.token, req.body.password, {
         ip: req.ip,
         userAgent: req.headers['user-agent'],
       });
+      if ('secondFactor' in out) {
+        return reply.code(202).send({ data: { second_factor_required: true as const, ...out.secondFactor } });
+      }
       app.consoleCookie.set(reply, out.token);
       return { data: await describe(out) };
     },

@@ -32,7 +32,17 @@ export interface SecurityNotice {
     | 'password.changed'
     | 'member.added'
     | 'member.removed'
-    | 'member.role_changed';
+    | 'member.role_changed'
+    | 'mfa.enabled'
+    | 'mfa.disabled'
+    | 'mfa.reset'
+    | 'mfa.code_reused'
+    | 'recovery_codes.regenerated'
+    | 'recovery_code.used'
+    | 'passkey.added'
+    | 'passkey.removed'
+    | 'sso.configured'
+    | 'workspace.settings_changed';
   workspaceId: string;
   /** The affected user(s), told whatever their role (a removed member is not: see docs/notifications.md). */
   users: string[];
