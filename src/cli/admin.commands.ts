@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ENVIRONMENTS, type Env } from '../lib/environments.js';
+import { escapeControl } from '../lib/text.js';
 import { isScope, SCOPES } from '../modules/keys/scopes.js';
 import { ROLES, type Role } from '../modules/users/roles.js';
 import { cliWrite, withServices } from './context.js';
@@ -7,9 +8,11 @@ import { print } from './output.js';
 
 export const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
 
-/** Rows as aligned text columns under a header; '' when there are no rows. */
-export function table(header: string[], rows: string[][]): string {
-  if (rows.length === 0) return '';
+/** Rows as aligned text columns under a header, control characters escaped; '' when there are no rows. */
+export function table(header: string[], cells: string[][]): string {
+  if (cells.length === 0) return '';
+  // A name stored before names refused control characters stays on its line (docs/api.md#names).
+  const rows = cells.map((r) => r.map(escapeControl));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - [...c].length))).join('  ');

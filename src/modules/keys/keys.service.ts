@@ -4,6 +4,7 @@ import { type Clock, isoAt } from '../../lib/clock.js';
 import { fieldError, NotFoundError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Actor, ApiKeyPrincipal } from '../../lib/principal.js';
+import { CONTROL_CHARACTER_ISSUE, hasControlCharacter } from '../../lib/text.js';
 import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
@@ -100,6 +101,10 @@ export function createKeysService(deps: {
   ): Promise<CreatedKey> {
     if (input.name.length === 0 || [...input.name].length > 100) {
       throw fieldError('name', 'invalid_length', 'name must be 1 to 100 characters.');
+    }
+    if (hasControlCharacter(input.name)) {
+      const message = 'name must be a single line of text, without control characters such as line breaks or tabs.';
+      throw fieldError('name', CONTROL_CHARACTER_ISSUE, message);
     }
     const scopes = input.scopes ?? null;
     for (const s of scopes ?? []) {
