@@ -3,6 +3,7 @@ import type { DatabaseBreaker } from '../db/breaker.js';
 import type { Dialect } from '../db/dialect.js';
 import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../lib/errors.js';
 import { replay } from './idempotency.js';
+import { lingerOnClose } from './lingering-close.js';
 import { invalidPart, toDetails } from './validation.js';
 
 /** Builds the error body. */
@@ -97,6 +98,8 @@ function send(reply: FastifyReply, status: number, body: { error: { code: string
 /**
  * An answer sent before the request's body was read (401, 404, 405, 413, …) closes the
  * connection and says so: Node would otherwise read and discard whatever the client keeps sending.
+ * The close lingers (lingering-close.ts): a bounded remainder of the body is read and discarded
+ * first, so that the client reads the answer instead of a reset.
  */
 export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
@@ -104,6 +107,7 @@ export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply):
   const length = raw.headers['content-length'];
   if ((length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined) {
     reply.header('connection', 'close');
+    lingerOnClose(raw);
   }
 }
 
