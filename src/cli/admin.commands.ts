@@ -5,6 +5,7 @@ import { isScope, SCOPES } from '../modules/keys/scopes.js';
 import { ROLES, type Role } from '../modules/users/roles.js';
 import { cliWrite, withServices } from './context.js';
 import { print } from './output.js';
+import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
 
 export const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
 
@@ -87,9 +88,9 @@ export function registerAdminCommands(program: Command): void {
   users
     .command('list')
     .description('list the current members of a workspace')
-    .requiredOption('--workspace <ws_id>', 'workspace id')
-    .action(async (opts: { workspace: string }, cmd: Command) => {
-      const list = await withServices((s) => s.users.listAll(opts.workspace));
+    .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
+    .action(async (opts: { workspace?: string }, cmd: Command) => {
+      const list = await withServices(async (s) => s.users.listAll(await workspaceOf(s, opts.workspace)));
       print(
         isJson(cmd),
         { users: list },
@@ -179,9 +180,9 @@ export function registerAdminCommands(program: Command): void {
   keys
     .command('list')
     .description('list the keys of a workspace (never the secrets)')
-    .requiredOption('--workspace <ws_id>', 'workspace id')
-    .action(async (opts: { workspace: string }, cmd: Command) => {
-      const list = await withServices((s) => s.keys.list(opts.workspace));
+    .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
+    .action(async (opts: { workspace?: string }, cmd: Command) => {
+      const list = await withServices(async (s) => s.keys.list(await workspaceOf(s, opts.workspace)));
       const now = new Date().toISOString();
       const state = (k: (typeof list)[number]) =>
         k.revoked_at
