@@ -59,7 +59,9 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect, brea
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return send(reply, 400, errorBody(request, 'invalid_json', 'The request body is not valid JSON.'));
     }
-    if (dialect.isUnavailable(err)) {
+    // An error of the client's own connection (a body cut off: ECONNRESET "aborted") comes with the
+    // 400 that Fastify gives request-stream errors; only the database's errors reach the breaker.
+    if (err.statusCode === undefined && dialect.isUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');
       breaker?.failed(err);
       const u = new UnavailableError();

@@ -69,7 +69,7 @@ describe('rate-limit headers: the wire and the document agree (docs/api.md#the-o
     const r = await rawRequest(port, [
       `POST /v1/resources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ws.live}\r\nContent-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`,
     ]);
-    expect(r.status).toBe(413);
+    expect(r.status, r.text).toBe(413);
     expect(rateLimitHeaders(r.headers).sort()).toEqual([
       'x-ratelimit-limit',
       'x-ratelimit-remaining',
