@@ -8,26 +8,21 @@ import { CONTROL_CHARACTER_ISSUE, hasControlCharacter } from '../../lib/text.js'
 import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
-import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
+import {
+  digestKey,
+  digestsEqual,
+  displayPrefix,
+  generateKey,
+  MALFORMED_KEY,
+  malformedHeader,
+  parseKey,
+} from './key-format.js';
 import { keysRepository } from './keys.repository.js';
 import { isScope, SCOPES } from './scopes.js';
 
 export type VerifyResult =
   | { ok: true; principal: ApiKeyPrincipal }
   | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token'; message?: string };
-
-/** Why an Authorization header is not `Bearer <key>`, in words that say the fix (docs/api.md#authentication-details). */
-function malformedHeader(header: string): string {
-  const bearer = 'The Authorization header must be exactly `Bearer <API_KEY>`';
-  if (/^(svc|wsk)_(live|test)_\S+$/.test(header)) return `${bearer}: put \`Bearer \` before the key.`;
-  if (/^bearer\s/i.test(header) && !header.startsWith('Bearer ')) return `${bearer}, with a capital B.`;
-  if (/^Bearer(\s|$)/.test(header))
-    return `${bearer}: one space after \`Bearer\`, then the whole key and nothing else.`;
-  // Only a scheme's name is repeated back, never what follows it (it may be a credential).
-  const scheme = header.split(/\s/)[0] ?? '';
-  if (/^[A-Za-z-]{1,20}$/.test(scheme) && scheme !== header) return `${bearer}; this one uses the ${scheme} scheme.`;
-  return `${bearer}; this one is not in that form.`;
-}
 
 /** A key-cache epoch: this connection's (SQLite, a number) or the one processes share in Redis (a string). */
 export type KeysEpoch = number | string;
@@ -188,9 +183,7 @@ export function createKeysService(deps: {
     const key = m[1] as string;
     const parsed = parseKey(key);
     if (!parsed) {
-      const message =
-        'The API key is malformed: keys are svc_live_ or svc_test_ followed by 43 letters and digits; copy the whole key.';
-      return { ok: false, code: 'invalid_token', message };
+      return { ok: false, code: 'invalid_token', message: MALFORMED_KEY };
     }
     return { ok: true, digest: digestKey(key), env: parsed.env };
   }
