@@ -17,7 +17,7 @@ function configOrExit(): ReturnType<typeof loadConfig> {
     return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
+      process.stderr.write(`error: ${err.message}\n`);
       process.exit(1);
     }
     throw err;

@@ -44,7 +44,7 @@ describe.runIf(process.env.WSVC_TEST_PROJECT !== 'postgres')('first run on anoth
     const env = shellEnv(db);
     const server = await startWsvc(['serve', '--api-only'], { ...env, PORT: String(port), LOG_LEVEL: 'info' });
     try {
-      expect(existsSync(`${db}.server-url`)).toBe(true);
+      expect(existsSync(`${db}.server-url.${server.child.pid}`)).toBe(true);
       const out = await createWorkspace(db, 'first@acme.test');
       const base = `http://127.0.0.1:${port}`;
       expect(out.set_password_url).toMatch(new RegExp(`^${base}/console/set-password\\?token=`));
@@ -72,7 +72,7 @@ describe.runIf(process.env.WSVC_TEST_PROJECT !== 'postgres')('first run on anoth
       await stopProcess(server.child);
     }
     // Stopped: the record is gone, and links fall back to the default port.
-    expect(existsSync(`${db}.server-url`)).toBe(false);
+    expect(existsSync(`${db}.server-url.${server.child.pid}`)).toBe(false);
     const after = await createWorkspace(db, 'third@acme.test');
     expect(after.set_password_url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/console\/set-password/);
   });

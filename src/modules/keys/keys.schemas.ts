@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
 import { ENVIRONMENTS } from '../../lib/environments.js';
+import { SingleLine } from '../../lib/text.js';
 import { SCOPES } from './scopes.js';
 
 /** Longest overlap of a rolled key with its successor: 7 days. */
@@ -82,7 +83,11 @@ export type RolledApiKey = Static<typeof RolledApiKeySchema>;
 
 export const CreateKeyBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, description: '1..100 characters, to tell keys apart.' }),
+    name: SingleLine({
+      minLength: 1,
+      maxLength: 100,
+      description: '1..100 characters on one line (docs/api.md#names), to tell keys apart.',
+    }),
     env: EnvField,
     scopes: Type.Optional(
       Type.Array(ScopeField, {

@@ -6,6 +6,7 @@ import { fieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { createLeasedOutbox } from '../../lib/leased-outbox.js';
 import type { Actor, Principal } from '../../lib/principal.js';
+import { escapeControl } from '../../lib/text.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { EndpointNotice } from '../webhooks/endpoint-health.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
@@ -384,7 +385,10 @@ export function createNotificationsService(deps: {
       const d = JSON.parse(n.data) as EndpointNoticeData;
       r = renderEndpointEmail(n.type, d, to, `${base}/${d.env}/webhooks/${d.webhook_id}`);
     }
-    const mail: OutgoingMail = { from: deps.mailFrom, to: to.email, ...r, messageId: messageIdOf(n.id) };
+    // A name stored before names refused control characters never breaks the Subject header: the
+    // mailbox keeps, and SMTP sends, one line with such characters escaped (docs/api.md#names).
+    const subject = escapeControl(r.subject);
+    const mail: OutgoingMail = { from: deps.mailFrom, to: to.email, ...r, subject, messageId: messageIdOf(n.id) };
     // Optional categories: the profile's preferences are where one unsubscribes (RFC 2369).
     if ((OPTIONAL_CATEGORIES as readonly string[]).includes(n.category)) {
       mail.headers = { 'List-Unsubscribe': `<${base}/live/settings/profile#notifications>` };

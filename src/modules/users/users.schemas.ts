@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { SingleLine } from '../../lib/text.js';
 
 import { ROLES } from './roles.js';
 
@@ -22,7 +23,11 @@ export const UserSchema = Type.Object(
 );
 export type User = Static<typeof UserSchema>;
 
-export const UserName = Type.String({ minLength: 1, maxLength: 100, description: '1..100 characters.' });
+export const UserName = SingleLine({
+  minLength: 1,
+  maxLength: 100,
+  description: '1..100 characters on one line (docs/api.md#names).',
+});
 
 export const PatchMeBody = Type.Object(
   {
