@@ -1,41 +1,47 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { configDefaults, defineConfig } from 'vitest/config';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+import { selection } from './test/tiers.js';
 
-// One suite, both backends (docs/operations.md): the `sqlite` project always runs, with the backend
-// variables blanked so it never touches PostgreSQL or Redis; the `postgres` project runs the
-// same integration tests again when TEST_DATABASE_URL is set (and Redis when TEST_REDIS_URL is).
+// Where each test file runs is written in its header (`// Backends: …` and `// Tier: …`,
+// docs/testing.md); test/tiers.ts reads them, and a file without both lines stops the run here,
+// named, with the convention. The projects:
+// - `sqlite`: every `Backends: both` and `Backends: sqlite` file, with the backend variables blanked
+//   so it never touches PostgreSQL or Redis;
+// - `postgres`: the `both` and `postgres` files again, when TEST_DATABASE_URL is set (and Redis
+//   when TEST_REDIS_URL is), each file in its own schema.
+// WSVC_TEST_TIER=quick (`npm test`) keeps the `Tier: quick` files and the sqlite project only;
+// WSVC_TEST_BROWSER=off (.ci/run's second runtime) leaves out the files that drive Chromium.
+// test/run-lines.ts says at the start how many files run where, and at the end what was left out.
 // PLAN_LIMITS=off in both: every server and CLI a test spawns inherits it (plan limits are on by
 // default, and suites make more webhooks, resources and requests than the free plan allows); the
 // billing tests turn them on themselves.
-const pg = process.env.TEST_DATABASE_URL;
-// WSVC_TEST_BROWSER=off leaves out the files that drive Chromium (those that call launchChromium or
-// start the console server with its browser, test/helpers/console-server.ts):
-// .ci/run's second runtime leg sets it (the console is the same bundle in the same browser on any
-// Node version; the first leg runs them). Said at the start of the run (test/backends-line.ts).
-const testDir = new URL('./test/', import.meta.url);
-const browserTests =
-  process.env.WSVC_TEST_BROWSER === 'off'
-    ? (readdirSync(testDir, { recursive: true }) as string[])
-        .filter(
-          (f) =>
-            f.endsWith('.test.ts') &&
-            /launchChromium\(|helpers\/console-server\.js/.test(readFileSync(new URL(f, testDir), 'utf8')),
-        )
-        .map((f) => `test/${f}`)
-    : [];
-const exclude = [...configDefaults.exclude, ...browserTests];
+const { sqlite, postgres } = selection(fileURLToPath(new URL('.', import.meta.url)), process.env);
 
 export default defineConfig({
   test: {
     pool: 'forks',
-    // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first. Then say which backends
-    // run and which setting turns on the skipped ones.
-    globalSetup: ['test/global-setup.ts', 'test/backends-line.ts'],
+    // One fork more than cores (Vitest's default is one fewer: a single fork on 2 cores): most files
+    // wait on fsync, child processes, sockets and Chromium. On the 2-core machine of docs/testing.md,
+    // 17 files of the quick tier took 815 s with one fork, 456 s with three, 402 s with four (load
+    // average 9-14, other suites running beside). WSVC_TEST_WORKERS=n to choose.
+    maxWorkers: Number(process.env.WSVC_TEST_WORKERS) || availableParallelism() + 1,
+    // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first (and the console).
+    globalSetup: ['test/global-setup.ts', 'test/chromium-broker.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits for what a page or a worker shows by itself: 1 s (Vitest's default) is short
+    // of what a loaded 2-core machine may take to fetch and render; a passing poll returns at once.
+    expect: { poll: { timeout: 10_000 } },
+    // After the default reporter: the backends line once its run header is out, the "left out" line
+    // after its summary.
     // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" closing line, and
     // for test/ci-reporter.ts's list of the failed and flaky tests by name.
-    reporters: process.env.VITEST_JSON_REPORT ? ['default', 'json', './test/ci-reporter.ts'] : ['default'],
+    reporters: [
+      'default',
+      './test/run-lines.ts',
+      ...(process.env.VITEST_JSON_REPORT ? ['json', './test/ci-reporter.ts'] : []),
+    ],
     // .ci/run sets WSVC_TEST_RETRY=1: on a loaded 2-core machine a browser or process test can lose
     // a race against its own timeout once in a few thousand. A test that fails twice fails the run;
     // one that passes on its retry is listed by name as flaky at the end of the run (never hidden).
@@ -47,21 +53,19 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'sqlite',
-          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude,
+          include: sqlite,
           env: { TEST_DATABASE_URL: '', TEST_REDIS_URL: '', WSVC_TEST_PROJECT: 'sqlite', PLAN_LIMITS: 'off' },
         },
       },
-      ...(pg
+      ...(postgres.length > 0
         ? [
             {
               extends: true,
               test: {
                 name: 'postgres',
-                include: ['test/**/*.test.ts'],
-                exclude,
+                include: postgres,
                 env: {
-                  TEST_DATABASE_URL: pg,
+                  TEST_DATABASE_URL: process.env.TEST_DATABASE_URL ?? '',
                   TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? '',
                   WSVC_TEST_PROJECT: 'postgres',
                   PLAN_LIMITS: 'off',

@@ -40,9 +40,11 @@ import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
 import { keyChangeAnnouncer, readKeysEpoch } from './modules/keys/keys-epoch.js';
 import { membersRoutes } from './modules/members/members.routes.js';
+import { mfaRoutes } from './modules/mfa/mfa.routes.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
+import { ssoRoutes } from './modules/sso/sso.routes.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
 import { LoggedRequestSchema, UsageSeriesSchema } from './modules/usage/usage.schemas.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -223,6 +225,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (api) => {
       await api.register(consoleRoutes, { consoleAuth: services.consoleAuth });
       await api.register(membersRoutes, { members: services.members });
+      await api.register(mfaRoutes, {
+        mfa: services.mfa,
+        passkeys: services.passkeys,
+        consoleAuth: services.consoleAuth,
+      });
+      await api.register(ssoRoutes, {
+        sso: services.sso,
+        consoleAuth: services.consoleAuth,
+        secureCookie: publicUrl(config).startsWith('https:'),
+      });
       await api.register(notificationsRoutes, { notifications: services.notifications });
       await api.register(integrationsRoutes, { integrations: services.integrations });
       await api.register(billingConsoleRoutes, { billing: services.billing });

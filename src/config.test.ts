@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, settingWarnings, trustProxy } from './config.js';
 
+// Backends: sqlite — parsing and checking of settings, no storage
+// Tier: quick
+
 const load = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'sqlite::memory:', ...env });
 
 describe('PLAN_LIMITS (docs/billing.md#plan-limits)', () => {

@@ -36,6 +36,8 @@ const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   WEBHOOK_ALLOW_INSECURE_URLS: Type.Boolean({ default: false }),
+  /** Single sign-on may use an http:// issuer (docs/sign-in.md#single-sign-on): local development and tests only. */
+  SSO_ALLOW_HTTP_ISSUER: Type.Boolean({ default: false }),
   WEBHOOK_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 20, default: 5 }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 0, default: 30000 }),
   WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, default: 4 }),
@@ -132,6 +134,26 @@ function proxyEntryProblem(entry: string): string | undefined {
   }
 }
 
+/** Settings whose value is a secret as a whole: an invalid one is described, never echoed. */
+const SECRET_SETTINGS = new Set<string>(['METRICS_TOKEN']);
+
+/**
+ * An invalid value as an error message shows it (docs/operations.md#logs: no credential in any log
+ * line, and stderr is the log under a container): a secret setting by its length only, and the
+ * password of a URL's user-info as `***` (`postgres://postgres:***@db/x`).
+ */
+function shownValue(key: string, value: unknown): string {
+  const text = String(value);
+  if (SECRET_SETTINGS.has(key)) return `a value of ${[...text].length} characters (not shown)`;
+  const userInfo = /^([a-z][a-z0-9+.-]*:)(\/*)([^/?#\s]*)@/i.exec(text);
+  if (!userInfo) return JSON.stringify(text);
+  const [whole, scheme, slashes, info = ''] = userInfo;
+  // After `//` a user name alone is kept (`postgres://postgres@db`); a password never is.
+  const colon = info.indexOf(':');
+  const masked = colon >= 0 ? `${info.slice(0, colon)}:***` : slashes === '//' ? info : '***';
+  return JSON.stringify(`${scheme}${slashes}${masked}@${text.slice(whole.length)}`);
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -168,7 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     }
     if (value === undefined) continue;
     if (!Value.Check(sub, value)) {
-      problems.push(`${key} must be ${expected(sub) ?? 'a valid value'}; got ${JSON.stringify(raw[key])}`);
+      problems.push(`${key} must be ${expected(sub) ?? 'a valid value'}; got ${shownValue(key, raw[key])}`);
     }
   }
   if (problems.length === 0) {
@@ -194,6 +216,12 @@ export function settingWarnings(config: Config): string[] {
     out.push(
       'WEBHOOK_ALLOW_INSECURE_URLS is on: webhooks may use http:// and reach loopback and private addresses. ' +
         'For local development and tests only; turn it off in production (docs/api.md#webhook-urls).',
+    );
+  }
+  if (config.SSO_ALLOW_HTTP_ISSUER) {
+    out.push(
+      'SSO_ALLOW_HTTP_ISSUER is on: single sign-on may talk to an identity provider over http://. ' +
+        'For local development and tests only; turn it off in production (docs/sign-in.md#single-sign-on).',
     );
   }
   if (publicUrl(config).startsWith('https:') && trustProxy(config) === false) {

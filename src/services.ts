@@ -17,9 +17,12 @@ import { apiKeyCheck } from './modules/keys/key-check.js';
 import { createKeyRegistry } from './modules/keys/key-registry.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
 import { createMembersService } from './modules/members/members.service.js';
+import { createMfaService } from './modules/mfa/mfa.service.js';
+import { createPasskeysService } from './modules/mfa/passkeys.service.js';
 import { createNotificationsService, type MailTransport } from './modules/notifications/notifications.service.js';
 import { smtpTransport } from './modules/notifications/smtp.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
+import { createSsoService, type SsoFetch } from './modules/sso/sso.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
 import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
@@ -60,6 +63,8 @@ export function createServices(deps: {
   mailTransport?: MailTransport;
   /** How integrations POST to Slack and Discord (tests inject one); the delivery engine's sender by default. */
   integrationSend?: Send;
+  /** How single sign-on reaches identity providers (tests put a hand in the middle); fetch by default. */
+  ssoFetch?: SsoFetch;
 }) {
   const { db, dialect } = deps.storage;
   const clock = deps.clock;
@@ -138,6 +143,48 @@ export function createServices(deps: {
     publicUrl: () => publicUrl(deps.config),
     notifications,
     sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
+    // Second factors, the workspaces' policy and single sign-on decide the steps after a password (docs/sign-in.md).
+    gate: () => ({
+      factors: mfa.factors,
+      requiresSecondFactor: mfa.requiresSecondFactor,
+      ssoOnly: sso.ssoOnly,
+    }),
+  });
+  const notifySecurity = (
+    trx: Parameters<typeof notifications.securityNotice>[0],
+    notice: Parameters<typeof notifications.securityNotice>[1],
+  ) => notifications.securityNotice(trx, notice);
+  const passkeys = createPasskeysService({
+    db,
+    dialect,
+    clock,
+    publicUrl: () => publicUrl(deps.config),
+    memberships: consoleAuth.membershipsIn,
+    notify: notifySecurity,
+  });
+  const sso = createSsoService({
+    db,
+    dialect,
+    clock,
+    writeAs,
+    users,
+    memberByEmail: consoleAuth.memberIn,
+    notify: notifySecurity,
+    publicUrl: () => publicUrl(deps.config),
+    allowHttpIssuer: deps.config.SSO_ALLOW_HTTP_ISSUER,
+    fetch: deps.ssoFetch,
+    timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+  });
+  const mfa = createMfaService({
+    db,
+    dialect,
+    clock,
+    writeAs,
+    users,
+    memberships: consoleAuth.membershipsIn,
+    checkPassword: consoleAuth.checkPassword,
+    notify: notifySecurity,
+    passkeyFactor: passkeys.secondFactor,
   });
   const members = createMembersService({ db, dialect, users, links: consoleAuth, notifications });
   const usage = createUsageService({
@@ -228,6 +275,12 @@ export function createServices(deps: {
       run: () => notifications.purgeExpired(systemActor('scheduler:purge-notifications')),
     },
     {
+      id: 'purge-sign-in-steps',
+      name: 'purge-sign-in-steps: sign-in failures older than 15 min, expired pending sign-ins, passkey challenges and SSO sign-ins',
+      everyMs: 10 * 60_000,
+      run: async () => (await consoleAuth.purgeFailures()) + (await mfa.purgeChallenges()) + (await sso.purge()),
+    },
+    {
       id: 'usage-rollup',
       name: 'usage-rollup: minutes into hours after 48 h, hours into days after 90 days, request log after 7 days',
       everyMs: 10 * 60_000,
@@ -263,6 +316,9 @@ export function createServices(deps: {
     workspaces,
     idempotency,
     consoleAuth,
+    mfa,
+    passkeys,
+    sso,
     members,
     outbox,
     usage,

@@ -4,13 +4,18 @@ import type { Reporter, TestCase, TestModule } from 'vitest/node';
 // Used by .ci/run (with VITEST_JSON_REPORT): writes one line per failed test, and one per test that
 // passed only on a retry (WSVC_TEST_RETRY), to `<report>.tests.txt`, so the run's last lines name
 // them. A retried test is never hidden: it is listed as "flaky" with the error of its failed try.
+// And one line per test file and project, `<seconds>\t<project>\t<file>`, to `<report>.files.tsv`,
+// from which .ci/run prints the slowest files of the whole run.
 export default class CiReporter implements Reporter {
   private readonly file: string;
+  private readonly times: string;
 
   constructor() {
-    const report = process.env.VITEST_JSON_REPORT ?? '.tmp/vitest.json';
-    this.file = `${report.replace(/\.json$/, '')}.tests.txt`;
+    const report = (process.env.VITEST_JSON_REPORT ?? '.tmp/vitest.json').replace(/\.json$/, '');
+    this.file = `${report}.tests.txt`;
+    this.times = `${report}.files.tsv`;
     writeFileSync(this.file, '');
+    writeFileSync(this.times, '');
   }
 
   onTestCaseResult(testCase: TestCase): void {
@@ -26,6 +31,9 @@ export default class CiReporter implements Reporter {
 
   // A file that fails outside its tests (an import, a beforeAll) has no failed test case to name.
   onTestModuleEnd(testModule: TestModule): void {
+    const d = testModule.diagnostic();
+    const seconds = (d.collectDuration + d.duration) / 1000;
+    appendFileSync(this.times, `${seconds.toFixed(1)}\t${testModule.project.name}\t${testModule.relativeModuleId}\n`);
     for (const error of testModule.errors()) {
       const message = error.message?.split('\n')[0] ?? '';
       appendFileSync(

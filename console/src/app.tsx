@@ -8,6 +8,9 @@ import { ErrorState, Loading } from './ui/states';
 const SignIn = lazy(() => import('./features/auth/sign-in'));
 const SetPassword = lazy(() => import('./features/auth/set-password'));
 const ForgotPassword = lazy(() => import('./features/auth/forgot-password'));
+const SsoCallback = lazy(() => import('./features/auth/sso-callback'));
+const Enrol = lazy(() => import('./features/two-factor/enrol-page'));
+const Security = lazy(() => import('./features/security/security-page'));
 const Overview = lazy(() => import('./features/overview/overview-page'));
 const Keys = lazy(() => import('./features/keys/keys-page'));
 const Webhooks = lazy(() => import('./features/webhooks/webhooks-page'));
@@ -32,6 +35,8 @@ export function App() {
           <Route path="/sign-in" element={<SignIn />} />
           <Route path="/set-password" element={<SetPassword />} />
           <Route path="/forgot-password" element={<ForgotPassword />} />
+          <Route path="/sso/callback" element={<SsoCallback />} />
+          <Route path="/two-factor-setup" element={<Enrol />} />
           <Route path="/w/:ws/:env" element={<SignedInLayout />}>
             <Route index element={<Navigate to="overview" replace />} />
             <Route path="overview" element={<Overview />} />
@@ -49,6 +54,7 @@ export function App() {
             <Route path="settings/billing" element={<Billing />} />
             <Route path="settings/billing/invoices/:id" element={<Invoice />} />
             <Route path="settings/integrations" element={<Integrations />} />
+            <Route path="settings/security" element={<Security />} />
             <Route path="*" element={<NotFound />} />
           </Route>
           <Route path="*" element={<Home />} />

@@ -2,14 +2,18 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ENVIRONMENTS, type Env } from '../kernel/environments.js';
 import { ROLES, type Role } from '../kernel/roles.js';
 import { isScope, SCOPES } from '../kernel/scopes.js';
+import { escapeControl } from '../kernel/text.js';
 import { cliWrite, withServices } from './context.js';
 import { print } from './output.js';
+import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
 
 export const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
 
-/** Rows as aligned text columns under a header; '' when there are no rows. */
-export function table(header: string[], rows: string[][]): string {
-  if (rows.length === 0) return '';
+/** Rows as aligned text columns under a header, control characters escaped; '' when there are no rows. */
+export function table(header: string[], cells: string[][]): string {
+  if (cells.length === 0) return '';
+  // A name stored before names refused control characters stays on its line (docs/api.md#names).
+  const rows = cells.map((r) => r.map(escapeControl));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - [...c].length))).join('  ');
@@ -84,9 +88,9 @@ export function registerAdminCommands(program: Command): void {
   users
     .command('list')
     .description('list the current members of a workspace')
-    .requiredOption('--workspace <ws_id>', 'workspace id')
-    .action(async (opts: { workspace: string }, cmd: Command) => {
-      const list = await withServices((s) => s.users.listAll(opts.workspace));
+    .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
+    .action(async (opts: { workspace?: string }, cmd: Command) => {
+      const list = await withServices(async (s) => s.users.listAll(await workspaceOf(s, opts.workspace)));
       print(
         isJson(cmd),
         { users: list },
@@ -176,9 +180,9 @@ export function registerAdminCommands(program: Command): void {
   keys
     .command('list')
     .description('list the keys of a workspace (never the secrets)')
-    .requiredOption('--workspace <ws_id>', 'workspace id')
-    .action(async (opts: { workspace: string }, cmd: Command) => {
-      const list = await withServices((s) => s.keyRegistry.list(opts.workspace));
+    .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
+    .action(async (opts: { workspace?: string }, cmd: Command) => {
+      const list = await withServices(async (s) => s.keyRegistry.list(await workspaceOf(s, opts.workspace)));
       const now = new Date().toISOString();
       const state = (k: (typeof list)[number]) =>
         k.revoked_at

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { isJson, table } from './admin.commands.js';
 import { cliWrite, withServices } from './context.js';
 import { print } from './output.js';
+import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
 
 const usd = (cents: number) =>
   `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
@@ -52,9 +53,9 @@ export function registerBillingCommands(program: Command): void {
   billing
     .command('show')
     .description("a workspace's plan, current period, usage and upcoming invoice")
-    .requiredOption('--workspace <ws_id>', 'workspace id')
-    .action(async (opts: { workspace: string }, cmd: Command) => {
-      const sub = await withServices((s) => s.billing.subscriptionOf(opts.workspace));
+    .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
+    .action(async (opts: { workspace?: string }, cmd: Command) => {
+      const sub = await withServices(async (s) => s.billing.subscriptionOf(await workspaceOf(s, opts.workspace)));
       const inv = sub.upcoming_invoice;
       print(
         isJson(cmd),
@@ -94,11 +95,11 @@ export function registerBillingCommands(program: Command): void {
   billing
     .command('invoices')
     .description("a workspace's finalized invoices, newest first")
-    .requiredOption('--workspace <ws_id>', 'workspace id')
+    .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
     .option('--limit <n>', 'how many (1..100)', parseLimit, 20)
-    .action(async (opts: { workspace: string; limit: number }, cmd: Command) => {
-      const page = await withServices((s) =>
-        s.billing.invoicesOf(opts.workspace, { limit: opts.limit, offset: 0, afterId: null }),
+    .action(async (opts: { workspace?: string; limit: number }, cmd: Command) => {
+      const page = await withServices(async (s) =>
+        s.billing.invoicesOf(await workspaceOf(s, opts.workspace), { limit: opts.limit, offset: 0, afterId: null }),
       );
       print(
         isJson(cmd),

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { NotFoundError } from '../kernel/errors.js';
+import { escapeControl } from '../kernel/text.js';
 import { isJson, table } from './admin.commands.js';
 import { withServices } from './context.js';
 import { print } from './output.js';
@@ -41,7 +42,7 @@ export function registerMailCommands(program: Command): void {
         [
           `Message-ID: ${m.message_id}`,
           `To: ${m.to_address}`,
-          `Subject: ${m.subject}`,
+          `Subject: ${escapeControl(m.subject)}`,
           `Date: ${m.created_at}`,
           '',
           m.text,

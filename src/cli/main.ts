@@ -4,7 +4,9 @@ import { registerAdminCommands } from './admin.commands.js';
 import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';
 import { registerMailCommands } from './mail.commands.js';
+import { UsageError } from './output.js';
 import { registerServeCommands } from './serve.commands.js';
+import { explainStartupError } from './startup-errors.js';
 
 /**
  * Builds the `wsvc` program (exported for tests). The command files only declare commands; each
@@ -35,14 +37,18 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : 2;
       return;
     }
-    process.exitCode = 1;
-    if (err instanceof AppError) {
+    process.exitCode = err instanceof UsageError ? 2 : 1;
+    if (err instanceof UsageError) {
+      process.stderr.write(`error: ${err.message}\n`);
+    } else if (err instanceof AppError) {
       const fields = err.details?.map((d) => d.message).join('; ');
       process.stderr.write(`error: ${err.code}: ${fields || err.message}\n`);
     } else if (err instanceof (await import('../config.js')).ConfigError) {
-      process.stderr.write(`error: ${err.message.replace(/\n\s*/g, ' ')}\n`);
+      // One setting per line, as the server prints them.
+      process.stderr.write(`error: ${err.message}\n`);
     } else {
-      process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+      const explained = explainStartupError(err);
+      process.stderr.write(`error: ${explained ?? (err instanceof Error ? err.message : String(err))}\n`);
     }
   }
 }

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createProgress, formatDuration, progressLine } from './progress.js';
 
+// Backends: sqlite — pure formatting of the `db copy` progress line
+// Tier: quick
+
 describe('db copy progress', () => {
   it('a line has rows done of total, percentage, rate and time left', () => {
     expect(progressLine(25_000, 100_000, 5_000)).toBe('25,000 / 100,000 rows (25%), 5,000 rows/s, 15s left');

@@ -11,7 +11,7 @@ async function configOrExit(): Promise<Config> {
     return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
+      process.stderr.write(`error: ${err.message}\n`);
       process.exit(1);
     }
     throw err;

@@ -17,6 +17,7 @@ import * as usageNotices from './migrations/015-usage-notices.js';
 import * as integrations from './migrations/017-integrations.js';
 import * as keyExpiryNotices from './migrations/018-key-expiry-notices.js';
 import * as keyRolledFrom from './migrations/019-key-rolled-from.js';
+import * as teamSignIn from './migrations/021-team-sign-in.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '017-integrations': integrations,
   '018-key-expiry-notices': keyExpiryNotices,
   '019-key-rolled-from': keyRolledFrom,
+  '021-team-sign-in': teamSignIn,
 };
 
 class StaticProvider implements MigrationProvider {

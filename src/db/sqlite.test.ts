@@ -5,6 +5,9 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqlite } from './sqlite.js';
 
+// Backends: sqlite — the SQLite driver's own group commit, on a file of its own
+// Tier: quick
+
 const path = join(tmpdir(), `wsvc-group-commit-${process.pid}.db`);
 const { db, dialect, raw } = openSqlite(path);
 afterAll(async () => {

@@ -193,6 +193,122 @@ export interface ConsoleSessionsTable {
   ended_at: string | null;
   user_agent: string | null;
   ip: string | null;
+  /** How it signed in (migration 021; older sessions: password). */
+  method: SignInMethod;
+  /** `enrol`: the person must add a second factor before anything else (a workspace requires one). */
+  stage: SessionStage;
+  /** A single sign-on session reaches this workspace only; null: every workspace of the email. */
+  workspace_id: string | null;
+}
+
+/** How a console session signed in: a password alone or with its second factor, a passkey alone, single sign-on. */
+export type SignInMethod =
+  | 'password'
+  | 'password+totp'
+  | 'password+recovery_code'
+  | 'password+passkey'
+  | 'passkey'
+  | 'sso';
+export type SessionStage = 'full' | 'enrol';
+
+/** A person's second factors (migration 021, docs/sign-in.md): TOTP while set up or confirmed, the WebAuthn user handle. */
+export interface ConsoleMfaTable {
+  email: string;
+  /** The WebAuthn user handle of every passkey of this person: 32 random bytes, base64url. */
+  webauthn_user_id: string;
+  /** Base32 TOTP secret; null when TOTP is off. */
+  totp_secret: string | null;
+  /** Null while enrolment waits for its first code. */
+  totp_confirmed_at: string | null;
+  /** The last 30-second step whose code was accepted: a code is accepted once. */
+  totp_last_step: number | string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One single-use recovery code, stored as SHA-256(salt ‖ code). */
+export interface ConsoleRecoveryCodesTable {
+  id: string;
+  email: string;
+  salt: string;
+  digest: string;
+  created_at: string;
+  used_at: string | null;
+}
+
+/** A passkey (WebAuthn credential) of a person. */
+export interface ConsolePasskeysTable {
+  id: string;
+  email: string;
+  /** base64url, as the authenticator gives it. */
+  credential_id: string;
+  /** COSE public key, base64url. */
+  public_key: string;
+  counter: number | string;
+  /** Comma-separated WebAuthn transports; null when unknown. */
+  transports: string | null;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export type WebauthnPurpose = 'register' | 'sign_in' | 'second_factor';
+
+/** A WebAuthn challenge handed to a browser: single use, 5 minutes. */
+export interface ConsoleWebauthnChallengesTable {
+  challenge: string;
+  purpose: WebauthnPurpose;
+  /** Whose (register, second factor); null for a sign-in without an email. */
+  email: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** Whether a workspace requires a second factor of its members (0 or 1). */
+export interface WorkspaceMfaPoliciesTable {
+  workspace_id: string;
+  require_second_factor: number;
+  updated_at: string;
+}
+
+/** A workspace's OpenID Connect single sign-on (migration 021). */
+export interface WorkspaceSsoTable {
+  workspace_id: string;
+  issuer: string;
+  client_id: string;
+  /** Written by the admin, read only to call the token endpoint: never answered, logged or notified. */
+  client_secret: string;
+  /** JSON array of lower-case domains. */
+  allowed_domains: string;
+  default_role: Role;
+  /** 1: password sign-in is refused for this workspace, except for the break-glass admin. */
+  required: number;
+  break_glass_user_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A single sign-on in flight: its state (as a digest), nonce and PKCE verifier, bound to one browser. */
+export interface SsoSignInsTable {
+  state_digest: string;
+  workspace_id: string;
+  browser_digest: string;
+  nonce: string;
+  code_verifier: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A password accepted whose second factor is still to come (5 minutes, once). */
+export interface ConsolePendingSignInsTable {
+  digest: string;
+  email: string;
+  ip: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
 }
 
 export type ConsoleLinkPurpose = 'set_password' | 'invite' | 'reset';
@@ -392,6 +508,14 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   console_links: ConsoleLinksTable;
   console_sign_in_failures: ConsoleSignInFailuresTable;
+  console_mfa: ConsoleMfaTable;
+  console_recovery_codes: ConsoleRecoveryCodesTable;
+  console_passkeys: ConsolePasskeysTable;
+  console_webauthn_challenges: ConsoleWebauthnChallengesTable;
+  workspace_mfa_policies: WorkspaceMfaPoliciesTable;
+  workspace_sso: WorkspaceSsoTable;
+  sso_sign_ins: SsoSignInsTable;
+  console_pending_sign_ins: ConsolePendingSignInsTable;
   usage_counts: UsageCountsTable;
   request_log: RequestLogTable;
   notifications: NotificationsTable;

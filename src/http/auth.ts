@@ -86,7 +86,7 @@ function authenticateShared(
 ): void {
   const parsed = keys.parseHeader(request.headers.authorization);
   if (!parsed.ok) {
-    done(new UnauthorizedError(parsed.code));
+    done(new UnauthorizedError(parsed.code, parsed.message));
     return;
   }
   const hit = keys.cached(parsed.digest);
@@ -127,7 +127,7 @@ export function confirmCachedKey(
 
 /** Sets the principal, or returns the 401 to answer. */
 function authenticate(request: FastifyRequest, result: VerifyResult): UnauthorizedError | undefined {
-  if (!result.ok) return new UnauthorizedError(result.code);
+  if (!result.ok) return new UnauthorizedError(result.code, result.message);
   request.principal = result.principal;
   return undefined;
 }

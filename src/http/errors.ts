@@ -3,6 +3,7 @@ import type { DatabaseBreaker } from '../db/breaker.js';
 import type { Dialect } from '../db/dialect.js';
 import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../kernel/errors.js';
 import { replay } from './idempotency.js';
+import { lingerOnClose } from './lingering-close.js';
 import { invalidPart, toDetails } from './validation.js';
 
 /** Builds the error body. */
@@ -58,7 +59,9 @@ export function installErrorHandler(app: FastifyInstance, dialect: Dialect, brea
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return send(reply, 400, errorBody(request, 'invalid_json', 'The request body is not valid JSON.'));
     }
-    if (dialect.isUnavailable(err)) {
+    // An error of the client's own connection (a body cut off: ECONNRESET "aborted") comes with the
+    // 400 that Fastify gives request-stream errors; only the database's errors reach the breaker.
+    if (err.statusCode === undefined && dialect.isUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');
       breaker?.failed(err);
       const u = new UnavailableError();
@@ -97,6 +100,8 @@ function send(reply: FastifyReply, status: number, body: { error: { code: string
 /**
  * An answer sent before the request's body was read (401, 404, 405, 413, …) closes the
  * connection and says so: Node would otherwise read and discard whatever the client keeps sending.
+ * The close lingers (lingering-close.ts): a bounded remainder of the body is read and discarded
+ * first, so that the client reads the answer instead of a reset.
  */
 export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
@@ -104,6 +109,7 @@ export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply):
   const length = raw.headers['content-length'];
   if ((length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined) {
     reply.header('connection', 'close');
+    lingerOnClose(raw);
   }
 }
 

@@ -3,6 +3,9 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { lazyChildLogger, loggerOptions, redactLine, requestSerializer } from './logging.js';
 
+// Backends: sqlite — log redaction and the lazy child logger in a bare Fastify app
+// Tier: quick
+
 /** A Fastify app logging JSON lines into an array, with or without the lazy child logger. */
 async function appLogging(level: string, lazy: boolean) {
   const lines: Record<string, unknown>[] = [];

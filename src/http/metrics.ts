@@ -9,7 +9,8 @@ const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25
 
 /**
  * GET /metrics in Prometheus text (docs/operations.md#metrics), only when METRICS_TOKEN is set and
- * only to `Authorization: Bearer <METRICS_TOKEN>`: process metrics, HTTP requests by route template
+ * only to `Authorization: Bearer <METRICS_TOKEN>`: process and Node.js metrics under their standard
+ * names, and the service's own, prefixed `wsvc_`: HTTP requests by route template
  * and status with a latency histogram, the delivery queue depth, this process's delivery attempt
  * outcomes, and metering flushes with their lag. One registry per app (tests run several apps).
  */
@@ -24,7 +25,10 @@ export function installMetrics(
   },
 ): void {
   const register = new Registry();
-  collectDefaultMetrics({ register, prefix: 'wsvc_' });
+  // The standard process and Node.js series keep their standard names (process_cpu_seconds_total,
+  // nodejs_eventloop_lag_seconds…), which the usual Node.js dashboards and alerts query; only the
+  // service's own series are prefixed wsvc_.
+  collectDefaultMetrics({ register });
   const requests = new Counter({
     name: 'wsvc_http_requests_total',
     help: 'HTTP requests answered, by method, route template and status.',

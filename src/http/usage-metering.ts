@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import type { Clock } from '../kernel/clock.js';
 import type { UsageMeter } from '../modules/usage/meter.js';
-import { loggableBody } from '../modules/usage/redact.js';
+import { loggableBody, loggablePath } from '../modules/usage/redact.js';
 
 /**
  * Counts every answer to a request authenticated with an API key, and keeps its failures for the
@@ -52,7 +52,7 @@ function observe(
     userId: p.userId,
     method: request.method,
     route: template,
-    path: (request.url.split('?')[0] ?? '').slice(0, 2048),
+    path: loggablePath(request.url),
     status,
     errorCode: err?.code ?? null,
     errorMessage: err?.message?.slice(0, 1000) ?? null,

@@ -195,11 +195,14 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
   // propertyNames error that follows reports it once, with that reason.
   const keyProblems = new Map<string, ErrorObject>();
   for (const e of errors) if (e.propertyName !== undefined) keyProblems.set(e.propertyName, e);
-  // A union (anyOf) fails with one error per branch and then its own: report the union once.
-  const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
+  // A union (anyOf) fails with one error per branch and then its own: report the union once, unless
+  // the value has the type of exactly one branch (`label: "a\nb"` against string-or-null): then that
+  // branch's own errors say what is wrong.
+  const { unions, promoted } = unionErrors(errors);
   for (const e of errors) {
     if (e.keyword === 'if') continue;
-    if (unions.some((u) => e.schemaPath.startsWith(u))) continue;
+    if (!promoted.has(e) && unions.some((u) => e.schemaPath.startsWith(u))) continue;
+    if (e.keyword === 'anyOf' && !unions.includes(`${e.schemaPath}/`)) continue;
     if (e.propertyName !== undefined) continue;
     let path = e.instancePath
       .split('/')
@@ -230,7 +233,12 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
     } else {
       const schema = (e.parentSchema ?? {}) as Record<string, unknown>;
       const words = NAMED_KEYWORDS.has(e.keyword) ? expected(schema) : undefined;
-      if (e.keyword === 'pattern' && typeof schema['x-expected'] !== 'string') message = 'is not in the expected form';
+      if (e.keyword === 'pattern' && typeof schema['x-issue'] === 'string') {
+        // A pattern that stands for one rule names its own issue and form (kernel/schemas.ts, SingleLine: control_character).
+        issue = schema['x-issue'];
+        message = `must be ${schema['x-issue-expected']}`;
+      } else if (e.keyword === 'pattern' && typeof schema['x-expected'] !== 'string')
+        message = 'is not in the expected form';
       else message = words ? `must be ${words}` : (e.message ?? 'is invalid');
       if (e.keyword === 'anyOf' && !allowedValues((e.parentSchema ?? {}) as Record<string, unknown>)) {
         issue = 'invalid_type';
@@ -244,6 +252,29 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
     out.push({ field, issue, message: `${field} ${message}.` });
   }
   return out;
+}
+
+/**
+ * The schema paths (with a trailing `/`) of the unions to report once, and the branch errors to
+ * report instead of their union: those of the one branch that failed on something other than its type.
+ */
+function unionErrors(errors: ErrorObject[]): { unions: string[]; promoted: Set<ErrorObject> } {
+  const unions: string[] = [];
+  const promoted = new Set<ErrorObject>();
+  for (const u of errors.filter((e) => e.keyword === 'anyOf')) {
+    const prefix = `${u.schemaPath}/`;
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of errors) {
+      if (!e.schemaPath.startsWith(prefix) || e.instancePath !== u.instancePath) continue;
+      const branch = e.schemaPath.slice(prefix.length).split('/')[0] ?? '';
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    const typed = [...branches.values()].filter((list) => list.every((e) => e.keyword !== 'type'));
+    const [only] = typed;
+    if (typed.length === 1 && only) for (const e of only) promoted.add(e);
+    else unions.push(prefix);
+  }
+  return { unions, promoted };
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

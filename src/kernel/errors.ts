@@ -43,13 +43,15 @@ export class ForbiddenError extends AppError {
 }
 
 export class UnauthorizedError extends AppError {
-  constructor(code: 'missing_token' | 'invalid_token' | 'expired_token') {
+  /** `message`: a more precise reason than the code's own (a header that is not `Bearer <key>`). */
+  constructor(code: 'missing_token' | 'invalid_token' | 'expired_token', message?: string) {
     const messages = {
       missing_token: 'No API key given: send the header Authorization: Bearer <API_KEY>.',
-      invalid_token: 'The API key is invalid or malformed.',
+      invalid_token:
+        'No API key matches: check that the whole key was copied and that it was made on this server (wsvc keys list).',
       expired_token: 'The API key has been revoked or has expired; use an active key.',
     } as const;
-    super(401, code, messages[code]);
+    super(401, code, message ?? messages[code]);
   }
 }
 

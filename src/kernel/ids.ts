@@ -17,6 +17,8 @@ export const ID_PREFIX = {
   subscriptionChange: 'sbc_',
   integration: 'int_',
   integrationMessage: 'imsg_',
+  passkey: 'pk_',
+  recoveryCode: 'rc_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

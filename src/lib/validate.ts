@@ -1,5 +1,5 @@
 import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TypeCompiler, ValueErrorType } from '@sinclair/typebox/compiler';
 import { type ErrorDetail, ValidationError } from '../kernel/errors.js';
 import { expected } from './expected.js';
 
@@ -20,9 +20,12 @@ export function assertValid<T extends TSchema>(schema: T, value: unknown): asser
   const details: ErrorDetail[] = [...checker.Errors(value)].map((e) => {
     const field = e.path.split('/').filter(Boolean).join('.') || '(root)';
     // In words, with the value given (the CLI user typed it): docs/api.md#validation.
-    const words = expected(e.schema as Record<string, unknown>);
+    const schema = e.schema as Record<string, unknown>;
+    // A pattern that stands for one rule names its own issue and form (kernel/schemas.ts, SingleLine: control_character).
+    const own = e.type === ValueErrorType.StringPattern && typeof schema['x-issue'] === 'string';
+    const words = own ? String(schema['x-issue-expected']) : expected(schema);
     const message = words ? `${field} must be ${words}; got ${JSON.stringify(e.value)}` : `${field}: ${e.message}`;
-    return { field, issue: 'invalid_value', message };
+    return { field, issue: own ? String(schema['x-issue']) : 'invalid_value', message };
   });
   throw new ValidationError(details.map((d) => d.message).join('; '), details);
 }

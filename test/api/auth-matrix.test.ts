@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource, describeAuthMatrix, type RouteCase, registeredRoutes } from '../helpers/auth-matrix.js';
 
+// Backends: both — every route's keys, roles, scopes and ids are read from storage, and each refusal must change nothing there
+// Tier: quick
+
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp();

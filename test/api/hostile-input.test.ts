@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
+// Backends: sqlite — Node's HTTP parser, the body limits and the server timeouts on raw sockets: all decided before storage
+// Tier: quick
 // Hostile input never reaches a 500, costs no deep recursion,
 // and every protocol-level error answers the error body. Raw sockets against the real app listening
 // on loopback, so Node's HTTP parser and the server's timeouts are the real ones.

@@ -4,6 +4,8 @@ import { newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '..
 import { databaseUrlOf, startApi, stopProcess } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: sqlite — a `wsvc serve` child's memory while it refuses hostile bodies, before storage
+// Tier: full — a child process fed 20 MB of hostile bodies (a soak)
 // Four parallel 1 MB deeply nested bodies took a real server from 144 MB to 427 MB
 // RSS (and a 500 from ~3,000 levels). Now the nesting limit is one scan of the raw text, so they
 // cost about their own bytes. Measured on a real `wsvc serve` child process (Linux /proc).

@@ -4,6 +4,9 @@ import { createResource } from '../helpers/auth-matrix.js';
 import { expectError, expectRateLimitHeaders, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
 
+// Backends: both — refused bodies must write nothing, and the rate-limit counters are Redis-backed in the postgres project
+// Tier: quick
+
 let t: TestApp;
 let ws: TestWorkspace;
 let resId: string;

@@ -8,6 +8,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { expectValidation } from '../helpers/expect.js';
 import { startWsvc, stopProcess } from '../helpers/processes.js';
 
+// Backends: sqlite — validation and settings messages, decided before anything is read or written
+// Tier: quick
 // Errors that name the fix (docs/api.md#validation): allowed values listed, forms said in words,
 // settings named with the value given, and the setting that allows local webhook URLs mentioned.
 
@@ -127,7 +129,8 @@ describe('settings', () => {
     );
   });
 
-  it('the server warns at start-up while WEBHOOK_ALLOW_INSECURE_URLS is on', async () => {
+  // Two real server processes start and stop here (over a second of CPU each, more on a loaded machine).
+  it('the server warns at start-up while WEBHOOK_ALLOW_INSECURE_URLS is on', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wsvc-warn-'));
     const env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, PORT: '0' };
     const on = await startWsvc(['serve', '--api-only'], { ...env, WEBHOOK_ALLOW_INSECURE_URLS: 'true' });

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { contractOf } from '../helpers/contract.js';
 
+// Backends: sqlite — the served OpenAPI document's shape, lint and route table
+// Tier: quick
 // The served document is checked by Spectral (docs/api.md#the-openapi-document), against the live
 // route table, and the response validator of the test helpers is itself shown to catch drift.
 

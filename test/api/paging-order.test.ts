@@ -3,6 +3,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { createResource } from '../helpers/auth-matrix.js';
 import { expectValidation } from '../helpers/expect.js';
 
+// Backends: both — ordering, cursors and name_prefix matching (case, wildcards, non-ASCII) are SQL on each database
+// Tier: quick
 // Newest first (`order=desc`) and the resources name prefix (docs/api.md#paging, #resources), on
 // both databases: every list the console shows newest first walks back to its oldest record by
 // offset and by cursor, and a cursor is bound to its order.

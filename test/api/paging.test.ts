@@ -3,6 +3,9 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { createResource } from '../helpers/auth-matrix.js';
 import { expectError, expectValidation } from '../helpers/expect.js';
 
+// Backends: both — offset and cursor paging and the maintained counts are SQL on each database
+// Tier: quick
+
 let t: TestApp;
 let ws: TestWorkspace;
 const all: { id: string; type: string; status: string }[] = [];

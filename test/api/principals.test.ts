@@ -4,6 +4,9 @@ import { systemPrincipal } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — the write runner's checks read stored rows inside each write's transaction
+// Tier: quick
+
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ config: { WEBHOOK_ALLOW_INSECURE_URLS: true } });

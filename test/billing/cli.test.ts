@@ -6,6 +6,8 @@ import { periodAt, proration } from '../../src/modules/billing/periods.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — `wsvc billing` in a child process reads and writes the suite's database
+// Tier: full — 14 `wsvc` child processes, over a second of CPU each to start
 // `wsvc billing plans|show|set-plan|invoices|mark-paid|void` as a user runs them: the real command in a
 // child process (the system clock), on the suite's database; the test app finalizes invoices later on its own clock.
 const exec = promisify(execFile);

@@ -1,12 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — plan changes are stored and read back through the console API
+// Tier: quick
 // The console's billing API (docs/console.md#billing): the subscription and invoices through the
 // /v1 mirror (admins), the plans and "Change plan" as console routes (admins change; CSRF). The
 // default D28 plans; time is the injected clock.
+
+// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
+// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
 const T = (iso: string) => Date.parse(iso);
 let now = T('2028-02-10T00:00:00.000Z');
 const clock = { now: () => now };

@@ -9,6 +9,8 @@ import { ORIGIN, signInWithLink } from '../helpers/console.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — thresholds told once each with two workers on one database
+// Tier: quick
 // Usage and billing notifications (D27, docs/billing.md#notifications): the admins are told at 50,
 // 80 and 100 % of the included requests once per period each, and when an invoice is issued, per
 // their preferences; emails in their timezone over a real SMTP server. Two apps on one database

@@ -1,3 +1,5 @@
+// Backends: sqlite — the benchmark harness runs its own SQLite server
+// Tier: full — a benchmark run of several scenarios
 // Benchmark (docs/performance.md#method): a short smoke run of the harness so it cannot rot.
 // No timed assertions: only that every scenario produced a row, measured rows ran their interleaved rounds
 // against the baseline, and no request failed.

@@ -7,6 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/browser.js';
 import { startWsvc, stopProcess } from '../helpers/processes.js';
 
+// Backends: sqlite — the URL file beside a SQLite database (PostgreSQL deployments set PUBLIC_URL)
+// Tier: full — a server and CLI child processes
 // First run on a second port (README "The console"): `PORT=18080 npm start` in one shell,
 // `npx wsvc workspaces create` without PORT in another. The server records the URL it answers on
 // beside its SQLite database, so the set-password link the CLI prints points at it; the link's page
@@ -42,7 +44,7 @@ describe.runIf(process.env.WSVC_TEST_PROJECT !== 'postgres')('first run on anoth
     const env = shellEnv(db);
     const server = await startWsvc(['serve', '--api-only'], { ...env, PORT: String(port), LOG_LEVEL: 'info' });
     try {
-      expect(existsSync(`${db}.server-url`)).toBe(true);
+      expect(existsSync(`${db}.server-url.${server.child.pid}`)).toBe(true);
       const out = await createWorkspace(db, 'first@acme.test');
       const base = `http://127.0.0.1:${port}`;
       expect(out.set_password_url).toMatch(new RegExp(`^${base}/console/set-password\\?token=`));
@@ -70,7 +72,7 @@ describe.runIf(process.env.WSVC_TEST_PROJECT !== 'postgres')('first run on anoth
       await stopProcess(server.child);
     }
     // Stopped: the record is gone, and links fall back to the default port.
-    expect(existsSync(`${db}.server-url`)).toBe(false);
+    expect(existsSync(`${db}.server-url.${server.child.pid}`)).toBe(false);
     const after = await createWorkspace(db, 'third@acme.test');
     expect(after.set_password_url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/console\/set-password/);
   });

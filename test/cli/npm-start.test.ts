@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/receiver.js';
 
+// Backends: sqlite — the process tree of `npm start` and its signals, not storage
+// Tier: full — npm, a server process and a kill -TERM
 // A process supervisor (systemd, a container runtime, `kill -TERM`) signals the process it
 // started. When that is `npm start`, the signal must reach the node server: npm forwards it to
 // its script's shell, and only because the script `exec`s node is that shell the server itself

@@ -7,6 +7,8 @@ import { databaseUrlOf, startApi, startWsvc, stopProcess, type WsvcProcess } fro
 import { startReceiver } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — the worker process stays up on each driver (on SQLite nothing but a timer held it)
+// Tier: full — API and worker child processes and a SIGTERM
 // `wsvc worker` is a long-running process on every backend. On SQLite nothing but its (unref'd)
 // poll timer used to hold Node's event loop, so it exited 0 about 2 s after "delivery worker
 // started" and events written later by another process were never delivered.

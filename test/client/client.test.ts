@@ -7,6 +7,8 @@ import { newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '..
 import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: sqlite — the client package's calls, errors, retries and paging; the server's storage rules behind them run on both backends in test/api, test/idempotency and test/resources
+// Tier: quick
 // The client of packages/client (docs/client.md) against the real server listening on loopback,
 // on this run's database: every operation of the OpenAPI document once, the errors, the
 // Idempotency-Key, retries after a dropped connection and after a real 429, and paging.

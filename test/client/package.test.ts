@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSchema, SCHEMA_FILE } from '../../scripts/client-schema.js';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
+// Backends: sqlite — the package's build, types and tarball, and a program run against the server
+// Tier: full — `npm pack`, an install and a strict type-check of a fresh project
 // The published shape of packages/client (docs/client.md): its types are what the served document
 // generates today, `npm pack` holds the build and nothing else, and a fresh project outside the
 // repository installs the tarball, type-checks strictly and runs a program against the server.

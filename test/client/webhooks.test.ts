@@ -10,6 +10,8 @@ import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { type Received, type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: sqlite — verifyWebhook on delivered bytes; the deliveries themselves run on both backends in test/delivery
+// Tier: quick
 // verifyWebhook (packages/client/src/webhooks.ts, docs/client.md) on real deliveries: the real
 // worker POSTs to a real HTTP receiver on loopback; the receiver's bytes and headers are verified,
 // agree with the standardwebhooks package, and any change to them is refused.

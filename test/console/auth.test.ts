@@ -3,6 +3,8 @@ import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, linkToken, ORIGIN, PASSWORD, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — sessions, single-use links and sign-in throttling live in the database
+// Tier: quick
 // Every sign-in costs one scrypt hash (OWASP parameters, about a second of one core): a loaded
 // machine needs more than the default time per test.
 vi.setConfig({ testTimeout: 120_000 });
@@ -346,7 +348,7 @@ describe('console session API (docs/console.md)', () => {
     expectError(await other.call({ method: 'GET', url: '/console/api/session' }), 401, 'unauthenticated');
     expect((await a.client.call({ method: 'GET', url: '/console/api/session' })).statusCode).toBe(200);
     await signIn(t, a.email, 'a brand new password');
-  }, 30_000);
+  });
 });
 
 describe('console members and roles (docs/api.md#keys-scopes-and-roles, docs/console.md)', () => {
@@ -393,7 +395,7 @@ describe('console members and roles (docs/api.md#keys-scopes-and-roles, docs/con
     });
     expect(removed.statusCode).toBe(204);
     expectError(await viewer.call({ method: 'GET', url: '/console/api/v1/resources', ws: a.ws }), 404, 'not_found');
-  }, 30_000);
+  });
 
   it('keys: everyone makes their own; the plaintext once; revoke makes /v1 answer expired_token', async () => {
     const a = await newAdmin();

@@ -1,11 +1,19 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemActor } from '../../src/kernel/principal.js';
 import { createServices } from '../../src/services.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
-import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+import {
+  type ConsoleServer,
+  type ConsoleWorkspace,
+  openPage,
+  signedInState,
+  startConsoleServer,
+} from '../helpers/console-server.js';
 
+// Backends: sqlite — the console bundle in Chromium; the billing API it calls runs on both backends in test/billing
+// Tier: full — drives Chromium
 // The console's billing page (docs/console.md#billing) in Chromium against a real `wsvc serve`:
 // an admin upgrades free → pro and the upcoming invoice shows the prorated line with the amount
 // the server computed; a downgrade over the lower plan's limits is refused with the server's
@@ -14,24 +22,19 @@ import { type ConsoleServer, openPage, signInContext, startConsoleServer } from 
 const STEP = 120_000;
 
 let cs: ConsoleServer;
+let acme: ConsoleWorkspace;
 let ws: string;
-let liveKey: string;
-let ctx: BrowserContext;
 let page: Page;
 const money = (cents: number) => `$${(cents / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
 
 beforeAll(async () => {
   cs = await startConsoleServer();
-  const out = await cs.services.workspaces.create({ name: 'Billed', adminEmail: 'payer@acme.test', adminName: 'Pat' });
-  ws = out.workspace.id;
-  liveKey = out.keys.live.key;
-  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
-  await signInContext(ctx, cs.base, out.set_password_url);
-  page = await ctx.newPage();
+  acme = await cs.workspace({ name: 'Billed', adminEmail: 'payer@acme.test', adminName: 'Pat' });
+  ws = acme.id;
+  page = await cs.page({ viewport: { width: 1280, height: 900 }, signedIn: acme.signedIn });
 }, STEP);
 
 afterAll(async () => {
-  await ctx?.close();
   await cs?.close();
 });
 
@@ -39,7 +42,7 @@ describe('console billing', () => {
   it(
     'an admin upgrades free → pro: the upcoming invoice shows the prorated line the server computed',
     async () => {
-      await openPage(page, `${cs.base}/console/w/${ws}/live/settings/billing`, 'Billing', 'billing-free');
+      await openPage(page, acme.path('/settings/billing'), 'Billing', 'billing-free');
       await page.getByRole('heading', { name: /^Plan: Free/ }).waitFor();
       const free = page.getByRole('table', { name: 'Lines of the upcoming invoice' });
       expect(await free.locator('tr[data-kind="base"] td').first().textContent()).toMatch(/^Free plan, /);
@@ -91,14 +94,8 @@ describe('console billing', () => {
   it(
     'a downgrade over the lower plan limits shows the 409 and changes nothing',
     async () => {
-      for (let i = 0; i < 3; i++) {
-        const res = await fetch(`${cs.base}/v1/webhooks`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ url: `http://127.0.0.1:9/h${i}`, events: ['*'] }),
-        });
-        expect(res.status, await res.text()).toBe(201);
-      }
+      for (let i = 0; i < 3; i++)
+        await acme.v1('POST', '/webhooks', { url: `http://127.0.0.1:9/h${i}`, events: ['*'] });
       await page.getByRole('button', { name: 'Change plan' }).click();
       const dialog = page.getByRole('dialog', { name: 'Change plan' });
       await dialog.getByRole('radio', { name: /^Free — / }).check();
@@ -128,7 +125,7 @@ describe('console billing', () => {
       const invoice = (await cs.services.billing.invoicesOf(ws, { limit: 5, offset: 0, afterId: null })).items[0];
       expect(invoice?.total_cents).toBe(sub.upcoming_invoice.total_cents);
 
-      await openPage(page, `${cs.base}/console/w/${ws}/live/settings/billing`, 'Billing', 'billing-history');
+      await openPage(page, acme.path('/settings/billing'), 'Billing', 'billing-history');
       const item = page.locator('details.invoice-item', { hasText: 'INV-1' });
       await item.locator('summary').click();
       expect(await item.getByRole('table', { name: 'Lines of invoice INV-1' }).locator('tfoot td').textContent()).toBe(
@@ -154,16 +151,10 @@ describe('console billing', () => {
     'a member sees that billing is for admins',
     async () => {
       const member = await cs.services.members.invite(ws, { email: 'member@acme.test', role: 'member' });
-      const mctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
-      try {
-        await signInContext(mctx, cs.base, member.invite_url);
-        const p = await mctx.newPage();
-        await openPage(p, `${cs.base}/console/w/${ws}/live/settings/billing`, 'Billing', 'billing-member');
-        await p.getByText('Only admins of this workspace can see and change its plan and invoices.').waitFor();
-        expect(await p.getByRole('button', { name: 'Change plan' }).count()).toBe(0);
-      } finally {
-        await mctx.close();
-      }
+      const p = await cs.page({ signedIn: await signedInState(cs.base, member.invite_url) });
+      await openPage(p, acme.path('/settings/billing'), 'Billing', 'billing-member');
+      await p.getByText('Only admins of this workspace can see and change its plan and invoices.').waitFor();
+      expect(await p.getByRole('button', { name: 'Change plan' }).count()).toBe(0);
     },
     STEP,
   );

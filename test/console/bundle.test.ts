@@ -4,6 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { consoleBuilt } from '../helpers/browser.js';
 
+// Backends: sqlite — the built console's files
+// Tier: quick
 // The built console (npm run build:console, run by `prepare`): what the first page load costs and
 // where it may fetch from (docs/console.md: nothing leaves the machine).
 const DIST = join('dist', 'console');

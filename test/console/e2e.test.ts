@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/db/database.js';
 import type { Services } from '../../src/services.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
-import { type ConsoleServer, startConsoleServer } from '../helpers/console-server.js';
+import { type ConsoleServer, loaded, startConsoleServer } from '../helpers/console-server.js';
 import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js';
 
+// Backends: both — the one journey through a whole deployment as users run it: `wsvc serve` with its delivery worker, usage flush, console sessions and (on PostgreSQL) Redis, from sign-in to a delivered and retried webhook
+// Tier: full — drives Chromium
 // The console journeys in Debian's Chromium, against a real `wsvc serve` (API and delivery
 // worker) on a real database (SQLite file, or PostgreSQL in the postgres project).
 const PASSWORD = 'correct horse battery';
@@ -56,11 +58,7 @@ async function setPasswordAndSignIn(p: Page, link: string, email: string) {
 async function visit(p: Page, url: string, heading: string, shot: string, alsoTo?: string) {
   await p.goto(url);
   await p.getByRole('heading', { name: heading, exact: true }).waitFor();
-  await p
-    .getByText(/…$/)
-    .first()
-    .waitFor({ state: 'detached', timeout: 10_000 })
-    .catch(() => undefined);
+  await loaded(p);
   await expectAccessible(p, shot);
   await screenshot(p, shot, alsoTo);
 }

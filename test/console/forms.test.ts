@@ -1,43 +1,30 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
-import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
+// Backends: sqlite — the console bundle's forms in Chromium; the API behind them runs on both backends in test/
+// Tier: full — drives Chromium
 // The console's forms and safety steps (issue 21): checkboxes that stay checkboxes, `*` exclusive,
 // a field's error shown once and attached to it, confirmations before disabling an endpoint and
 // changing a role, a key's expiry, revoked keys hidden, dates on one line.
 const STEP = 120_000;
 
 let cs: ConsoleServer;
+let acme: ConsoleWorkspace;
 let ws: string;
-let liveKey: string;
-let ctx: BrowserContext;
 let page: Page;
 
-async function v1<T = { id: string }>(method: string, url: string, body?: unknown): Promise<{ data: T }> {
-  const res = await fetch(`${cs.base}/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
-  return (await res.json()) as { data: T };
-}
-
-const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
+const path = (rest: string) => acme.path(rest);
 
 beforeAll(async () => {
   cs = await startConsoleServer();
-  const out = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
-  ws = out.workspace.id;
-  liveKey = out.keys.live.key;
-  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
-  await signInContext(ctx, cs.base, out.set_password_url);
-  page = await ctx.newPage();
+  acme = await cs.workspace({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
+  ws = acme.id;
+  page = await cs.page({ signedIn: acme.signedIn });
 }, STEP);
 
 afterAll(async () => {
-  await ctx?.close();
   await cs?.close();
 });
 
@@ -83,7 +70,7 @@ describe('console forms', () => {
       await dialog.getByRole('button', { name: 'Add endpoint' }).click();
       await dialog.getByLabel('Signing secret', { exact: true }).waitFor();
       await dialog.getByRole('button', { name: 'Done' }).click();
-      const hooks = await v1<{ id: string; events: string[] }[]>('GET', '/webhooks');
+      const hooks = await acme.v1<{ id: string; events: string[] }[]>('GET', '/webhooks');
       expect(hooks.data[0]?.events.sort()).toEqual(['resource.created', 'resource.deleted']);
     },
     STEP,
@@ -92,7 +79,7 @@ describe('console forms', () => {
   it(
     'disabling an endpoint asks first; Cancel leaves it enabled',
     async () => {
-      const [hook] = (await v1<{ id: string; status: string }[]>('GET', '/webhooks')).data;
+      const [hook] = (await acme.v1<{ id: string; status: string }[]>('GET', '/webhooks')).data;
       await openPage(page, path(`/webhooks/${hook?.id}`), 'Webhook endpoint', 'forms-webhook');
       await page.getByRole('button', { name: 'Disable', exact: true }).click();
       const dialog = page.getByRole('dialog', { name: 'Disable this endpoint?' });
@@ -100,11 +87,11 @@ describe('console forms', () => {
       await expectAccessible(page, 'forms-disable-confirm');
       await screenshot(page, 'forms-disable-confirm');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
-      expect((await v1<{ status: string }>('GET', `/webhooks/${hook?.id}`)).data.status).toBe('enabled');
+      expect((await acme.v1<{ status: string }>('GET', `/webhooks/${hook?.id}`)).data.status).toBe('enabled');
       await page.getByRole('button', { name: 'Disable', exact: true }).click();
       await dialog.getByRole('button', { name: 'Disable endpoint' }).click();
       await page.getByRole('button', { name: 'Enable', exact: true }).waitFor();
-      expect((await v1<{ status: string }>('GET', `/webhooks/${hook?.id}`)).data.status).toBe('disabled');
+      expect((await acme.v1<{ status: string }>('GET', `/webhooks/${hook?.id}`)).data.status).toBe('disabled');
     },
     STEP,
   );
@@ -114,12 +101,10 @@ describe('console forms', () => {
     async () => {
       const invite = await cs.services.members.invite(ws, { email: 'mo@acme.test', role: 'member' });
       // The invite's set-password page names the account it is for.
-      const linkCtx = await cs.browser.newContext();
-      const linkPage = await linkCtx.newPage();
+      const linkPage = await cs.page();
       await openPage(linkPage, invite.invite_url, 'Set your password', 'forms-set-password');
       await linkPage.getByText('For mo@acme.test.').waitFor();
       await screenshot(linkPage, 'forms-set-password');
-      await linkCtx.close();
       await openPage(page, path('/settings/members'), 'Members', 'forms-members');
       const role = page.getByLabel('Role of mo@acme.test');
       await role.selectOption('viewer');
@@ -130,7 +115,7 @@ describe('console forms', () => {
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       expect(await role.inputValue()).toBe('member');
       const roleOf = async () =>
-        (await v1<{ email: string; role: string }[]>('GET', '/users')).data.find((u) => u.email === 'mo@acme.test')
+        (await acme.v1<{ email: string; role: string }[]>('GET', '/users')).data.find((u) => u.email === 'mo@acme.test')
           ?.role;
       expect(await roleOf()).toBe('member');
       await role.selectOption('viewer');
@@ -153,7 +138,7 @@ describe('console forms', () => {
       await dialog.getByRole('button', { name: 'Generate key' }).click();
       await dialog.getByLabel('API key', { exact: true }).waitFor();
       await dialog.getByRole('button', { name: 'Done' }).click();
-      const keys = (await v1<{ id: string; name: string; expires_at: string | null }[]>('GET', '/keys')).data;
+      const keys = (await acme.v1<{ id: string; name: string; expires_at: string | null }[]>('GET', '/keys')).data;
       expect(keys.find((k) => k.name === 'Short-lived')?.expires_at).toBe(`${day}T00:00:00.000Z`);
       await page.getByRole('row').filter({ hasText: 'Short-lived' }).getByText('expires').waitFor();
       // Dates stay on one line: a <time> in the table is one line high.
@@ -187,9 +172,10 @@ describe('console forms', () => {
   it(
     'a rolled key and its successor share a name; the successor says which key it was rolled from',
     async () => {
-      const made = (await v1<{ id: string; prefix: string }>('POST', '/keys', { name: 'Nightly export', env: 'live' }))
-        .data;
-      const next = (await v1<{ id: string; rolled_from: string }>('POST', `/keys/${made.id}/roll`, {})).data;
+      const made = (
+        await acme.v1<{ id: string; prefix: string }>('POST', '/keys', { name: 'Nightly export', env: 'live' })
+      ).data;
+      const next = (await acme.v1<{ id: string; rolled_from: string }>('POST', `/keys/${made.id}/roll`, {})).data;
       expect(next.rolled_from).toBe(made.id);
       await openPage(page, path('/settings/keys'), 'API Keys', 'forms-keys-rolled');
       const rows = page.getByRole('row').filter({ hasText: 'Nightly export' });

@@ -1,9 +1,10 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/kernel/ids.js';
 import { expectAccessible } from '../helpers/browser.js';
-import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
+// Backends: sqlite — the Integrations page in Chromium; the integrations API runs on both backends in test/integrations
+// Tier: full — drives Chromium
 // The console's Integrations page (docs/integrations.md) in Chromium: the empty state, the connect
 // dialog refusing a URL off the platform's host (the rule shown at the field), an integration's row
 // with its URL hint only, "send test" queuing a message that the log shows, disable, delete with
@@ -11,21 +12,16 @@ import { type ConsoleServer, openPage, signInContext, startConsoleServer } from 
 // connected integration is written to the database directly (creation is covered by test/integrations/integrations.test.ts).
 const STEP = 120_000;
 let cs: ConsoleServer;
-let ws: string;
-let ctx: BrowserContext;
+let acme: ConsoleWorkspace;
 let page: Page;
 
 beforeAll(async () => {
   cs = await startConsoleServer();
-  const out = await cs.services.workspaces.create({ name: 'Chat', adminEmail: 'chat@acme.test', adminName: 'Cy' });
-  ws = out.workspace.id;
-  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
-  await signInContext(ctx, cs.base, out.set_password_url);
-  page = await ctx.newPage();
+  acme = await cs.workspace({ name: 'Chat', adminEmail: 'chat@acme.test', adminName: 'Cy' });
+  page = await cs.page({ signedIn: acme.signedIn });
 }, STEP);
 
 afterAll(async () => {
-  await ctx?.close();
   await cs?.close();
 });
 
@@ -33,12 +29,7 @@ describe('console integrations', () => {
   it(
     'empty state; a URL off the platform host is refused at the field; list, test, log, disable, delete',
     async () => {
-      await openPage(
-        page,
-        `${cs.base}/console/w/${ws}/live/settings/integrations`,
-        'Integrations',
-        'integrations-empty',
-      );
+      await openPage(page, acme.path('/settings/integrations'), 'Integrations', 'integrations-empty');
       await page.getByText('No integrations yet.').waitFor();
       await page.getByRole('button', { name: 'Connect Slack' }).click();
       const dialog = page.getByRole('dialog', { name: 'Connect Slack' });
@@ -49,22 +40,7 @@ describe('console integrations', () => {
       await expectAccessible(page, 'integrations-connect-refused');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
 
-      const now = new Date().toISOString();
-      await cs.storage.db
-        .insertInto('integrations')
-        .values({
-          id: newId('integration'),
-          workspace_id: ws,
-          kind: 'slack',
-          url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
-          env: 'live',
-          events: JSON.stringify(['resource.created']),
-          categories: JSON.stringify(['security']),
-          status: 'enabled',
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
+      await acme.connectSlack();
       await page.reload();
       const table = page.getByRole('table', { name: 'Integrations' });
       await table.waitFor();

@@ -1,12 +1,14 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor, systemPrincipal } from '../../src/kernel/principal.js';
 import { serviceSignature, standardSignature } from '../../src/modules/delivery-engine/signing.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
-import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+import { type ConsoleServer, openPage, startConsoleServer } from '../helpers/console-server.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
+// Backends: sqlite — the console and an email in the profile's timezone; endpoint health and notifications run on both backends in test/webhooks and test/notifications
+// Tier: full — drives Chromium
 // Issue 19's journey (docs/console.md#journeys): an endpoint fails until endpoint health (D23)
 // disables it; the admin, whose profile is in New York (the browser runs in UTC, so a page that
 // ignored the profile would show other hours), sees it in the console's feed and in an email that
@@ -29,7 +31,6 @@ let rx: Receiver;
 let cs: ConsoleServer;
 let ws: string;
 let hook: { id: string; secret: string };
-let ctx: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
@@ -47,24 +48,16 @@ beforeAll(async () => {
     },
   });
   // The workspace, the sign-in link and the session at the real time (the server's clock)…
-  const out = await cs.services.workspaces.create({ name: 'Journey', adminEmail: EMAIL, adminName: 'Olu' });
-  ws = out.workspace.id;
-  const profile = await fetch(`${cs.base}/v1/users/me`, {
-    method: 'PATCH',
-    headers: { authorization: `Bearer ${out.keys.live.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ timezone: ZONE }),
-  });
-  expect(profile.status, await profile.clone().text()).toBe(200);
-  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
-  await signInContext(ctx, cs.base, out.set_password_url);
-  page = await ctx.newPage();
+  const journey = await cs.workspace({ name: 'Journey', adminEmail: EMAIL, adminName: 'Olu' });
+  ws = journey.id;
+  await journey.v1('PATCH', '/users/me', { timezone: ZONE });
+  page = await cs.page({ signedIn: journey.signedIn });
   // …then the endpoint, a minute before the first failure.
   nowMs = T0 - 60_000;
   hook = await cs.services.webhooks.create(cli(), { url: rx.url('/orders'), events: ['*'], label: 'Orders' });
 }, STEP);
 
 afterAll(async () => {
-  await ctx?.close();
   await cs?.services.delivery.stop(1000);
   await cs?.close();
   await rx?.close();
@@ -246,7 +239,7 @@ describe('journey: an endpoint fails, the admin is told in their timezone, and r
     async () => {
       const dark = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
       try {
-        const cookies = await ctx.cookies();
+        const cookies = await page.context().cookies();
         await dark.addCookies(cookies);
         const p = await dark.newPage();
         await openPage(p, path('/notifications'), 'Notifications', 'journey-feed-dark');

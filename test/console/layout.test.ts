@@ -1,49 +1,43 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import {
   type ConsoleServer,
+  type ConsoleWorkspace,
   expectNoHorizontalOverflow,
   openPage,
-  signInContext,
+  signedInState,
   startConsoleServer,
 } from '../helpers/console-server.js';
 
+// Backends: sqlite — phone layout, dark mode and role-aware pages of the console bundle
+// Tier: full — drives Chromium
 // The console on a phone (390×844) and in dark mode, and the viewer's landing page (issue 21:
 // responsive layout, dark mode, role-aware pages), in Debian's Chromium against a real `wsvc serve`.
 const STEP = 120_000;
 const PHONE = { width: 390, height: 844 };
 
 let cs: ConsoleServer;
+let acme: ConsoleWorkspace;
 let ws: string;
-let liveKey: string;
 let webhookId: string;
 let resourceId: string;
 let viewerLink: string;
-let adminLink: string;
-
-async function v1(method: string, url: string, body?: unknown): Promise<{ data: { id: string } }> {
-  const res = await fetch(`${cs.base}/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
-  return (await res.json()) as { data: { id: string } };
-}
 
 beforeAll(async () => {
   cs = await startConsoleServer();
-  const out = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
-  ws = out.workspace.id;
-  liveKey = out.keys.live.key;
-  adminLink = out.set_password_url;
-  resourceId = (await v1('POST', '/resources', { name: 'Invoice with a rather long name 1', type: 'standard' })).data
-    .id;
+  acme = await cs.workspace({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
+  ws = acme.id;
+  resourceId = (await acme.v1('POST', '/resources', { name: 'Invoice with a rather long name 1', type: 'standard' }))
+    .data.id;
   webhookId = (
-    await v1('POST', '/webhooks', { url: 'http://127.0.0.1:9/a-long-path/hook', events: ['*'], label: 'Billing sync' })
+    await acme.v1('POST', '/webhooks', {
+      url: 'http://127.0.0.1:9/a-long-path/hook',
+      events: ['*'],
+      label: 'Billing sync',
+    })
   ).data.id;
-  await v1('POST', '/keys', { name: 'Deploy bot', env: 'live' });
+  await acme.v1('POST', '/keys', { name: 'Deploy bot', env: 'live' });
   viewerLink = (await cs.services.members.invite(ws, { email: 'viewer@acme.test', role: 'viewer' })).invite_url;
 }, STEP);
 
@@ -51,7 +45,7 @@ afterAll(async () => {
   await cs?.close();
 });
 
-const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
+const path = (rest: string) => acme.path(rest);
 
 /** Every signed-in page, with its heading. */
 function pages(): [string, string][] {
@@ -77,23 +71,16 @@ function pages(): [string, string][] {
 const shotName = (rest: string) => rest.replace(/\/(res|wh)_[0-9A-Z]+$/, '/detail').replaceAll('/', '-');
 
 describe('the console on a phone and in dark mode', () => {
-  let admin: BrowserContext;
   let page: Page;
 
   beforeAll(async () => {
-    admin = await cs.browser.newContext({ viewport: PHONE, timezoneId: 'UTC', colorScheme: 'light' });
-    await signInContext(admin, cs.base, adminLink);
-    page = await admin.newPage();
+    page = await cs.page({ viewport: PHONE, colorScheme: 'light', signedIn: acme.signedIn });
   }, STEP);
-  afterAll(async () => {
-    await admin?.close();
-  });
 
   it(
     'signed-out pages fit 390 px',
     async () => {
-      const ctx = await cs.browser.newContext({ viewport: PHONE });
-      const p = await ctx.newPage();
+      const p = await cs.page({ viewport: PHONE });
       for (const [url, heading, name] of [
         ['/console/sign-in', 'Sign in', 'sign-in'],
         ['/console/forgot-password', 'Forgot your password', 'forgot-password'],
@@ -103,7 +90,6 @@ describe('the console on a phone and in dark mode', () => {
         await expectNoHorizontalOverflow(p, name);
         await screenshot(p, `phone-${name}`);
       }
-      await ctx.close();
     },
     STEP,
   );
@@ -146,9 +132,8 @@ describe('the console on a phone and in dark mode', () => {
   it(
     "dark mode follows the system's preference, is axe clean, and the Theme choice is remembered",
     async () => {
-      const dark = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
-      await signInContext(dark, cs.base, (await newAdminLink()).invite_url);
-      const p = await dark.newPage();
+      // The admin's session in a new context (its own localStorage, so the Theme choice starts unset).
+      const p = await cs.page({ colorScheme: 'dark', signedIn: acme.signedIn });
       const background = () => p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
       for (const [rest, heading] of pages()) {
         const name = `dark${shotName(rest)}`;
@@ -171,8 +156,7 @@ describe('the console on a phone and in dark mode', () => {
       expect(await p.getByLabel('Theme').inputValue()).toBe('light');
       await expectAccessible(p, 'light-chosen');
       // And dark chosen by hand wins over a light system.
-      const light = await cs.browser.newContext({ colorScheme: 'light' });
-      const lp = await light.newPage();
+      const lp = await cs.page({ colorScheme: 'light' });
       await lp.goto(`${cs.base}/console/sign-in`);
       await lp.evaluate(() => localStorage.setItem('wsvc-theme', 'dark'));
       await lp.reload();
@@ -181,25 +165,16 @@ describe('the console on a phone and in dark mode', () => {
         'rgb(13, 17, 23)',
       );
       await expectAccessible(lp, 'dark-sign-in');
-      await light.close();
-      await dark.close();
     },
     STEP,
   );
 });
 
-/** Another admin (each context signs in with its own single-use link). */
-function newAdminLink() {
-  return cs.services.members.invite(ws, { email: `admin-${Date.now()}@acme.test`, role: 'admin' });
-}
-
 describe("a viewer's landing", () => {
   it(
     'the overview shows no error boxes: delivery sections are replaced by a note',
     async () => {
-      const ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 } });
-      await signInContext(ctx, cs.base, viewerLink);
-      const p = await ctx.newPage();
+      const p = await cs.page({ signedIn: await signedInState(cs.base, viewerLink) });
       await openPage(p, path('/overview'), 'Overview', 'viewer-overview');
       await p.getByText('Webhook deliveries are shown to admins').waitFor();
       await p.getByRole('heading', { name: 'Recent events' }).waitFor();
@@ -207,7 +182,6 @@ describe("a viewer's landing", () => {
       expect(await p.getByText(/Not allowed/).count()).toBe(0);
       expect(await p.getByRole('button', { name: 'Retry' }).count()).toBe(0);
       await screenshot(p, 'viewer-overview');
-      await ctx.close();
     },
     STEP,
   );

@@ -1,8 +1,10 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible } from '../helpers/browser.js';
-import { type ConsoleServer, openPage, signInContext, startConsoleServer } from '../helpers/console-server.js';
+import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
+// Backends: sqlite — the feed page of the console bundle; the feed API runs on both backends in test/notifications/feed.test.ts
+// Tier: full — drives Chromium
 // The console's notification feed (docs/notifications.md#the-feed) in Chromium: the header's bell
 // named with the unread count, the Notifications page (newest first, times in the profile's
 // timezone with the UTC value on hover), mark one and all read, the empty state, the profile's
@@ -10,38 +12,24 @@ import { type ConsoleServer, openPage, signInContext, startConsoleServer } from 
 const STEP = 120_000;
 
 let cs: ConsoleServer;
+let acme: ConsoleWorkspace;
 let ws: string;
 let emptyWs: string;
-let liveKey: string;
-let ctx: BrowserContext;
 let page: Page;
-
-async function v1(method: string, url: string, body?: unknown): Promise<void> {
-  const res = await fetch(`${cs.base}/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
-}
 
 beforeAll(async () => {
   cs = await startConsoleServer();
-  const out = await cs.services.workspaces.create({ name: 'Bell', adminEmail: 'bell@acme.test', adminName: 'Bo' });
-  ws = out.workspace.id;
-  liveKey = out.keys.live.key;
+  acme = await cs.workspace({ name: 'Bell', adminEmail: 'bell@acme.test', adminName: 'Bo' });
+  ws = acme.id;
   // The same person's second workspace, where nothing has happened.
   emptyWs = (await cs.services.workspaces.create({ name: 'Quiet', adminEmail: 'bell@acme.test' })).workspace.id;
-  await v1('PATCH', '/users/me', { timezone: 'Asia/Tokyo' });
-  for (const name of ['First key', 'Second key', 'Third key']) await v1('POST', '/keys', { name, env: 'live' });
+  await acme.v1('PATCH', '/users/me', { timezone: 'Asia/Tokyo' });
+  for (const name of ['First key', 'Second key', 'Third key']) await acme.v1('POST', '/keys', { name, env: 'live' });
   await cs.services.members.invite(ws, { email: 'new@acme.test', role: 'viewer' });
-  ctx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
-  await signInContext(ctx, cs.base, out.set_password_url);
-  page = await ctx.newPage();
+  page = await cs.page({ signedIn: acme.signedIn });
 }, STEP);
 
 afterAll(async () => {
-  await ctx?.close();
   await cs?.close();
 });
 
@@ -49,7 +37,7 @@ describe('console notifications', () => {
   it(
     'the bell counts unread; the page lists them newest first in the profile timezone; mark one, then all, read',
     async () => {
-      await openPage(page, `${cs.base}/console/w/${ws}/live/overview`, 'Overview', 'bell-overview');
+      await openPage(page, acme.path('/overview'), 'Overview', 'bell-overview');
       const bell = page.getByRole('link', { name: 'Notifications, 4 unread' });
       await bell.waitFor();
       await bell.click();
@@ -89,7 +77,7 @@ describe('console notifications', () => {
   it(
     'profile: notification preferences per category and channel; security cannot be unticked',
     async () => {
-      await openPage(page, `${cs.base}/console/w/${ws}/live/settings/profile`, 'Profile', 'profile-preferences');
+      await openPage(page, acme.path('/settings/profile'), 'Profile', 'profile-preferences');
       await page.getByRole('heading', { name: 'Notification preferences' }).waitFor();
       const security = page.getByRole('checkbox', { name: 'Security (keys, members, password): email' });
       expect([await security.isChecked(), await security.isDisabled()]).toEqual([true, true]);

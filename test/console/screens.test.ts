@@ -1,21 +1,24 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { newId } from '../../src/kernel/ids.js';
 import { systemActor } from '../../src/kernel/principal.js';
 import { createServices } from '../../src/services.js';
 import { expectAccessible, SCREENSHOT_DIR } from '../helpers/browser.js';
 import {
   type ConsoleServer,
+  type ConsoleWorkspace,
   expectNoHorizontalOverflow,
+  loaded,
   openPage,
-  signInContext,
+  type SignedIn,
   startConsoleServer,
 } from '../helpers/console-server.js';
 import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js';
 
+// Backends: sqlite — every page of the console bundle at two sizes and in two schemes
+// Tier: full — drives Chromium
 // Every page of the console's router, with realistic data, at 1280×800 and 390×844, in light and
 // dark (issue 21): no sideways scrolling, axe clean, and a screenshot of each under
 // .tmp/screenshots/console/<backend>/<page>-<1280|390>-<light|dark>.png. With UPDATE_DOC_IMAGES=1
@@ -25,9 +28,9 @@ const VIEWPORTS = { 1280: { width: 1280, height: 800 }, 390: { width: 390, heigh
 const SCHEMES = ['light', 'dark'] as const;
 
 let cs: ConsoleServer;
+let acme: ConsoleWorkspace;
 let receiver: Receiver;
 let ws: string;
-let liveKey: string;
 let resourceId: string;
 let okHook: string;
 let downHook: string;
@@ -35,47 +38,33 @@ let failedDelivery: string;
 let eventId: string;
 let invoiceId: string;
 let inviteLink: string;
-let signedIn: Awaited<ReturnType<BrowserContext['storageState']>>;
-
-async function v1(method: string, url: string, body?: unknown, ok = true): Promise<{ data: { id: string } }> {
-  const res = await fetch(`${cs.base}/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (ok) expect(res.status, await res.clone().text()).toBeLessThan(300);
-  return (await res.json()) as { data: { id: string } };
-}
+let signedIn: SignedIn;
 
 beforeAll(async () => {
   receiver = await startReceiver((r) =>
     r.path === '/down' ? { status: 503, body: 'maintenance' } : { status: 200, body: 'thanks' },
   );
   cs = await startConsoleServer({ env: { USAGE_FLUSH_MS: '200' } });
-  const out = await cs.services.workspaces.create({
-    name: 'Acme Robotics',
-    adminEmail: 'ada@acme.test',
-    adminName: 'Ada Lovelace',
-  });
-  ws = out.workspace.id;
-  liveKey = out.keys.live.key;
-  await v1('PATCH', '/users/me', { timezone: 'Europe/Berlin' });
+  acme = await cs.workspace({ name: 'Acme Robotics', adminEmail: 'ada@acme.test', adminName: 'Ada Lovelace' });
+  ws = acme.id;
+  await acme.v1('PATCH', '/users/me', { timezone: 'Europe/Berlin' });
   for (const name of ['Deploy bot', 'Billing sync', 'Analytics export'])
-    await v1('POST', '/keys', { name, env: 'live' });
+    await acme.v1('POST', '/keys', { name, env: 'live' });
   okHook = (
-    await v1('POST', '/webhooks', {
+    await acme.v1('POST', '/webhooks', {
       url: receiver.url('/ok'),
       events: ['resource.created', 'resource.updated'],
       label: 'Order sync',
     })
   ).data.id;
-  downHook = (await v1('POST', '/webhooks', { url: receiver.url('/down'), events: ['*'], label: 'Warehouse' })).data.id;
+  downHook = (await acme.v1('POST', '/webhooks', { url: receiver.url('/down'), events: ['*'], label: 'Warehouse' }))
+    .data.id;
   const names = ['Invoice 2026-0042', 'Customer Globex', 'Shipment 7781', 'Contract renewal Q1', 'Robot arm R2'];
   const ids: string[] = [];
   for (const [i, name] of names.entries()) {
     ids.push(
       (
-        await v1('POST', '/resources', {
+        await acme.v1('POST', '/resources', {
           name,
           type: (['standard', 'premium'] as const)[i % 2],
           metadata: { n: String(i) },
@@ -84,16 +73,16 @@ beforeAll(async () => {
     );
   }
   resourceId = ids[0] as string;
-  await v1('PUT', `/resources/${resourceId}`, { name: 'Invoice 2026-0042 (paid)', metadata: { n: '0' } });
+  await acme.v1('PUT', `/resources/${resourceId}`, { name: 'Invoice 2026-0042 (paid)', metadata: { n: '0' } });
   // A few failed requests for the usage pages.
-  await v1('GET', '/resources/res_missing', undefined, false);
-  await v1('POST', '/resources', { name: '' }, false);
+  await acme.v1('GET', '/resources/res_missing', undefined, false);
+  await acme.v1('POST', '/resources', { name: '' }, false);
   inviteLink = (await cs.services.members.invite(ws, { email: 'grace@acme.test', role: 'member' })).invite_url;
   await cs.services.members.invite(ws, { email: 'linus@acme.test', role: 'viewer' });
   // Every delivery answered: 6 to Order sync (succeeded), 6 to Warehouse (failed, no retries).
   type Row = { id: string; event_id: string };
   const rows = await eventually(async () => {
-    const list = (await v1('GET', `/webhooks/${downHook}/deliveries?status=failed&limit=50`)) as unknown as {
+    const list = (await acme.v1('GET', `/webhooks/${downHook}/deliveries?status=failed&limit=50`)) as unknown as {
       data: Row[];
     };
     return list.data.length >= 6 && list.data;
@@ -101,32 +90,17 @@ beforeAll(async () => {
   failedDelivery = rows[0]?.id as string;
   eventId = rows[0]?.event_id as string;
   await eventually(async () => {
-    const list = (await v1('GET', `/webhooks/${okHook}/deliveries?status=succeeded&limit=50`)) as unknown as {
+    const list = (await acme.v1('GET', `/webhooks/${okHook}/deliveries?status=succeeded&limit=50`)) as unknown as {
       data: Row[];
     };
     return list.data.length >= 6;
   }, 30_000);
   // A Slack integration (written directly: the server cannot resolve hooks.slack.com here).
-  const now = new Date().toISOString();
-  await cs.storage.db
-    .insertInto('integrations')
-    .values({
-      id: newId('integration'),
-      workspace_id: ws,
-      kind: 'slack',
-      url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
-      env: 'live',
-      events: JSON.stringify(['resource.created']),
-      categories: JSON.stringify(['security']),
-      status: 'enabled',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await acme.connectSlack();
 
-  // Signed in once; every context starts from this cookie.
-  const ctx = await cs.browser.newContext();
-  await signInContext(ctx, cs.base, out.set_password_url);
+  // Signed in once (cs.workspace); every context starts from this cookie.
+  signedIn = acme.signedIn;
+  const ctx = await cs.browser.newContext({ storageState: signedIn });
   // Pro plan, then a worker whose clock is past the period's end finalizes the first invoice.
   const session = await ctx.request.get(`${cs.base}/console/api/session`);
   const csrf = ((await session.json()) as { data: { csrf_token: string } }).data.csrf_token;
@@ -141,7 +115,6 @@ beforeAll(async () => {
   const future = createServices({ storage: cs.storage, clock: { now: () => later }, config });
   expect(await future.billing.finalizeDue(systemActor('scheduler:billing-invoices'))).toBe(1);
   invoiceId = (await cs.services.billing.invoicesOf(ws, { limit: 5, offset: 0, afterId: null })).items[0]?.id as string;
-  signedIn = await ctx.storageState();
   await ctx.close();
 }, STEP);
 
@@ -271,6 +244,22 @@ function screens(): Screen[] {
       doc: 'console-integrations',
       ready: (p) => p.getByRole('table', { name: 'Integrations' }).waitFor(),
     },
+    {
+      name: 'security',
+      url: at('/settings/security'),
+      heading: 'Sign-in security',
+      ready: (p) => p.getByRole('button', { name: 'Save single sign-on' }).waitFor(),
+    },
+    {
+      // The provider's answer with a state this server never made: the refusal and the way back.
+      name: 'sso-callback',
+      url: () => `${cs.base}/console/sso/callback?state=unknown&code=unknown`,
+      heading: 'Single sign-on',
+      signedOut: true,
+      ready: (p) => p.getByRole('alert').waitFor(),
+    },
+    // The enrolment page (/two-factor-setup) needs a session held by the second-factor policy:
+    // test/console/team-sign-in.test.ts checks it at 390 px in dark.
     { name: 'not-found', url: at('/no-such-page'), heading: 'Page not found' },
   ];
 }
@@ -307,12 +296,8 @@ describe('every console page at 1280×800 and 390×844, light and dark', () => {
               const name = `${s.name}-${width}-${scheme}`;
               await p.goto(s.url());
               await p.getByRole('heading', { name: s.heading, exact: true }).waitFor();
-              // Every loading state (ui/states.tsx) gone; not any text ending in '…' (a key's prefix, a hint), which never goes.
-              await p
-                .locator('.state-loading')
-                .first()
-                .waitFor({ state: 'detached', timeout: 10_000 })
-                .catch(() => undefined);
+              // Every loading state (ui/states.tsx) gone.
+              await loaded(p);
               if (s.ready) await s.ready(p);
               await expectAccessible(p, name);
               // The page's own background follows the scheme (dark mode is not only the system's widgets).
@@ -336,24 +321,15 @@ describe('every console page at 1280×800 and 390×844, light and dark', () => {
   it(
     "the in-app Theme choice flips a light system's page to dark and back",
     async () => {
-      const ctx = await cs.browser.newContext({
-        viewport: VIEWPORTS[1280],
-        colorScheme: 'light',
-        storageState: signedIn,
-      });
-      try {
-        const p = await ctx.newPage();
-        const bg = () => p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
-        await openPage(p, at('/overview')(), 'Overview', 'theme-light');
-        expect(await bg()).toBe('rgb(246, 247, 249)');
-        await p.getByLabel('Theme').selectOption('dark');
-        expect(await bg()).toBe('rgb(13, 17, 23)');
-        await expectAccessible(p, 'theme-dark-chosen');
-        await p.getByLabel('Theme').selectOption('system');
-        expect(await bg()).toBe('rgb(246, 247, 249)');
-      } finally {
-        await ctx.close();
-      }
+      const p = await cs.page({ viewport: VIEWPORTS[1280], colorScheme: 'light', signedIn });
+      const bg = () => p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      await openPage(p, at('/overview')(), 'Overview', 'theme-light');
+      expect(await bg()).toBe('rgb(246, 247, 249)');
+      await p.getByLabel('Theme').selectOption('dark');
+      expect(await bg()).toBe('rgb(13, 17, 23)');
+      await expectAccessible(p, 'theme-dark-chosen');
+      await p.getByLabel('Theme').selectOption('system');
+      expect(await bg()).toBe('rgb(246, 247, 249)');
     },
     STEP,
   );

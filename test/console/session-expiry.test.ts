@@ -3,6 +3,9 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — session and link lifetimes are stored and compared on each database
+// Tier: quick
+
 vi.setConfig({ testTimeout: 120_000 });
 
 const MINUTE = 60_000;

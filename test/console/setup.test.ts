@@ -1,38 +1,40 @@
 import { readFileSync } from 'node:fs';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, freePort, screenshot } from '../helpers/browser.js';
 import {
   type ConsoleServer,
+  type ConsoleWorkspace,
   expectNoHorizontalOverflow,
   openPage,
-  signInContext,
+  signedInState,
   startConsoleServer,
 } from '../helpers/console-server.js';
 import { SNIPPETS, type SnippetReceiver, snippetPath, startSnippetReceiver } from '../helpers/snippet-receiver.js';
 
+// Backends: sqlite — the setup checklist of the console bundle; the data it reads comes from the API, which runs on both backends in test/
+// Tier: full — drives Chromium
 // Issue 21, point 8: a new workspace's overview teaches the three steps to a first verified
 // webhook (docs/console.md#setup-checklist), with the receivers of docs/snippets/ — the same files
 // test/delivery/receiver-snippets.test.ts runs — and turns each step done from the workspace's own data. In
-// Debian's Chromium against a real `wsvc serve`, on both databases; light, dark and 390 px.
+// Debian's Chromium against a real `wsvc serve`; light, dark and 390 px.
 const STEP = 180_000;
 const PHONE = { width: 390, height: 844 };
-/** The refetch interval (5 s) plus room for a loaded machine. */
-const LIVE_WAIT = 12_000;
+/** The refetch interval of the overview (console/src/lib/queries.ts). */
+const LIVE_INTERVAL_MS = 5000;
 const TITLE = 'Your first verified webhook';
 
 let cs: ConsoleServer;
+let acme: ConsoleWorkspace;
 let ws: string;
-let adminLink: string;
 const receivers: SnippetReceiver[] = [];
 
 beforeAll(async () => {
   cs = await startConsoleServer();
   // `workspaces create` makes a live and a test key too; unused and made by the command, they
   // leave step 1 to do (the person signing in has never seen them).
-  const out = await cs.services.workspaces.create({ name: 'Fresh', adminEmail: 'admin@fresh.test', adminName: 'Ada' });
-  ws = out.workspace.id;
-  adminLink = out.set_password_url;
+  acme = await cs.workspace({ name: 'Fresh', adminEmail: 'admin@fresh.test', adminName: 'Ada' });
+  ws = acme.id;
 }, STEP);
 
 afterAll(async () => {
@@ -40,16 +42,8 @@ afterAll(async () => {
   await cs?.close();
 });
 
-const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
+const path = (rest: string) => acme.path(rest);
 const checklist = (p: Page) => p.getByRole('region', { name: TITLE });
-
-/** A context signed in as a new member of the workspace with `role` (each sign-in link is single-use). */
-async function signedIn(role: 'admin' | 'viewer', options: Parameters<ConsoleServer['browser']['newContext']>[0]) {
-  const ctx = await cs.browser.newContext({ timezoneId: 'UTC', ...options });
-  const link = (await cs.services.members.invite(ws, { email: `${role}-${Date.now()}@fresh.test`, role })).invite_url;
-  await signInContext(ctx, cs.base, link);
-  return ctx;
-}
 
 /** The three steps' headings, each with its state ("To do", "Done" or "Ask an admin"). */
 async function steps(list: Locator): Promise<string[]> {
@@ -60,18 +54,15 @@ const ENDPOINT = 'Add a webhook endpoint';
 const DELIVERY = 'Receive a verified delivery';
 
 describe('the setup checklist on a new workspace', () => {
-  let admin: BrowserContext;
   let page: Page;
 
   beforeAll(async () => {
-    admin = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
-    await admin.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: cs.base });
-    await signInContext(admin, cs.base, adminLink);
-    page = await admin.newPage();
+    page = await cs.page({ signedIn: acme.signedIn });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: cs.base });
+    // The page's timers run on Playwright's clock: the last test moves them past the overview's 5 s
+    // refresh instead of waiting for it (time otherwise flows as usual).
+    await page.clock.install();
   }, STEP);
-  afterAll(async () => {
-    await admin?.close();
-  });
 
   it(
     'shows 0 of 3 with the receivers of docs/snippets in tabs; Copy puts the file on the clipboard',
@@ -105,8 +96,7 @@ describe('the setup checklist on a new workspace', () => {
   it(
     'dark mode and a 390×844 phone: axe clean, no sideways scrolling, the code scrolls inside its frame',
     async () => {
-      const dark = await signedIn('admin', { viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
-      const d = await dark.newPage();
+      const d = await cs.page({ colorScheme: 'dark', signedIn: acme.signedIn });
       await openPage(d, path('/overview'), 'Overview', 'setup-dark');
       await checklist(d).getByText('0 of 3 done').waitFor();
       expect(await d.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe(
@@ -115,11 +105,9 @@ describe('the setup checklist on a new workspace', () => {
       await checklist(d).getByRole('tab', { name: 'Python' }).click();
       await expectAccessible(d, 'setup-dark-python');
       await screenshot(d, 'setup-dark');
-      await dark.close();
 
       for (const colorScheme of ['light', 'dark'] as const) {
-        const phone = await signedIn('admin', { viewport: PHONE, colorScheme });
-        const p = await phone.newPage();
+        const p = await cs.page({ viewport: PHONE, colorScheme, signedIn: acme.signedIn });
         await openPage(p, path('/overview'), 'Overview', `setup-phone-${colorScheme}`);
         await checklist(p).getByText('0 of 3 done').waitFor();
         for (const s of SNIPPETS) {
@@ -133,7 +121,6 @@ describe('the setup checklist on a new workspace', () => {
         }
         await expectAccessible(p, `setup-phone-${colorScheme}`);
         await screenshot(p, `setup-phone-${colorScheme}`);
-        await phone.close();
       }
     },
     STEP,
@@ -142,8 +129,8 @@ describe('the setup checklist on a new workspace', () => {
   it(
     "a viewer sees the key step and the others as an admin's, without an error box",
     async () => {
-      const viewer = await signedIn('viewer', { viewport: { width: 1280, height: 800 } });
-      const p = await viewer.newPage();
+      const invite = await cs.services.members.invite(ws, { email: 'viewer@fresh.test', role: 'viewer' });
+      const p = await cs.page({ signedIn: await signedInState(cs.base, invite.invite_url) });
       await openPage(p, path('/overview'), 'Overview', 'setup-viewer');
       const list = checklist(p);
       await list.getByRole('link', { name: 'Create an API key' }).waitFor();
@@ -154,7 +141,6 @@ describe('the setup checklist on a new workspace', () => {
       expect(await p.getByText(/Not allowed/).count()).toBe(0);
       expect(await p.getByRole('button', { name: 'Retry' }).count()).toBe(0);
       await screenshot(p, 'setup-viewer');
-      await viewer.close();
     },
     STEP,
   );
@@ -216,12 +202,14 @@ describe('the setup checklist on a new workspace', () => {
         (window as unknown as { __kept: boolean }).__kept = true;
       });
       await send.click();
-      const done = page.getByRole('region', { name: 'Setup', exact: true });
-      await done.getByText('Setup complete').waitFor({ timeout: LIVE_WAIT });
-      expect(await page.evaluate(() => (window as unknown as { __kept?: boolean }).__kept)).toBe(true);
-      expect(await checklist(page).count()).toBe(0);
       const verified = /^verified evt_[0-9A-Z]{26} webhook\.test \(webhook-signature, X-Service-Signature\)$/;
       await expect.poll(() => rx.lines.some((l) => verified.test(l))).toBe(true);
+      // Verified: the overview's next refresh turns the step done.
+      await page.clock.runFor(LIVE_INTERVAL_MS);
+      const done = page.getByRole('region', { name: 'Setup', exact: true });
+      await done.getByText('Setup complete').waitFor();
+      expect(await page.evaluate(() => (window as unknown as { __kept?: boolean }).__kept)).toBe(true);
+      expect(await checklist(page).count()).toBe(0);
       await expectAccessible(page, 'setup-complete');
       await screenshot(page, 'setup-complete');
 

@@ -7,6 +7,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — the outbox, claims, attempts and retries are rows
+// Tier: quick
 // docs/operations.md deliveries to a real HTTP receiver on loopback, from the real worker on a real database.
 const FAST: Partial<Config> = {
   WEBHOOK_ALLOW_INSECURE_URLS: true,

@@ -5,6 +5,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — the per-endpoint cap is part of the claim query
+// Tier: full — hanging and slow receivers held to a 4 s timeout
 // One bad endpoint never stalls the others. A receiver that never answers and one
 // that answers just inside the timeout each get 64 deliveries; a healthy receiver in another
 // workspace must still get its events about as fast as when it is alone. Before the per-endpoint

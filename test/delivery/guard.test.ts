@@ -3,6 +3,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — retry times are stored and claimed at exact boundaries
+// Tier: quick
 // docs/operations.md the retry schedule under a controlled clock, and the webhook URL check on the address actually dialled.
 
 describe('retry schedule under a controlled clock (docs/api.md#webhook-deliveries)', () => {

@@ -5,6 +5,8 @@ import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: sqlite — the sender's retry of a reset kept-alive socket; how attempts are recorded runs on both backends in test/delivery/delivery.test.ts
+// Tier: quick
 // The keep-alive race (docs/api.md#webhook-deliveries): a receiver closes an idle kept-alive socket just
 // as the worker writes the next delivery to it. The receiver here makes that race certain instead
 // of likely: it destroys the connection when a request arrives on a connection chosen by the

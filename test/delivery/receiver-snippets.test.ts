@@ -5,6 +5,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { SNIPPETS, type Snippet, type SnippetReceiver, startSnippetReceiver } from '../helpers/snippet-receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: sqlite — the docs' receivers verify delivered bytes in their own processes; deliveries run on both backends in test/delivery
+// Tier: full — a receiver process per snippet and language
 // The receivers of docs/snippets/ (the text the console's overview shows in its setup checklist,
 // docs/console.md#setup-checklist), each run as a user runs it, in its own process on a free port,
 // against real deliveries made by the real worker: a valid delivery is answered 204 and printed as

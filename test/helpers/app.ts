@@ -8,6 +8,7 @@ import { openRedis, type RedisLog, waitForRedis } from '../../src/db/redis.js';
 import type { Env, Role } from '../../src/db/types.js';
 import type { Clock } from '../../src/kernel/clock.js';
 import type { Send } from '../../src/modules/delivery-engine/sender.js';
+import type { SsoFetch } from '../../src/modules/sso/sso.service.js';
 import { createServices, type Services } from '../../src/services.js';
 import { contractOf } from './contract.js';
 import { openTestStorage } from './storage.js';
@@ -51,6 +52,8 @@ export async function startTestApp(
     integrationSend?: Send;
     /** Where the app's log lines go (set LOG_LEVEL in config too; it is silent by default). */
     logStream?: { write(line: string): void };
+    /** How single sign-on reaches the identity provider (a hand in the middle); fetch by default. */
+    ssoFetch?: SsoFetch;
   } = {},
 ): Promise<TestApp> {
   const storage = opts.storage ?? (await openTestStorage());
@@ -76,6 +79,7 @@ export async function startTestApp(
     config,
     resolveHost: opts.resolveHost,
     integrationSend: opts.integrationSend,
+    ssoFetch: opts.ssoFetch,
   });
   opts.wrapServices?.(services);
   // With TEST_REDIS_URL the same tests run with Redis-backed rate limits, in their own key namespace.

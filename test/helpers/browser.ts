@@ -1,37 +1,29 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium.js';
 
-/** Debian's Chromium (`.ci/run` installs the package when missing); a test tool's own browser download cannot work here. */
-export function chromiumPath(): string {
-  const fromEnv = process.env.CHROMIUM_PATH;
-  if (fromEnv) return fromEnv;
-  try {
-    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error('chromium is not installed: apt-get install chromium (the browser journeys need it)');
-  }
+/** A Chromium of this test file's own (most files want {@link workerChromium}). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: chromiumPath(),
-    headless: true,
-    // No request leaves the machine: Chromium's own background traffic is turned off too.
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+/**
+ * This worker's Chromium, shared with the other browser files the worker runs (launched by
+ * test/chromium-broker.ts the first time the worker asks); `close()` disconnects and closes this
+ * connection's contexts, the browser stays for the next file. Outside a Vitest run with the
+ * broker, a Chromium of the file's own.
+ */
+export async function workerChromium(): Promise<Browser> {
+  const broker = inject('chromiumBroker');
+  if (!broker) return launchChromium();
+  const res = await fetch(`${broker}/${process.env.VITEST_POOL_ID ?? '0'}`);
+  const endpoint = await res.text();
+  if (!res.ok) throw new Error(`Chromium did not start: ${endpoint}`);
+  return chromium.connect(endpoint);
 }
 
 /** A free loopback port (for a server that must know its public URL before it starts). */

@@ -1,21 +1,47 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, type Page, request } from 'playwright-core';
 import { expect } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
 import { type Clock, systemClock } from '../../src/kernel/clock.js';
+import { newId } from '../../src/kernel/ids.js';
 import { createServices, type Services } from '../../src/services.js';
-import { consoleBuilt, expectAccessible, freePort, launchChromium } from './browser.js';
+import { consoleBuilt, expectAccessible, freePort, workerChromium } from './browser.js';
 import { PASSWORD } from './console.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from './processes.js';
 import { openTestStorage } from './storage.js';
 
-/** A real `wsvc serve` on a fresh database, with Chromium, for console journeys. */
+/** A signed-in browser state (its session cookie), for `storageState` of new contexts. */
+export type SignedIn = Awaited<ReturnType<BrowserContext['storageState']>>;
+
+/** A workspace made for a console test, its admin signed in once through the console API. */
+export interface ConsoleWorkspace {
+  id: string;
+  adminEmail: string;
+  liveKey: string;
+  /** The admin's session: pass it to {@link ConsoleServer.page} instead of signing in again. */
+  signedIn: SignedIn;
+  /** `/console/w/<id>/<env><rest>` on the server. */
+  path(rest: string, env?: 'live' | 'test'): string;
+  /** A /v1 call with the admin's live key; fails the test on a non-2xx unless `ok` is false. */
+  v1<T = { id: string }>(method: string, url: string, body?: unknown, ok?: boolean): Promise<{ data: T }>;
+  /**
+   * A connected Slack integration (live, resource.created and security), written to the database
+   * directly: the server cannot resolve hooks.slack.com here (creation: test/integrations/).
+   */
+  connectSlack(): Promise<void>;
+}
+
+/** A real `wsvc serve` on a fresh database, with this worker's Chromium, for console journeys. */
 export interface ConsoleServer {
   base: string;
   storage: Storage & { url: string; schema?: string };
   services: Services;
   config: Config;
   browser: Browser;
+  /** Creates a workspace and signs its admin in through the console API (no page, no form). */
+  workspace(opts: { name: string; adminEmail: string; adminName?: string }): Promise<ConsoleWorkspace>;
+  /** A page in a new context (UTC, 1280×800 unless given), signed in when `signedIn` is; closed with the server. */
+  page(opts?: BrowserContextOptions & { signedIn?: SignedIn }): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -28,13 +54,15 @@ export interface ConsoleServerOptions {
   apiOnly?: boolean;
   clock?: Clock;
   env?: Record<string, string>;
+  /** The host name of PUBLIC_URL and of `base` (default 127.0.0.1): passkeys need a domain name such as localhost. */
+  host?: string;
 }
 
 export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promise<ConsoleServer> {
   if (!consoleBuilt()) throw new Error('dist/console is missing: run `npm run build:console` first');
   const storage = await openTestStorage();
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://${opts.host ?? '127.0.0.1'}:${port}`;
   const config = loadConfig(
     {},
     { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off', ...opts.env },
@@ -43,31 +71,85 @@ export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promi
   let server: WsvcProcess | undefined;
   let browser: Browser | undefined;
   try {
-    server = await startWsvc(opts.apiOnly ? ['serve', '--api-only'] : ['serve'], {
-      DATABASE_URL: databaseUrlOf(storage),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-      WEBHOOK_MAX_RETRIES: '0',
-      WEBHOOK_POLL_MS: '100',
-      REDIS_URL: process.env.TEST_REDIS_URL || '',
-      ...opts.env,
-    });
-    browser = await launchChromium();
+    // The server and the browser start together.
+    [server, browser] = await Promise.all([
+      startWsvc(opts.apiOnly ? ['serve', '--api-only'] : ['serve'], {
+        DATABASE_URL: databaseUrlOf(storage),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PUBLIC_URL: base,
+        WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+        WEBHOOK_MAX_RETRIES: '0',
+        WEBHOOK_POLL_MS: '100',
+        REDIS_URL: process.env.TEST_REDIS_URL || '',
+        ...opts.env,
+      }),
+      workerChromium(),
+    ]);
   } catch (e) {
     if (server) await stopProcess(server.child);
+    await browser?.close();
     await storage.close();
     throw e;
   }
   const started = { server, browser };
+  const contexts: BrowserContext[] = [];
   return {
     base,
     storage,
     services,
     config,
     browser,
+    async workspace({ name, adminEmail, adminName }) {
+      const out = await services.workspaces.create({ name, adminEmail, adminName });
+      const liveKey = out.keys.live.key;
+      return {
+        id: out.workspace.id,
+        adminEmail,
+        liveKey,
+        signedIn: await signedInState(base, out.set_password_url),
+        path: (rest, env = 'live') => `${base}/console/w/${out.workspace.id}/${env}${rest}`,
+        async v1<T>(method: string, url: string, body?: unknown, ok = true) {
+          const res = await fetch(`${base}/v1${url}`, {
+            method,
+            headers: { authorization: `Bearer ${liveKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+            body: body ? JSON.stringify(body) : undefined,
+          });
+          if (ok) expect(res.status, await res.clone().text()).toBeLessThan(300);
+          return (await res.json()) as { data: T };
+        },
+        async connectSlack() {
+          const now = new Date().toISOString();
+          await storage.db
+            .insertInto('integrations')
+            .values({
+              id: newId('integration'),
+              workspace_id: out.workspace.id,
+              kind: 'slack',
+              url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
+              env: 'live',
+              events: JSON.stringify(['resource.created']),
+              categories: JSON.stringify(['security']),
+              status: 'enabled',
+              created_at: now,
+              updated_at: now,
+            })
+            .execute();
+        },
+      };
+    },
+    async page({ signedIn, ...options } = {}) {
+      const ctx = await started.browser.newContext({
+        viewport: { width: 1280, height: 800 },
+        timezoneId: 'UTC',
+        ...options,
+        storageState: signedIn,
+      });
+      contexts.push(ctx);
+      return ctx.newPage();
+    },
     async close() {
+      for (const ctx of contexts) await ctx.close().catch(() => undefined);
       await started.browser.close();
       await stopProcess(started.server.child);
       await storage.close();
@@ -75,31 +157,54 @@ export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promi
   };
 }
 
+/**
+ * Sets a password from a single-use link and signs in through the console API, outside any page;
+ * returns the session as a `storageState` (one scrypt hash and one check, once per person).
+ */
+export async function signedInState(base: string, link: string): Promise<SignedIn> {
+  const api = await request.newContext({ baseURL: base, extraHTTPHeaders: { origin: base } });
+  try {
+    await signInRequests(api, base, link);
+    return await api.storageState();
+  } finally {
+    await api.dispose();
+  }
+}
+
 /** Sets a password from a single-use link and signs the context in (its pages share the cookie). */
 export async function signInContext(ctx: BrowserContext, base: string, link: string): Promise<void> {
+  await signInRequests(ctx.request, base, link);
+}
+
+async function signInRequests(api: BrowserContext['request'], base: string, link: string): Promise<void> {
   const token = new URL(link).searchParams.get('token') ?? '';
-  const set = await ctx.request.post(`${base}/console/api/password/set`, {
+  const set = await api.post(`${base}/console/api/password/set`, {
     headers: { origin: base },
     data: { token, password: PASSWORD },
   });
   expect(set.status(), await set.text()).toBe(200);
   const email = ((await set.json()) as { data: { email: string } }).data.email;
-  const session = await ctx.request.post(`${base}/console/api/session`, {
+  const session = await api.post(`${base}/console/api/session`, {
     headers: { origin: base },
     data: { email, password: PASSWORD },
   });
   expect(session.status(), await session.text()).toBe(201);
 }
 
-/** Opens a page, waits for its heading and for every "Loading…" to end, and checks it with axe. */
+/**
+ * Waits until the page shows no loading state of its own (`.state-loading`, console/src/ui/states.tsx):
+ * every one that is there now, and any that replaced it.
+ */
+export async function loaded(p: Page): Promise<void> {
+  const loading = p.locator('.state-loading');
+  while ((await loading.count()) > 0) await loading.first().waitFor({ state: 'detached' });
+}
+
+/** Opens a page, waits for its heading and for its loading states to end, and checks it with axe. */
 export async function openPage(p: Page, url: string, heading: string, name: string): Promise<void> {
   await p.goto(url);
   await p.getByRole('heading', { name: heading, exact: true }).waitFor();
-  await p
-    .getByText(/…$/)
-    .first()
-    .waitFor({ state: 'detached', timeout: 10_000 })
-    .catch(() => undefined);
+  await loaded(p);
   await expectAccessible(p, name);
 }
 

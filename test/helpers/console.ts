@@ -13,7 +13,13 @@ export function linkToken(url: string): string {
 export interface ConsoleClient {
   cookie: string;
   csrf: string;
-  session: { email: string; session_id: string; memberships: { workspace_id: string; role: string }[] };
+  session: {
+    email: string;
+    session_id: string;
+    method?: string;
+    stage?: string;
+    memberships: { workspace_id: string; role: string }[];
+  };
   call(opts: {
     method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
     url: string;

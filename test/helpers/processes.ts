@@ -21,7 +21,10 @@ export function startWsvc(args: string[], env: NodeJS.ProcessEnv): Promise<WsvcP
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`wsvc ${args.join(' ')} not ready: ${out}${err}`)), 20_000);
+    // Starting costs over a second of CPU (loading the app, migrating a fresh database): on a
+    // loaded 2-core machine it took more than 20 s (test/api/messages.test.ts, three workers at load
+    // average 12). A server that never gets ready still fails here, with everything it printed.
+    const timer = setTimeout(() => reject(new Error(`wsvc ${args.join(' ')} not ready: ${out}${err}`)), 60_000);
     child.stderr?.on('data', (d) => {
       err += d;
     });

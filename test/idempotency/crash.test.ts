@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
+// Backends: both — the stored answer commits in the write's own transaction
+// Tier: quick
 // docs/api.md#idempotency: the answer to an idempotent write commits in the write's own transaction. The process
 // "dies" right after the write committed and before anything was answered: a retry must replay the
 // first answer, never run the write a second time (before: the claim was freed, or expired after

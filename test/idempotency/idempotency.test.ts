@@ -7,6 +7,9 @@ import { createResource } from '../helpers/auth-matrix.js';
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
 
+// Backends: both — idempotency records are rows, claimed and replayed under concurrency
+// Tier: quick
+
 let t: TestApp;
 let now = Date.parse('2026-11-22T10:00:00.000Z');
 beforeAll(async () => {

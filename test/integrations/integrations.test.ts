@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { WebhooksTable } from '../../src/db/types.js';
 import { systemActor } from '../../src/kernel/principal.js';
 import { createSender, type Send } from '../../src/modules/delivery-engine/sender.js';
@@ -7,6 +7,8 @@ import { type ConsoleClient, ORIGIN, signIn, signInWithLink } from '../helpers/c
 import { expectError } from '../helpers/expect.js';
 import { startReceiver } from '../helpers/receiver.js';
 
+// Backends: both — messages are written in their cause's transaction and sent by a job from the database
+// Tier: quick
 // Slack and Discord integrations (D29, docs/integrations.md): messages written in the transaction of
 // their cause, sent by the `integrations` job over real HTTP to a loopback receiver standing in for
 // hooks.slack.com and discord.com, a 429's Retry-After and the back-off on the injected clock.
@@ -15,6 +17,11 @@ import { startReceiver } from '../helpers/receiver.js';
 // creation resolves those hosts through the injected resolver (public addresses, so D19 passes), and
 // the injected `integrationSend` is the delivery engine's real sender aimed at the receiver (the
 // platform origin replaced by the receiver's http:// origin, path and body untouched).
+
+// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
+// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
 let nowMs = Date.parse('2026-06-01T09:00:00.000Z');
 const clock = { now: () => nowMs };
 let t: TestApp;

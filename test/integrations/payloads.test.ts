@@ -15,6 +15,8 @@ import { discordProblems, slackProblems } from '../helpers/chat-payloads.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { startReceiver } from '../helpers/receiver.js';
 
+// Backends: sqlite — the shapes of the rendered Slack and Discord payloads; the queue and its retries run on both backends in test/integrations/integrations.test.ts
+// Tier: quick
 // Slack and Discord payloads checked against the platforms' documented shapes (test/helpers/chat-payloads.ts,
 // written from their documentation, cited in docs/integrations.md#messages): every notification type
 // and event type the integrations forward, with ordinary and over-long text (cut within the limits);

@@ -3,6 +3,8 @@ import { systemActor } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
+// Backends: both — each key told once, by two workers on one database
+// Tier: quick
 // "Key expiring in 7 days" (D27, docs/notifications.md#security-notifications): the
 // `key-expiry-notices` job tells a key's owner and the workspace's admins once per key, when its
 // expires_at is within the next 7 days, on an injected clock at the exact boundary; the email goes

@@ -4,6 +4,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
 
+// Backends: both — keys, scopes and expiry are stored and compared on each database
+// Tier: quick
 // API keys over HTTP: create, list, get, revoke, roll, expires_at, on an injected clock.
 let offsetMs = 0;
 const clock = { now: () => Date.now() + offsetMs };

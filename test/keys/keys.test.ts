@@ -6,6 +6,9 @@ import { createResource } from '../helpers/auth-matrix.js';
 import { expectError } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
 
+// Backends: both — digests, revocation and a revoke racing a write are stored and locked on each database
+// Tier: quick
+
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp();

@@ -5,6 +5,8 @@ import { createServices } from '../../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — the revoke's locking differs: fair row locks on PostgreSQL, BEGIN IMMEDIATE on SQLite
+// Tier: full — a `wsvc serve` child process under 32 concurrent requests, with a time bound
 // Revocation always wins (docs/api.md#keys-scopes-and-roles). A real server takes 32 requests at a time with one key while
 // another process's connection (the CLI's, here this test's services) revokes it: the revoke
 // commits at once, and no write that had not committed by then changes anything.

@@ -8,6 +8,8 @@ import { eventually } from '../helpers/receiver.js';
 import { type Smtp, startSmtp } from '../helpers/smtp.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — the outbox lease and the sent mark are rows
+// Tier: full — kill -9 of a `wsvc worker` child process
 // docs/notifications.md#the-crash-window: a real `wsvc worker` child process sends a notification to a
 // real SMTP server on loopback, which SIGKILLs the worker the moment it accepts the message's DATA
 // (before the worker can commit "sent"). Restarted, the worker sends it once more, after the lease

@@ -1,11 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — the feed, its cursor, read marks and purge are SQL
+// Tier: quick
 // The console's notification feed (docs/notifications.md#the-feed): GET /console/api/notifications
 // (newest first, cursor paging, unread count) and POST /console/api/notifications/read, on real
 // notifications written by real changes, an injected clock, and the 90-day purge job at its boundary.
+
+// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
+// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
 const DAY = 24 * 3_600_000;
 let nowMs = Date.parse('2026-05-01T08:00:00.000Z');
 const clock = { now: () => nowMs };

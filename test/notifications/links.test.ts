@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, linkToken, ORIGIN, signIn, signInWithLink } from '../helpers/console.js';
@@ -8,10 +8,17 @@ import { expectError } from '../helpers/expect.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — emails written in the transaction that makes the link, also by the CLI on the same database
+// Tier: quick
 // Invites and password resets by email (docs/notifications.md): the console's invite, `wsvc users
 // invite` (the real command in a child process on the same database) and "forgot password" write
 // their email in the transaction that makes the link; the worker's job sends it over real SMTP to a
 // server on loopback (smtp-server, read back with mailparser). Times on an injected clock.
+
+// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
+// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
 const exec = promisify(execFile);
 let nowMs = Date.parse('2026-10-24T22:30:00.000Z');
 const clock = { now: () => nowMs };

@@ -8,6 +8,8 @@ import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — `wsvc mail` in a child process reads the suite's database
+// Tier: full — `wsvc` child processes, over a second of CPU each to start
 // `wsvc mail list|show` (docs/api.md#notifications): the local mailbox, read by the real command in
 // a child process on the suite's database, after endpoint health kept a "failing" email there.
 const exec = promisify(execFile);

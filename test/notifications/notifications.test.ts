@@ -8,6 +8,8 @@ import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { mailTo as smtpMailTo, startSmtp } from '../helpers/smtp.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — notifications written in the transaction of their cause and sent from the outbox
+// Tier: quick
 // The notification outbox (docs/api.md#notifications): endpoint health writes notifications in the
 // transaction of the attempt that causes them; the worker's job sends them over real SMTP to a
 // server on loopback (smtp-server, read back with mailparser), on a frozen, injected clock.

@@ -1,5 +1,5 @@
 import type { ParsedMail } from 'mailparser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
@@ -9,9 +9,16 @@ import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — preferences are stored per person and read when notifying
+// Tier: quick
 // Notification preferences (docs/notifications.md#preferences): per person and category, email and
 // in-app; security cannot be turned off; List-Unsubscribe on optional categories only. A real
 // endpoint failing against a loopback receiver, a real SMTP server, console sessions.
+
+// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
+// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
 let smtp: Smtp;
 let t: TestApp;
 let rx: Receiver;

@@ -1,14 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { ORIGIN, PASSWORD, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
+// Backends: both — exactly one notification per change, none when its transaction rolls back
+// Tier: quick
 // Security notifications (docs/notifications.md#security-notifications): each change writes exactly
 // one notification per recipient in its own transaction, and none when it fails or rolls back.
 // Through the real HTTP routes (API keys and console session), the services the CLI calls, a real
 // SMTP server on loopback for the email, and an injected clock.
+
+// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
+// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
 let nowMs = Date.parse('2026-03-28T23:30:00.000Z');
 const clock = { now: () => nowMs };
 let smtp: Smtp;

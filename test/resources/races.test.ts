@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
 
+// Backends: both — row locks and concurrent writes: separate connections on PostgreSQL
+// Tier: quick
 // docs/api.md#resources: each resource write reads its row under a row lock inside its transaction and records its
 // event only when a row changed. Races of archive, delete and PUT through the real app (on
 // PostgreSQL these run on separate connections at the same time), then an event-log check.

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { openTestStorage, testBackend } from '../helpers/storage.js';
 
+// Backends: both — checks that each project really runs on its own backend
+// Tier: quick
 // docs/operations.md one suite, both backends. The sqlite project must stay on SQLite even when
 // TEST_DATABASE_URL is set for the run; the postgres project must really use PostgreSQL.
 describe('test backend of this vitest project', () => {

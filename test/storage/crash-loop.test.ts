@@ -6,6 +6,8 @@ import { createServices } from '../../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage, testBackend } from '../helpers/storage.js';
 
+// Backends: both — no lost or duplicated write across kills is a property of each database
+// Tier: full — kill -9 of a server five times
 // docs/api.md#deployment: a real server SIGKILLed at random moments, 5 times, while clients send creates with
 // Idempotency-Key and retry each one (same key, same body) until they get an answer. Every
 // acknowledged create exists once, with its one event; no retry created a second resource.

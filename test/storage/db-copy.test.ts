@@ -12,6 +12,8 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { json, newWorkspace, startTestApp } from '../helpers/app.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: postgres — copies a SQLite database into PostgreSQL
+// Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
 // docs/operations.md `wsvc db copy --from sqlite:<path> --to postgres://…` (docs/operations.md).
 const pgUrl = process.env.TEST_DATABASE_URL;
 const run = promisify(execFile);

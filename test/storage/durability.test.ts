@@ -5,6 +5,8 @@ import { createServices } from '../../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — acknowledged writes survive a crash on each database
+// Tier: full — kill -9 of a server during writes
 // docs/api.md#deployment: an acknowledged write survives a crash of the process. A real `wsvc serve`
 // takes concurrent creates and updates and is killed with SIGKILL while requests are in flight;
 // after a restart every acknowledged write is there, each with its event (outbox).

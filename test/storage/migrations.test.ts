@@ -7,6 +7,9 @@ import * as userRemoval from '../../src/db/migrations/002-user-removal.js';
 import * as eventsDeliveries from '../../src/db/migrations/003-events-deliveries.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — migration 004 on each database's DDL and real rows
+// Tier: quick
+
 /** Applies 001–003 only, through Kysely's migrator as production does, so 004 runs on real data. */
 async function migrateTo003(storage: Storage): Promise<void> {
   const steps = { '001-core': core, '002-user-removal': userRemoval, '003-events-deliveries': eventsDeliveries };

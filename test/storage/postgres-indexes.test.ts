@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: postgres — PostgreSQL's query plans
+// Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
 // docs/operations.md every list and filter is served by an index on PostgreSQL: the plan has no Seq Scan,
 // no Sort (the id order of lists comes from the index) and every filter column is in the Index Cond.
 // Sequential and bitmap scans are disabled so the empty test tables show which index *can* serve the query.

@@ -5,6 +5,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { type CuttableProxy, hostPort, startProxy, viaPort } from '../helpers/proxy.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: postgres — a lost PostgreSQL connection, statement timeout and pool size
+// Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
 // docs/operations.md PostgreSQL hardening. Only meaningful on PostgreSQL (the sqlite project skips it).
 const pgUrl = process.env.TEST_DATABASE_URL;
 

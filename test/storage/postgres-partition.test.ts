@@ -4,6 +4,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { type CuttableProxy, hostPort, startProxy, viaPort } from '../helpers/proxy.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: postgres — a network partition between the service and PostgreSQL
+// Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
 // A partition between the service and PostgreSQL (a proxy that stops forwarding,
 // connections left open) is detected by the client-side query timeout, not waited out:
 // `statement_timeout` runs on the server and cannot fire when no packet gets through.

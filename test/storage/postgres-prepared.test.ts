@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 
+// Backends: postgres — PostgreSQL's named prepared statements
+// Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
 // docs/performance.md, "After 37edbda": on PostgreSQL every prepared() query runs as a named prepared
 // statement of its connection, inside a write's transaction too. And a statement prepared before a
 // migration changed its table (a rolling upgrade) costs at most a 503 per connection, never a 500.

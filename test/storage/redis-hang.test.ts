@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { eventually } from '../helpers/receiver.js';
 
+// Backends: sqlite — the Redis breaker against its own redis-server; the database plays no part
+// Tier: full — a redis-server child stopped and resumed (SIGSTOP)
 // A hung Redis (SIGSTOP: the connection stays open, nothing answers). Only the
 // requests already waiting on it pay REDIS_COMMAND_TIMEOUT_MS; the breaker then sends the rest to
 // in-process counters at once; /readyz says so; one warning per outage, one line on recovery.

@@ -4,6 +4,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { type CuttableProxy, hostPort, startProxy, viaPort } from '../helpers/proxy.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: postgres — the shared Redis of the postgres project (TEST_REDIS_URL)
+// Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
 // docs/operations.md / docs/api.md#rate-limits: with REDIS_URL, a key's counter is shared by every API process; Redis down fails
 // open (requests are served, logged) and limits come back by themselves when Redis returns.
 const redisUrl = process.env.TEST_REDIS_URL;

@@ -7,6 +7,8 @@ import { databaseUrlOf, startApi, startWsvc, stopProcess, type WsvcProcess } fro
 import { type Received, startReceiver } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: postgres — two API processes and two workers on one PostgreSQL schema and one Redis
+// Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
 // docs/operations.md, scale test: 2 real `wsvc serve --api-only` and 2 `wsvc worker` child processes on one
 // PostgreSQL schema and one Redis. Only with TEST_DATABASE_URL and TEST_REDIS_URL.
 const pgUrl = process.env.TEST_DATABASE_URL;

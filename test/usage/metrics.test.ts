@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
+// Backends: sqlite — the Prometheus text of the process's own counters
+// Tier: quick
+
 const TOKEN = 'metrics-token-0123456789abcdef';
 
 // docs/operations.md#metrics: Prometheus text, served only with METRICS_TOKEN set and only to its bearer.
@@ -38,7 +41,7 @@ describe('GET /metrics', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     const text = res.body;
-    expect(text).toContain('wsvc_process_cpu_user_seconds_total');
+    expect(text).toMatch(/^process_cpu_user_seconds_total /m);
     expect(text).toMatch(/wsvc_http_requests_total\{method="GET",route="\/v1\/resources",status="200"\} 1\b/);
     expect(text).toMatch(/wsvc_http_requests_total\{method="GET",route="\/v1\/resources\/:id",status="404"\} 1\b/);
     expect(text).toContain('wsvc_http_request_duration_seconds_bucket{le="0.005",method="GET",route="/v1/resources"}');

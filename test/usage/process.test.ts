@@ -6,6 +6,8 @@ import { databaseUrlOf, startApi, stopProcess } from '../helpers/processes.js';
 import { eventually } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — usage flushed from real processes into the database, exactly
+// Tier: full — SIGTERM and SIGKILL of real server processes
 // docs/usage.md#no-write-on-the-request-path: real `wsvc serve --api-only` processes on one database.
 // SIGTERM flushes what was counted; SIGKILL loses at most what came since the last flush.
 describe('usage metering across real processes', () => {

@@ -3,6 +3,8 @@ import { systemActor } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError } from '../helpers/expect.js';
 
+// Backends: both — the failed-request log is written by the flush and filtered in SQL
+// Tier: quick
 // docs/usage.md#request-log: every 4xx/5xx answer to a key, kept 7 days, written by the meter's
 // flush, never a key, a secret or a header.
 describe('failed-request log (docs/usage.md#request-log)', () => {

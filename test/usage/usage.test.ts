@@ -4,6 +4,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { expectError } from '../helpers/expect.js';
 import { openTestStorage } from '../helpers/storage.js';
 
+// Backends: both — additive upserts from two processes and rollups are SQL
+// Tier: quick
 // docs/usage.md: every request to a key counted in memory per process, flushed as additive upserts;
 // rollups keep totals; /v1/usage isolated by workspace and environment.
 describe('usage metering (docs/usage.md)', () => {

@@ -3,6 +3,9 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
 
+// Backends: both — profiles, overlays, removals and time zone names are stored and read on each database
+// Tier: quick
+
 let t: TestApp;
 let now = Date.parse('2026-11-22T10:00:00.000Z');
 beforeAll(async () => {

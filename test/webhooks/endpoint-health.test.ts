@@ -5,6 +5,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — health windows and the disable are stored and compared at exact times
+// Tier: quick
 // Endpoint health (D23, docs/api.md#endpoint-health) on a frozen, injected clock: every attempt
 // happens at exactly the time the test sets, so the disable moment is checked to the millisecond.
 // One attempt per delivery (no retries), so each resource created is one attempt.

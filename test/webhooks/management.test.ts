@@ -9,6 +9,8 @@ import { type Received, type Receiver, startReceiver } from '../helpers/receiver
 import { expectNoChange } from '../helpers/snapshot.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — endpoints, the delivery log, bulk retry and summaries are SQL
+// Tier: quick
 // Managing endpoints without losing them: PATCH, enable/disable, rotate-secret, test events, the
 // environment-wide delivery log and bulk retry, against a real receiver and the real worker. The
 // worker runs only when a test calls runOnce(), on an injected clock, so retries are due exactly

@@ -9,6 +9,8 @@ import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — the secrets' overlap is stored and compared to the millisecond
+// Tier: quick
 // Secret rotation seen by the README's own receiver (docs/api.md#webhooks): through the overlap,
 // X-Service-Signature stays keyed with the old secret and webhook-signature carries both; from
 // the millisecond the old secret expires, only the new one signs. The clock is injected and stands

@@ -7,6 +7,8 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
+// Backends: both — test events are queued and delivered from the outbox
+// Tier: quick
 // `POST /webhooks/{id}/test` with an optional `event_type` (docs/api.md#test-events): no body is
 // `webhook.test` exactly as before; a catalogue type sends an example of that type (`test: true`)
 // to that endpoint only, subscribed or not; an unknown type is a 400 that changes nothing.

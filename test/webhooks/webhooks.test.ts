@@ -3,6 +3,8 @@ import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.j
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
 
+// Backends: both — endpoints and their per-environment limits are stored and counted
+// Tier: quick
 // Webhook endpoints (docs/api.md#webhooks) and the webhook URL check at creation, with the guard ON (the default) and a
 // DNS stand-in: names ending in .public.test resolve to a public address, others fail.
 const resolveHost = async (host: string) => {

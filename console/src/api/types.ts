@@ -14,6 +14,7 @@ export type {
   ConsoleSession,
   LinkInfo,
   Membership,
+  SecondFactorNeeded,
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
@@ -21,11 +22,20 @@ export type { Integration, IntegrationMessageItem } from '../../../src/modules/i
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
 export type { Invited, PendingInvite } from '../../../src/modules/members/members.schemas.js';
 export type {
+  MemberFactor,
+  Passkey,
+  Policy,
+  RecoveryCodes,
+  TotpEnrolment,
+  TwoFactorStatus,
+} from '../../../src/modules/mfa/mfa.schemas.js';
+export type {
   NotificationFeed,
   NotificationItem,
   NotificationPreferenceItem,
 } from '../../../src/modules/notifications/notifications.schemas.js';
 export type { Resource } from '../../../src/modules/resources/resources.schemas.js';
+export type { SsoSettingsOut, SsoState } from '../../../src/modules/sso/sso.schemas.js';
 export type { LoggedRequest, UsageSeries } from '../../../src/modules/usage/usage.schemas.js';
 export type { User } from '../../../src/modules/users/users.schemas.js';
 export type {

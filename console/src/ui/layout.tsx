@@ -22,6 +22,7 @@ const SETTINGS: typeof NAV = [
   { to: '/settings/profile', label: 'Profile' },
   { to: '/settings/billing', label: 'Billing' },
   { to: '/settings/integrations', label: 'Integrations' },
+  { to: '/settings/security', label: 'Sign-in security', admin: true },
 ];
 
 /** The signed-in frame: navigation, workspace switcher, live/test switch, sign-out. */
@@ -37,6 +38,8 @@ export function SignedInLayout() {
   useEffect(() => setMenuOpen(false), [location.pathname]);
   if (session.isPending) return <Loading what="Loading the console" />;
   if (!session.data) return <Navigate to="/sign-in" replace state={{ from: location.pathname }} />;
+  // A workspace requires a second factor this person lacks: that page before any other (docs/sign-in.md).
+  if (session.data.stage === 'enrol') return <Navigate to="/two-factor-setup" replace />;
   const membership = session.data.memberships.find((m) => m.workspace_id === ws);
   if (!membership) {
     const first = session.data.memberships[0];

@@ -2347,7 +2347,7 @@ export interface operations {
                      * @example 2026-11-22T10:15:30.123Z
                      */
                     expires_at?: string;
-                    /** @description 1..100 characters, to tell keys apart. */
+                    /** @description 1..100 characters on one line (docs/api.md#names), to tell keys apart. */
                     name: string;
                     /** @description Left out: the scopes of the key making the request (every scope for an unrestricted key). */
                     scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read")[];
@@ -3503,7 +3503,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @description 1..255 characters. */
+                    /** @description 1..255 characters on one line (docs/api.md#names). */
                     name: string;
                     /** @description Immutable after creation. */
                     type: "standard" | "premium" | "custom";
@@ -3856,7 +3856,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @description 1..255 characters. */
+                    /** @description 1..255 characters on one line (docs/api.md#names). */
                     name?: string;
                 };
             };
@@ -5036,7 +5036,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description 1..100 characters. */
+                    /** @description 1..100 characters on one line (docs/api.md#names). */
                     name?: string;
                     /** @description IANA timezone name, e.g. Europe/Paris. */
                     timezone?: string;
@@ -5364,7 +5364,7 @@ export interface operations {
                 "application/json": {
                     /** @description Event types to receive, or `["*"]` for all, current and future (never `webhook.test`). */
                     events: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "*")[];
-                    /** @description Shown in the dashboard; 0..255 characters. */
+                    /** @description Shown in the dashboard; 0..255 characters on one line (docs/api.md#names). */
                     label?: string;
                     /** @description https:// URL resolving only to public addresses; `WEBHOOK_ALLOW_INSECURE_URLS=true` lifts this for local development. */
                     url: string;
@@ -5909,7 +5909,7 @@ export interface operations {
                 "application/json": {
                     /** @description Event types to receive, or `["*"]` for all, current and future (never `webhook.test`). */
                     events?: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "*")[];
-                    /** @description 0..255 characters; null clears it. */
+                    /** @description 0..255 characters on one line (docs/api.md#names); null clears it. */
                     label?: string | null;
                     /** @description https:// URL resolving only to public addresses; `WEBHOOK_ALLOW_INSECURE_URLS=true` lifts this for local development. */
                     url?: string;

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { mulDivRoundHalfUp, overage, periodAt, periodByIndex, proration } from './periods.js';
 import { DEFAULT_PLANS, PlansFileError, parsePlans } from './plans.js';
 
+// Backends: sqlite — pure rules: billing periods, proration, overage and the plans file
+// Tier: quick
+
 const T = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
 const plan = (id: string) => {

@@ -107,7 +107,11 @@ export function parsePlans(text: string, source = 'PLANS_FILE'): Plan[] {
       p !== null && typeof p === 'object' && typeof p.id === 'string' && /^[a-z][a-z0-9_-]{0,31}$/.test(p.id);
     const label = idOk ? `plan "${p.id as string}"` : `plans[${i}]`;
     const bad = (field: string, want: string) =>
-      problems.push(`${source}: ${label} field "${field}" must be ${want}; got ${JSON.stringify(p?.[field])}`);
+      problems.push(
+        p !== null && typeof p === 'object' && !(field in p)
+          ? `${source}: ${label} has no field "${field}"; add it: ${want}`
+          : `${source}: ${label} field "${field}" must be ${want}; got ${JSON.stringify(p?.[field])}`,
+      );
     if (p === null || typeof p !== 'object' || Array.isArray(p)) {
       problems.push(`${source}: plans[${i}] must be an object`);
       return;

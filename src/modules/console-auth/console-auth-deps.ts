@@ -1,8 +1,8 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { ConsoleSessionsTable } from '../../db/types.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
+import type { SignInGate } from './sign-in-steps.js';
 
 /** What the console-auth service is given (src/services.ts), shared by its parts. */
 export interface ConsoleAuthDeps {
@@ -19,11 +19,8 @@ export interface ConsoleAuthDeps {
   notifications?: Pick<NotificationsService, 'linkNotice' | 'securityNotice'>;
   /** Minutes without a request and hours in all after which a session ends (default DEFAULT_SESSIONS). */
   sessions?: { idleMin: number; maxH: number };
-}
-
-export interface OpenSession {
-  session: ConsoleSessionsTable;
-  csrfToken: string;
+  /** Second factors, the second-factor policy and single sign-on (services.ts); absent: a password alone. */
+  gate?: () => SignInGate;
 }
 
 /** Emails are compared trimmed and lower-cased. */

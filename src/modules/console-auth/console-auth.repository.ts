@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
-import type { ConsoleLinksTable, ConsoleSessionsTable, Role } from '../../db/types.js';
+import type { ConsoleLinksTable, ConsolePendingSignInsTable, ConsoleSessionsTable, Role } from '../../db/types.js';
 
 export interface Membership {
   workspace_id: string;
@@ -144,6 +144,36 @@ export const consoleAuthRepository = {
       .execute();
   },
 
+  insertPending(db: Db, row: ConsolePendingSignInsTable) {
+    return db.insertInto('console_pending_sign_ins').values(row).execute();
+  },
+
+  findPending(db: Db, digest: string) {
+    return db.selectFrom('console_pending_sign_ins').selectAll().where('digest', '=', digest).executeTakeFirst();
+  },
+
+  /** Marks a pending sign-in used; false when another request used it first. */
+  async takePending(db: Db, digest: string, at: string): Promise<boolean> {
+    const r = await db
+      .updateTable('console_pending_sign_ins')
+      .set({ used_at: at })
+      .where('digest', '=', digest)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
+  /** Every open session of a person in the enrol stage reaches every page again. */
+  finishEnrolment(db: Db, email: string) {
+    return db
+      .updateTable('console_sessions')
+      .set({ stage: 'full' })
+      .where('email', '=', email)
+      .where('stage', '=', 'enrol')
+      .where('ended_at', 'is', null)
+      .execute();
+  },
+
   insertFailure(db: Db, id: string, subject: string, at: string) {
     return db.insertInto('console_sign_in_failures').values({ id, subject, at }).execute();
   },
@@ -158,7 +188,10 @@ export const consoleAuthRepository = {
     return Number(r?.n ?? 0);
   },
 
-  purgeFailures(db: Db, before: string) {
-    return db.deleteFrom('console_sign_in_failures').where('at', '<', before).execute();
+  /** Deletes failures and pending sign-ins older than `before`; returns how many rows went. */
+  async purgeFailures(db: Db, before: string): Promise<number> {
+    const a = await db.deleteFrom('console_pending_sign_ins').where('expires_at', '<', before).executeTakeFirst();
+    const b = await db.deleteFrom('console_sign_in_failures').where('at', '<', before).executeTakeFirst();
+    return Number(a.numDeletedRows) + Number(b.numDeletedRows);
   },
 };

@@ -23,9 +23,27 @@ export const ConsoleSessionSchema = Type.Object({
   session_id: Type.String(),
   csrf_token: Type.String({ description: 'Send as X-CSRF-Token on every non-GET console request.' }),
   expires_at: Timestamp,
+  method: Type.String({ description: 'How the session signed in: password, password+totp, passkey, sso…' }),
+  stage: Type.Union([Type.Literal('full'), Type.Literal('enrol')], {
+    description: 'enrol: a workspace requires a second factor; add one before anything else.',
+  }),
   memberships: Type.Array(MembershipSchema),
 });
 export type ConsoleSession = Static<typeof ConsoleSessionSchema>;
+
+export const SecondFactorMethodSchema = Type.Union([
+  Type.Literal('totp'),
+  Type.Literal('recovery_code'),
+  Type.Literal('passkey'),
+]);
+/** A right password whose second factor is still to come (POST /console/api/session, 202). */
+export const SecondFactorNeededSchema = Type.Object({
+  second_factor_required: Type.Literal(true),
+  token: Type.String({ description: 'Send with the second factor within 5 minutes; works once.' }),
+  methods: Type.Array(SecondFactorMethodSchema),
+  expires_at: Timestamp,
+});
+export type SecondFactorNeeded = Static<typeof SecondFactorNeededSchema>;
 
 export const SignInBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 export const ForgotBody = Type.Object({ email: Email }, { additionalProperties: false });

@@ -6,10 +6,22 @@ import { newId } from '../../kernel/ids.js';
 import type { SessionPrincipal } from '../../kernel/principal.js';
 import { sessionLock } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
-import { type ConsoleAuthDeps, normalizeEmail, type OpenSession } from './console-auth-deps.js';
+import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { createPasswordLinks } from './password-links.js';
 import { dummyHash, verifyPassword } from './passwords.js';
+import {
+  createSignInSteps,
+  type OpenSession,
+  type SecondFactorMethod,
+  type SecondFactorNeeded,
+  type SessionKind,
+  type SignInGate,
+  ssoRequired,
+} from './sign-in-steps.js';
 import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js';
+
+export type { ConsoleAuthDeps } from './console-auth-deps.js';
+export type { OpenSession, SecondFactorMethod, SecondFactorNeeded, SessionKind, SignInGate };
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -23,16 +35,18 @@ const MAX_FAILURES_PER_IP = 50;
 /** last_seen_at is written at most once a minute per session. */
 const TOUCH_EVERY_MS = MINUTE;
 
-export type { ConsoleAuthDeps, OpenSession } from './console-auth-deps.js';
-
 /**
- * Console sign-in (docs/console.md): sessions and the sign-in throttle here, passwords and single-use
- * links in password-links.ts; one service to the rest of the code.
+ * Console sign-in (docs/console.md, docs/sign-in.md): sessions and the sign-in throttle here, the steps
+ * after a password in sign-in-steps.ts, passwords and single-use links in password-links.ts; one service
+ * to the rest of the code.
  */
 export function createConsoleAuthService(deps: ConsoleAuthDeps) {
   const { db, dialect, clock } = deps;
   const idleMs = (deps.sessions ?? DEFAULT_SESSIONS).idleMin * MINUTE;
   const absoluteMs = (deps.sessions ?? DEFAULT_SESSIONS).maxH * HOUR;
+  // The steps after a password (sign-in-steps.ts); they open sessions and count failures through this service.
+  const steps = createSignInSteps({ db, dialect, clock, gate: deps.gate, openSession, throttle, recordFailure });
+  const { afterPassword, nextStep, startPending } = steps;
 
   /** Ends sessions of a person under their exclusive locks, so no write of theirs is still in flight. */
   async function endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }) {
@@ -56,12 +70,13 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
    * 50 from one address, in 15 minutes; then 429 until the window moves on. One client can thus lock
    * only itself out, of one account or of all: never everyone else.
    */
-  async function throttle(email: string, ip: string): Promise<void> {
+  async function throttle(email: string | null, ip: string): Promise<void> {
     const since = isoAt(clock.now() - THROTTLE_WINDOW_MS);
-    const s = subjects(email, ip);
+    const s = subjects(email ?? '', ip);
+    // Without an email (a passkey sign-in) only the address counts.
     const [byEmailAndIp, byEmail, byIp] = await Promise.all([
-      repo.countFailures(db, s.emailAndIp, since),
-      repo.countFailures(db, s.email, since),
+      email === null ? 0 : repo.countFailures(db, s.emailAndIp, since),
+      email === null ? 0 : repo.countFailures(db, s.email, since),
       repo.countFailures(db, s.ip, since),
     ]);
     if (
@@ -88,27 +103,43 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     password: string;
     ip: string;
     userAgent?: string;
-  }): Promise<OpenSession & { token: string }> {
+  }): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const email = normalizeEmail(input.email);
     await throttle(email, input.ip);
     const credential = await repo.findCredential(db, email);
     const ok = await verifyPassword(input.password, credential?.password_hash ?? (await dummyHash()));
     const memberships = ok && credential ? await repo.memberships(db, email) : [];
     if (!ok || !credential || memberships.length === 0) {
-      const at = isoAt(clock.now());
-      await dialect.writeTransaction(
-        db,
-        async (trx) => {
-          for (const subject of Object.values(subjects(email, input.ip))) {
-            await repo.insertFailure(trx, newId('request'), subject, at);
-          }
-        },
-        { keepsKeys: true },
-      );
+      await recordFailure(email, input.ip);
       throw new AppError(401, 'invalid_credentials', 'The email or password is incorrect.');
     }
-    const opened = newSession(email, clock.now(), input);
-    await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
+    return afterPassword(email, memberships, input);
+  }
+
+  /** Records a failed sign-in (a wrong password, second factor or passkey) against each throttle subject. */
+  async function recordFailure(email: string, ip: string): Promise<void> {
+    const at = isoAt(clock.now());
+    await dialect.writeTransaction(
+      db,
+      async (trx) => {
+        for (const subject of Object.values(subjects(email, ip))) {
+          await repo.insertFailure(trx, newId('request'), subject, at);
+        }
+      },
+      { keepsKeys: true },
+    );
+  }
+
+  /** Opens a session (a sign-in step passed): a fresh token, stored as a digest. */
+  async function openSession(
+    email: string,
+    client: { ip: string; userAgent?: string },
+    kind: SessionKind,
+    inTrx?: Db,
+  ): Promise<OpenSession & { token: string }> {
+    const opened = newSession(email, clock.now(), client, kind);
+    if (inTrx) await repo.insertSession(inTrx, opened.session);
+    else await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
     return opened;
   }
 
@@ -117,6 +148,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     email: string,
     now: number,
     client: { ip: string; userAgent?: string },
+    kind: SessionKind = { method: 'password' },
   ): OpenSession & { token: string } {
     const token = newToken();
     const session: ConsoleSessionsTable = {
@@ -129,6 +161,9 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
       ended_at: null,
       user_agent: client.userAgent?.slice(0, 200) ?? null,
       ip: client.ip,
+      method: kind.method,
+      stage: kind.stage ?? 'full',
+      workspace_id: kind.workspaceId ?? null,
     };
     return { token, session, csrfToken: csrfTokenFor(token) };
   }
@@ -152,8 +187,15 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
 
   /** The principal of a session in one workspace and environment; NotFoundError when not a member. */
   async function principalFor(session: ConsoleSessionsTable, workspaceId: string, env: Env): Promise<SessionPrincipal> {
+    if (session.workspace_id && session.workspace_id !== workspaceId) throw new NotFoundError('workspace');
     const m = await repo.membership(db, session.email, workspaceId);
     if (!m) throw new NotFoundError('workspace');
+    if (
+      session.method !== 'sso' &&
+      (await deps.gate?.().ssoOnly([{ workspace_id: workspaceId, user_id: m.id }]))?.length
+    ) {
+      throw ssoRequired();
+    }
     return { kind: 'session', sessionId: session.id, userId: m.id, workspaceId, env, role: m.role, scopes: null };
   }
 
@@ -169,17 +211,38 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     );
   }
 
-  // Passwords and single-use links (password-links.ts): they end sessions and open one.
-  const links = createPasswordLinks(deps, { endSessionsLocked, newSession });
+  // Passwords and single-use links (password-links.ts): they end sessions and open one, after the
+  // second factor when the person has one.
+  const links = createPasswordLinks(deps, { endSessionsLocked, newSession, nextStep, startPending });
 
   return {
     ...links,
     signIn,
+    openSession,
+    completeSecondFactor: steps.completeSecondFactor,
+    pendingEmail: steps.pendingEmail,
+    openPasskeySession: steps.openPasskeySession,
+    passkeyFailed: steps.passkeyFailed,
+    finishEnrolment: steps.finishEnrolment,
+    sessionMemberships: steps.sessionMemberships,
+    throttle,
+    recordFailure,
     sessionOf,
     principalFor,
     signOut,
-    /** The workspaces a person (an email) is a member of, oldest first; in `trx` when given. */
-    memberships: (email: string, trx: Db = db) => repo.memberships(trx, normalizeEmail(email)),
+    /** The workspaces a person (an email) is a member of, oldest first. */
+    memberships: (email: string) => repo.memberships(db, normalizeEmail(email)),
+    /** The same, in the caller's transaction (SQLite has one connection: a read beside an open write waits forever). */
+    membershipsIn: (trx: Db, email: string) => repo.memberships(trx, normalizeEmail(email)),
+    /** The current member of a workspace with this email, in the caller's transaction. */
+    memberIn: (trx: Db, email: string, workspaceId: string) => repo.membership(trx, normalizeEmail(email), workspaceId),
+    /** Whether `password` is the console password of `email` (re-authentication before a change of factors). */
+    async checkPassword(email: string, password: string): Promise<boolean> {
+      const credential = await repo.findCredential(db, normalizeEmail(email));
+      return verifyPassword(password, credential?.password_hash ?? (await dummyHash())).then(
+        (ok) => ok && !!credential,
+      );
+    },
     pendingInvites: (workspaceId: string) => repo.pendingInvites(db, workspaceId, isoAt(clock.now())),
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
     async endSession(email: string, id: string) {

@@ -17,11 +17,20 @@ export type ConsoleAuthMode = 'public' | 'session' | 'actor';
 declare module 'fastify' {
   interface FastifyContextConfig {
     console?: ConsoleAuthMode;
+    /** Reachable by a session that must first add a second factor (docs/sign-in.md#the-second-factor-policy). */
+    enrol?: boolean;
   }
   interface FastifyRequest {
     consoleSession: { session: ConsoleSessionsTable; csrfToken: string } | null;
   }
 }
+
+const enrolFirst = () =>
+  new AppError(
+    403,
+    'second_factor_required',
+    'A workspace of yours requires a second factor: add an authenticator app or a passkey on the two-factor page first.',
+  );
 
 const csrfFailed = (why: string) => new AppError(403, 'csrf_failed', `The request was refused as cross-site: ${why}.`);
 
@@ -60,6 +69,7 @@ export async function installConsoleSession(
       throw csrfFailed('missing or wrong X-CSRF-Token');
     }
     request.consoleSession = open;
+    if (open.session.stage === 'enrol' && !request.routeOptions.config?.enrol) throw enrolFirst();
     if (mode === 'session') return;
     const ws = request.headers[WORKSPACE_HEADER];
     if (typeof ws !== 'string' || !/^ws_[0-9A-Za-z]{1,64}$/.test(ws)) {

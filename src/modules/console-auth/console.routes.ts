@@ -7,12 +7,26 @@ import {
   ForgotBody,
   LinkBody,
   LinkInfoSchema,
+  SecondFactorNeededSchema,
   SessionInfoSchema,
   SetPasswordBody,
   SignInBody,
 } from './console-auth.schemas.js';
-import type { ConsoleAuthService } from './console-auth.service.js';
+import type { ConsoleAuthService, OpenSession } from './console-auth.service.js';
 import { sessionOf } from './console-session.js';
+
+/** The answer of sign-in and of GET /session: the person, how they signed in, the workspaces the session reaches. */
+export async function describeSession(consoleAuth: ConsoleAuthService, open: OpenSession) {
+  return {
+    email: open.session.email,
+    session_id: open.session.id,
+    csrf_token: open.csrfToken,
+    expires_at: open.session.expires_at,
+    method: open.session.method,
+    stage: open.session.stage,
+    memberships: await consoleAuth.sessionMemberships(open.session),
+  };
+}
 
 const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
@@ -24,19 +38,11 @@ const NoContent = Type.Null({ description: 'Done' });
 export const consoleRoutes: FastifyPluginAsyncTypebox<{
   consoleAuth: ConsoleAuthService;
 }> = async (app, { consoleAuth }) => {
-  const describe = async (open: { session: { id: string; email: string; expires_at: string }; csrfToken: string }) => {
-    return {
-      email: open.session.email,
-      session_id: open.session.id,
-      csrf_token: open.csrfToken,
-      expires_at: open.session.expires_at,
-      memberships: await consoleAuth.memberships(open.session.email),
-    };
-  };
+  const describe = (open: OpenSession) => describeSession(consoleAuth, open);
 
   app.get(
     '/session',
-    { config: { console: 'session' }, schema: { hide, response: { 200: DataOf(ConsoleSessionSchema) } } },
+    { config: { console: 'session', enrol: true }, schema: { hide, response: { 200: DataOf(ConsoleSessionSchema) } } },
     async (req) => ({ data: await describe(sessionOf(req)) }),
   );
 
@@ -44,7 +50,11 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/session',
     {
       config: { console: 'public' },
-      schema: { hide, body: SignInBody, response: { 201: DataOf(ConsoleSessionSchema) } },
+      schema: {
+        hide,
+        body: SignInBody,
+        response: { 201: DataOf(ConsoleSessionSchema), 202: DataOf(SecondFactorNeededSchema) },
+      },
     },
     async (req, reply) => {
       const out = await consoleAuth.signIn({
@@ -53,6 +63,10 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
         ip: req.ip,
         userAgent: req.headers['user-agent'],
       });
+      // A second factor to come (docs/sign-in.md#signing-in): no session yet, only the pending sign-in's token.
+      if ('secondFactor' in out) {
+        return reply.code(202).send({ data: { second_factor_required: true as const, ...out.secondFactor } });
+      }
       app.consoleCookie.set(reply, out.token);
       return reply.code(201).send({ data: await describe(out) });
     },
@@ -60,7 +74,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
 
   app.delete(
     '/session',
-    { config: { console: 'session' }, schema: { hide, response: { 204: NoContent } } },
+    { config: { console: 'session', enrol: true }, schema: { hide, response: { 204: NoContent } } },
     async (req, reply) => {
       await consoleAuth.signOut(sessionOf(req).session);
       app.consoleCookie.clear(reply);
@@ -83,14 +97,21 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/password/set',
     {
       config: { console: 'public' },
-      schema: { hide, body: SetPasswordBody, response: { 200: DataOf(ConsoleSessionSchema) } },
+      schema: {
+        hide,
+        body: SetPasswordBody,
+        response: { 200: DataOf(ConsoleSessionSchema), 202: DataOf(SecondFactorNeededSchema) },
+      },
     },
-    // Setting a password signs the person in: the cookie and the answer are sign-in's.
+    // Setting a password signs the person in: the cookie and the answer are sign-in's (202 with a second factor to come).
     async (req, reply) => {
       const out = await consoleAuth.redeemLink(req.body.token, req.body.password, {
         ip: req.ip,
         userAgent: req.headers['user-agent'],
       });
+      if ('secondFactor' in out) {
+        return reply.code(202).send({ data: { second_factor_required: true as const, ...out.secondFactor } });
+      }
       app.consoleCookie.set(reply, out.token);
       return { data: await describe(out) };
     },

@@ -3,9 +3,16 @@ import type { ConsoleLinkPurpose, ConsoleSessionsTable } from '../../db/types.js
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError } from '../../kernel/errors.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
-import { type ConsoleAuthDeps, normalizeEmail, type OpenSession } from './console-auth-deps.js';
+import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { weakPasswordProblem } from './password-strength.js';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import type {
+  createSignInSteps,
+  OpenSession,
+  SecondFactorMethod,
+  SecondFactorNeeded,
+  SessionKind,
+} from './sign-in-steps.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 const HOUR = 3_600_000;
@@ -25,11 +32,16 @@ export function createPasswordLinks(
   deps: ConsoleAuthDeps,
   sessions: {
     endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }): Promise<number>;
-    newSession(email: string, now: number, client: { ip: string; userAgent?: string }): OpenSession & { token: string };
-  },
+    newSession(
+      email: string,
+      now: number,
+      client: { ip: string; userAgent?: string },
+      kind?: SessionKind,
+    ): OpenSession & { token: string };
+  } & Pick<ReturnType<typeof createSignInSteps>, 'nextStep' | 'startPending'>,
 ) {
   const { db, dialect, clock } = deps;
-  const { endSessionsLocked, newSession } = sessions;
+  const { endSessionsLocked, newSession, nextStep, startPending } = sessions;
 
   /** Makes a single-use link; the token is in the URL and nowhere else. */
   async function makeLink(
@@ -72,7 +84,7 @@ export function createPasswordLinks(
     token: string,
     password: string,
     client: { ip: string; userAgent?: string },
-  ): Promise<OpenSession & { token: string }> {
+  ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const problem = passwordProblem(password);
     if (problem) throw fieldError('password', 'invalid_length', problem);
     if (!isTokenShaped(token)) throw badLink();
@@ -83,9 +95,16 @@ export function createPasswordLinks(
     const weak = weakPasswordProblem(password, [found.email]);
     if (weak) throw fieldError('password', 'too_common', weak);
     const hash = await hashPassword(password);
+    // A link proves the email, not the second factor: a person who has one gives it next (docs/sign-in.md).
+    // Where single sign-on is required, the new session simply does not reach that workspace (sessionMemberships).
+    const next = await nextStep(found.email, await repo.memberships(db, found.email)).catch((e: unknown) => {
+      if (e instanceof AppError && e.code === 'sso_required')
+        return { methods: [] as SecondFactorMethod[], stage: 'full' as const };
+      throw e;
+    });
     return dialect.writeTransaction(
       db,
-      async (trx) => {
+      async (trx): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
         const link = await repo.findLink(trx, digest);
         const now = clock.now();
         if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
@@ -97,9 +116,11 @@ export function createPasswordLinks(
         await endSessionsLocked(trx, link.email, isoAt(now));
         // A reset replaces a password; a first password (invite, set_password) replaces none.
         if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
+        if (next.methods.length > 0)
+          return { secondFactor: await startPending(trx, link.email, client.ip, next.methods) };
         // Setting the password signs the person in (docs/console.md#passwords-and-links): a fresh
         // session, as sign-in makes, in the same transaction that ended every earlier one.
-        const opened = newSession(link.email, now, client);
+        const opened = newSession(link.email, now, client, { method: 'password', stage: next.stage });
         await repo.insertSession(trx, opened.session);
         return opened;
       },

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { afterAttempt, retryDelayMs } from './backoff.js';
 
+// Backends: sqlite — the pure retry back-off rule
+// Tier: quick
+
 const policy = { maxRetries: 5, baseMs: 30_000, factor: 4 };
 
 describe('retry back-off (docs/api.md#webhook-deliveries)', () => {

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSender, IDLE_SOCKET_MS } from './sender.js';
 
+// Backends: sqlite — the HTTP sender's kept-alive sockets against a loopback server, no storage
+// Tier: quick
 // The sender's idle kept-alive sockets (docs/api.md#webhook-deliveries): closed by the sender before common
 // server keep-alive timeouts, without cutting an answer that takes longer than that idle time.
 

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { newWebhookSecret } from '../webhooks/webhooks.service.js';
 import { deliveryHeaders, serviceSignature } from './signing.js';
 
+// Backends: sqlite — delivery signatures, pure
+// Tier: quick
+
 describe('delivery signatures (docs/api.md#webhook-deliveries)', () => {
   const secret = newWebhookSecret();
   const body = JSON.stringify({

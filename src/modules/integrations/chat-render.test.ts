@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { cut, eventMessage, notificationMessage, renderDiscord, renderSlack, slackEscape } from './chat-render.js';
 import { nextAttemptDelay, platformRule, urlHint } from './integrations.service.js';
 
+// Backends: sqlite — rendering of Slack and Discord messages, pure
+// Tier: quick
+
 const payload = JSON.stringify({
   id: 'evt_1',
   event: 'resource.created',

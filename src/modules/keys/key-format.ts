@@ -43,3 +43,20 @@ export function digestsEqual(a: string, b: string): boolean {
 export function displayPrefix(key: string): string {
   return key.slice(0, key.indexOf('_', 4) + 5);
 }
+
+/** Why an Authorization header is not `Bearer <key>`, in words that say the fix (docs/api.md#authentication-details). */
+export function malformedHeader(header: string): string {
+  const bearer = 'The Authorization header must be exactly `Bearer <API_KEY>`';
+  if (/^(svc|wsk)_(live|test)_\S+$/.test(header)) return `${bearer}: put \`Bearer \` before the key.`;
+  if (/^bearer\s/i.test(header) && !header.startsWith('Bearer ')) return `${bearer}, with a capital B.`;
+  if (/^Bearer(\s|$)/.test(header))
+    return `${bearer}: one space after \`Bearer\`, then the whole key and nothing else.`;
+  // Only a scheme's name is repeated back, never what follows it (it may be a credential).
+  const scheme = header.split(/\s/)[0] ?? '';
+  if (/^[A-Za-z-]{1,20}$/.test(scheme) && scheme !== header) return `${bearer}; this one uses the ${scheme} scheme.`;
+  return `${bearer}; this one is not in that form.`;
+}
+
+/** The 401 message for `Bearer <something that is not a key>`. */
+export const MALFORMED_KEY =
+  'The API key is malformed: keys are svc_live_ or svc_test_ followed by 43 letters and digits; copy the whole key.';

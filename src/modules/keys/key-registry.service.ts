@@ -6,15 +6,24 @@ import { isId, newId } from '../../kernel/ids.js';
 import type { NotificationTypeOf } from '../../kernel/notification-types.js';
 import type { Actor, ApiKeyPrincipal } from '../../kernel/principal.js';
 import { isScope, SCOPES } from '../../kernel/scopes.js';
+import { CONTROL_CHARACTER_ISSUE, hasControlCharacter } from '../../kernel/text.js';
 import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
-import { digestKey, digestsEqual, displayPrefix, generateKey, parseKey } from './key-format.js';
+import {
+  digestKey,
+  digestsEqual,
+  displayPrefix,
+  generateKey,
+  MALFORMED_KEY,
+  malformedHeader,
+  parseKey,
+} from './key-format.js';
 import { keysRepository } from './keys.repository.js';
 
 export type VerifyResult =
   | { ok: true; principal: ApiKeyPrincipal }
-  | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token' };
+  | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token'; message?: string };
 
 /** A key-cache epoch: this connection's (SQLite, a number) or the one processes share in Redis (a string). */
 export type KeysEpoch = number | string;
@@ -105,6 +114,10 @@ export function createKeyRegistry(deps: {
     if (input.name.length === 0 || [...input.name].length > 100) {
       throw fieldError('name', 'invalid_length', 'name must be 1 to 100 characters.');
     }
+    if (hasControlCharacter(input.name)) {
+      const message = 'name must be a single line of text, without control characters such as line breaks or tabs.';
+      throw fieldError('name', CONTROL_CHARACTER_ISSUE, message);
+    }
     const scopes = input.scopes ?? null;
     for (const s of scopes ?? []) {
       if (!isScope(s))
@@ -167,13 +180,15 @@ export function createKeyRegistry(deps: {
   /** The digest and environment of a well-formed `Bearer svc_…` header; the 401 code otherwise. */
   function parseHeader(
     header: string | undefined,
-  ): { ok: true; digest: string; env: Env } | { ok: false; code: 'missing_token' | 'invalid_token' } {
+  ): { ok: true; digest: string; env: Env } | { ok: false; code: 'missing_token' | 'invalid_token'; message?: string } {
     if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
     const m = /^Bearer ([^\s]+)$/.exec(header);
-    if (!m) return { ok: false, code: 'invalid_token' };
+    if (!m) return { ok: false, code: 'invalid_token', message: malformedHeader(header) };
     const key = m[1] as string;
     const parsed = parseKey(key);
-    if (!parsed) return { ok: false, code: 'invalid_token' };
+    if (!parsed) {
+      return { ok: false, code: 'invalid_token', message: MALFORMED_KEY };
+    }
     return { ok: true, digest: digestKey(key), env: parsed.env };
   }
 

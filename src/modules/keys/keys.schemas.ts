@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ENVIRONMENTS } from '../../kernel/environments.js';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
 import { SCOPES } from '../../kernel/scopes.js';
 
 /** Longest overlap of a rolled key with its successor: 7 days. */
@@ -82,7 +82,11 @@ export type RolledApiKey = Static<typeof RolledApiKeySchema>;
 
 export const CreateKeyBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, description: '1..100 characters, to tell keys apart.' }),
+    name: SingleLine({
+      minLength: 1,
+      maxLength: 100,
+      description: '1..100 characters on one line (docs/api.md#names), to tell keys apart.',
+    }),
     env: EnvField,
     scopes: Type.Optional(
       Type.Array(ScopeField, {

@@ -18,7 +18,7 @@ export function createMembersService(deps: {
   dialect: Dialect;
   users: UsersService;
   /** console-auth: the invite link, the workspace's name, the invites not yet used. */
-  links: Pick<ConsoleAuthService, 'makeLink' | 'memberships' | 'pendingInvites'>;
+  links: Pick<ConsoleAuthService, 'makeLink' | 'membershipsIn' | 'pendingInvites'>;
   /** The notification outbox (docs/notifications.md): the invite email, in the invite's transaction. */
   notifications?: Pick<NotificationsService, 'linkNotice'>;
 }) {
@@ -34,7 +34,7 @@ export function createMembersService(deps: {
       const user = await users.create({ workspaceId, email: input.email, role: input.role, name: input.name }, trx);
       const link = await deps.links.makeLink('invite', user.email, { workspaceId, userId: user.id }, trx);
       if (deps.notifications) {
-        const ws = (await deps.links.memberships(user.email, trx)).find((m) => m.workspace_id === workspaceId);
+        const ws = (await deps.links.membershipsIn(trx, user.email)).find((m) => m.workspace_id === workspaceId);
         await deps.notifications.linkNotice(trx, {
           type: 'invite',
           workspaceId,

@@ -165,6 +165,38 @@ export interface SecurityNoticeData {
   expires_at?: string;
   /** member.*: the member. */
   member?: { id: string; email: string; role: string; previous_role?: string };
+  /** mfa.*, passkey.*, recovery_code*: which factor (never its secret), and the codes left. */
+  factor?: { kind: 'totp' | 'passkey' | 'recovery_codes'; name?: string; remaining?: number };
+  /** mfa.reset, sso.configured, workspace.settings_changed: the admin who made the change. */
+  by?: string;
+  /** sso.configured, workspace.settings_changed: what is in force now (never the client secret). */
+  settings?: Record<string, string | boolean | string[] | null>;
+}
+
+/** What each sign-in security notification says, after "at <time>" is known (docs/notifications.md). */
+const SIGN_IN_LINES: Partial<Record<NotificationsTable['type'], (d: SecurityNoticeData, time: string) => string>> = {
+  'mfa.enabled': (_d, t) => `Two-factor codes from an authenticator app were turned on for your account at ${t}.`,
+  'mfa.disabled': (_d, t) => `Two-factor codes were turned off for your account at ${t}.`,
+  'mfa.reset': (d, t) =>
+    `${d.by ?? 'An admin'} reset your second factors at ${t}: your authenticator app, recovery codes and passkeys no longer sign you in. Set up a new one at your next sign-in.`,
+  'mfa.code_reused': (_d, t) =>
+    `A two-factor code of your account that was already used was entered again at ${t} and refused. If that was not you, someone may know your password: change it.`,
+  'recovery_codes.regenerated': (_d, t) =>
+    `New recovery codes were made for your account at ${t}; the old ones no longer work.`,
+  'recovery_code.used': (d, t) =>
+    `A recovery code was used to sign in to your account at ${t}; ${d.factor?.remaining ?? 0} remain.`,
+  'passkey.added': (d, t) => `The passkey "${d.factor?.name}" was added to your account at ${t}.`,
+  'passkey.removed': (d, t) => `The passkey "${d.factor?.name}" was removed from your account at ${t}.`,
+  'sso.configured': (d, t) =>
+    `${d.by ?? 'An admin'} changed the workspace's single sign-on at ${t}: ${settingsText(d)}.`,
+  'workspace.settings_changed': (d, t) =>
+    `${d.by ?? 'An admin'} changed the workspace's sign-in policy at ${t}: ${settingsText(d)}.`,
+};
+
+function settingsText(d: SecurityNoticeData): string {
+  return Object.entries(d.settings ?? {})
+    .map(([k, v]) => `${k.replace(/_/g, ' ')} ${Array.isArray(v) ? v.join(', ') || 'none' : String(v ?? 'none')}`)
+    .join('; ');
 }
 
 /** A one-line summary of a security notification (the feed's title and the email's subject). */
@@ -187,6 +219,26 @@ export function securityTitle(type: NotificationsTable['type'], d: SecurityNotic
       return `Member removed: ${d.member?.email}`;
     case 'member.role_changed':
       return `Role changed: ${d.member?.email} is now ${d.member?.role}`;
+    case 'mfa.enabled':
+      return 'Two-factor codes turned on';
+    case 'mfa.disabled':
+      return 'Two-factor codes turned off';
+    case 'mfa.reset':
+      return 'Your second factors were reset by an admin';
+    case 'mfa.code_reused':
+      return 'A used two-factor code was entered again';
+    case 'recovery_codes.regenerated':
+      return 'New recovery codes made';
+    case 'recovery_code.used':
+      return `Recovery code used to sign in (${d.factor?.remaining ?? 0} left)`;
+    case 'passkey.added':
+      return `Passkey added: ${d.factor?.name}`;
+    case 'passkey.removed':
+      return `Passkey removed: ${d.factor?.name}`;
+    case 'sso.configured':
+      return 'Single sign-on settings changed';
+    case 'workspace.settings_changed':
+      return 'Sign-in policy changed';
     default:
       return type;
   }
@@ -201,7 +253,10 @@ export function renderSecurityEmail(
 ): RenderedEmail {
   const time = formatTime(d.at, to.timezone);
   const lines: string[] = [];
-  if (d.key) {
+  const signIn = SIGN_IN_LINES[type];
+  if (signIn) {
+    lines.push(signIn(d, time));
+  } else if (d.key) {
     const owner = d.key.owner_email ? ` owned by ${d.key.owner_email}` : '';
     const what = `The ${d.key.env} API key "${d.key.name}" (${d.key.prefix}…, ${d.key.id})${owner}`;
     if (type === 'key.created') lines.push(`${what} was created at ${time}.`);

@@ -5,6 +5,7 @@ import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { OPTIONAL_CATEGORIES } from '../../kernel/notification-types.js';
 import type { Actor } from '../../kernel/principal.js';
+import { escapeControl } from '../../kernel/text.js';
 import {
   type EndpointNoticeData,
   type InvoiceNoticeData,
@@ -77,7 +78,10 @@ export function createEmailSender(deps: NotificationsDeps) {
       const d = JSON.parse(n.data) as EndpointNoticeData;
       r = renderEndpointEmail(n.type, d, to, `${base}/${d.env}/webhooks/${d.webhook_id}`);
     }
-    const mail: OutgoingMail = { from: deps.mailFrom, to: to.email, ...r, messageId: messageIdOf(n.id) };
+    // A name stored before names refused control characters never breaks the Subject header: the
+    // mailbox keeps, and SMTP sends, one line with such characters escaped (docs/api.md#names).
+    const subject = escapeControl(r.subject);
+    const mail: OutgoingMail = { from: deps.mailFrom, to: to.email, ...r, subject, messageId: messageIdOf(n.id) };
     // Optional categories: the profile's preferences are where one unsubscribes (RFC 2369).
     if ((OPTIONAL_CATEGORIES as readonly string[]).includes(n.category)) {
       mail.headers = { 'List-Unsubscribe': `<${base}/live/settings/profile#notifications>` };

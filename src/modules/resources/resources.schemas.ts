@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
 
 export const RESOURCE_TYPES = ['standard', 'premium', 'custom'] as const;
 export const RESOURCE_STATUSES = ['active', 'archived'] as const;
@@ -27,7 +27,11 @@ export const ResourceSchema = Type.Object(
 );
 export type Resource = Static<typeof ResourceSchema>;
 
-const Name = Type.String({ minLength: 1, maxLength: 255, description: '1..255 characters.' });
+const Name = SingleLine({
+  minLength: 1,
+  maxLength: 255,
+  description: '1..255 characters on one line (docs/api.md#names).',
+});
 
 export const CreateResourceBody = Type.Object(
   {

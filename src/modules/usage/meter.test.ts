@@ -3,6 +3,9 @@ import { BUCKET_BOUNDS_MS, BUCKET_COUNT, bucketOf, quantile } from './buckets.js
 import { createUsageMeter, type UsageBatch, type UsageSample } from './meter.js';
 import { loggableBody, MAX_LOGGED_BODY_BYTES } from './redact.js';
 
+// Backends: sqlite — the in-memory usage meter with an injected writer, no storage
+// Tier: quick
+
 const sample = (over: Partial<UsageSample> = {}): UsageSample => ({
   workspaceId: 'ws_1',
   env: 'live',

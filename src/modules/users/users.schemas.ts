@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ROLES } from '../../kernel/roles.js';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
 
 export { ROLES };
 export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
@@ -21,7 +21,11 @@ export const UserSchema = Type.Object(
 );
 export type User = Static<typeof UserSchema>;
 
-export const UserName = Type.String({ minLength: 1, maxLength: 100, description: '1..100 characters.' });
+export const UserName = SingleLine({
+  minLength: 1,
+  maxLength: 100,
+  description: '1..100 characters on one line (docs/api.md#names).',
+});
 
 export const PatchMeBody = Type.Object(
   {

@@ -4,6 +4,8 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertDialableHost, checkWebhookUrl, guardedLookup, isPublicAddress } from './url-guard.js';
 
+// Backends: sqlite — URL and address rules with an injected resolver, no storage
+// Tier: quick
 // A refused URL names the setting that allows it in local development (docs/api.md#webhook-urls).
 const HINT =
   'For local development, the server setting WEBHOOK_ALLOW_INSECURE_URLS=true allows http:// and loopback or private addresses.';

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
 import { ALL_EVENT_TYPES, EVENT_TYPES } from '../events/events.schemas.js';
 import { DELIVERY_STATUSES } from './deliveries.schemas.js';
 
@@ -66,7 +66,13 @@ export const CreateWebhookBody = Type.Object(
   {
     url: WebhookUrl,
     events: WebhookEvents,
-    label: Type.Optional(Type.String({ maxLength: 255, description: 'Shown in the dashboard; 0..255 characters.' })),
+    label: Type.Optional(
+      SingleLine({
+        minLength: 0,
+        maxLength: 255,
+        description: 'Shown in the dashboard; 0..255 characters on one line (docs/api.md#names).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -77,7 +83,9 @@ export const UpdateWebhookBody = Type.Object(
     url: Type.Optional(WebhookUrl),
     events: Type.Optional(WebhookEvents),
     label: Type.Optional(
-      Type.Union([Type.String({ maxLength: 255 }), Type.Null()], { description: '0..255 characters; null clears it.' }),
+      Type.Union([SingleLine({ minLength: 0, maxLength: 255, description: 'The label.' }), Type.Null()], {
+        description: '0..255 characters on one line (docs/api.md#names); null clears it.',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -2,18 +2,19 @@ import { Type } from '@sinclair/typebox';
 import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import { SingleLine } from '../../kernel/schemas.js';
 import { assertValid } from '../../lib/validate.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { CreatedKey, KeyRegistry } from '../keys/key-registry.service.js';
-import type { User } from '../users/users.schemas.js';
+import { type User, UserName } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { workspacesRepository } from './workspaces.repository.js';
 
 const CreateWorkspaceInput = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 255 }),
+  name: SingleLine({ minLength: 1, maxLength: 255, description: 'The workspace name.' }),
   adminEmail: Type.String({ format: 'email', maxLength: 254 }),
-  adminName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  adminName: Type.Optional(UserName),
 });
 
 export interface Workspace {

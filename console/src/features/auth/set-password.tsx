@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api, setCsrfToken } from '../../api/client';
-import type { ConsoleSession, LinkInfo } from '../../api/types';
+import type { ConsoleSession, LinkInfo, SecondFactorNeeded } from '../../api/types';
 import { SESSION_KEY } from '../../lib/session';
 import { Field } from '../../ui/primitives';
 import { FormError } from '../../ui/states';
@@ -26,12 +26,24 @@ export default function SetPasswordPage() {
   // sign-in's, so the console goes straight to the overview.
   const set = useMutation({
     mutationFn: (password: string) =>
-      api<{ data: ConsoleSession }>('/password/set', { method: 'POST', body: { token, password } }),
+      api<{ data: ConsoleSession | SecondFactorNeeded }>('/password/set', {
+        method: 'POST',
+        body: { token, password },
+      }),
     onSuccess: (res) => {
+      // A person with a second factor gives it at sign-in: a link proves the email, not the factor.
+      if ('second_factor_required' in res.data) {
+        navigate('/sign-in', {
+          replace: true,
+          state: { message: 'Password set. Sign in with it and your second factor.', email: link.data?.data.email },
+        });
+        return;
+      }
       setCsrfToken(res.data.csrf_token);
       qc.setQueryData(SESSION_KEY, res.data);
       const first = res.data.memberships[0];
-      navigate(first ? `/w/${first.workspace_id}/live/overview` : '/sign-in', { replace: true });
+      if (res.data.stage === 'enrol') navigate('/two-factor-setup', { replace: true });
+      else navigate(first ? `/w/${first.workspace_id}/live/overview` : '/sign-in', { replace: true });
     },
   });
   if (!token) {

@@ -7,6 +7,7 @@ import { formatTime, timeZones } from '../../lib/time';
 import { Field, PageHeader, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
 import { NotificationPreferences } from '../notifications/preferences';
+import { TwoFactorCards } from '../two-factor/two-factor-card';
 
 export default function ProfilePage() {
   return (
@@ -14,6 +15,7 @@ export default function ProfilePage() {
       <PageHeader title="Profile" />
       <ProfileForm />
       <PasswordForm />
+      <TwoFactorCards />
       <NotificationPreferences />
       <Sessions />
     </section>

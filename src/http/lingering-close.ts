@@ -1,0 +1,64 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Longest a connection is held open, reading and discarding, after an answer sent before its body was read. */
+export const LINGER_MAX_MS = 5_000;
+/** Longest it waits for the next bytes of that body before closing. */
+export const LINGER_IDLE_MS = 1_000;
+/** Most bytes it reads and discards after such an answer. */
+export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+const CHECK_MS = 100;
+
+type ClosingSocket = Socket & { destroySoon?: () => void };
+
+/**
+ * Lingering close (RFC 9112 §9.6, nginx's `lingering_close`, Go's `closeWriteAndWait`) for a
+ * connection whose answer goes out before the request's body was read (a 413 by Content-Length,
+ * a 401, a 404 with a body). Closing it at once would leave the client's unsent body unread, so the
+ * kernel answers it with a reset that can reach the client before the answer does (it then sees
+ * EPIPE or ECONNRESET instead of the status). Instead, once the answer is written, the write side is
+ * closed (FIN) and the rest of the body is read and thrown away (Node's HTTP parser drains it, one
+ * chunk at a time, nothing kept) until the client closes, goes quiet for LINGER_IDLE_MS, has sent
+ * LINGER_MAX_BYTES more, or LINGER_MAX_MS have passed; then the socket is closed.
+ *
+ * Node's HTTP server ends a `Connection: close` response's socket with `destroySoon()` (end, then
+ * destroy as soon as the end is flushed); this socket's is replaced by the lingering close.
+ */
+export function lingerOnClose(request: IncomingMessage): void {
+  const socket = request.socket as ClosingSocket | null;
+  if (!socket || socket.destroyed) return;
+  socket.destroySoon = () => linger(socket, request);
+}
+
+function linger(socket: Socket, request: IncomingMessage): void {
+  if (socket.destroyed) return;
+  if (socket.writable) socket.end();
+  const started = Date.now();
+  const startBytes = socket.bytesRead;
+  let lastBytes = startBytes;
+  let lastProgress = started;
+  // The body's bytes as the parser drains them (Node has dumped the request: nothing is kept), so
+  // that the byte bound holds to the chunk however fast the client sends.
+  let drained = 0;
+  request.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained >= LINGER_MAX_BYTES) socket.destroy();
+  });
+  const timer = setInterval(() => {
+    const now = Date.now();
+    const read = socket.bytesRead;
+    if (read !== lastBytes) {
+      lastBytes = read;
+      lastProgress = now;
+    }
+    const done =
+      now - started >= LINGER_MAX_MS || now - lastProgress >= LINGER_IDLE_MS || read - startBytes >= LINGER_MAX_BYTES;
+    if (done) socket.destroy();
+  }, CHECK_MS);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
+  // The client closed its side: nothing more to drain; close once the answer and our FIN are out.
+  socket.once('end', () =>
+    socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()),
+  );
+}

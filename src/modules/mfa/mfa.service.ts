@@ -1,0 +1,279 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { SignInMethod } from '../../db/types.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Principal } from '../../kernel/principal.js';
+import { requireAdmin } from '../../kernel/principal.js';
+import type { WriteRunner } from '../auth/write-runner.js';
+import type { SecurityNotice } from '../notifications/notifications.service.js';
+import type { UsersService } from '../users/users.service.js';
+import { mfaRepository as repo } from './mfa.repository.js';
+import { hashRecoveryCode, newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeMatches } from './recovery-codes.js';
+import { enrolmentOf, newTotpSecret, totpStep } from './totp.js';
+
+/** A second factor as the sign-in step receives it. */
+export type SecondFactorProof = { code: string } | { recovery_code: string } | { passkey: unknown };
+
+const wrongCode = (field: string) =>
+  fieldError(field, 'incorrect', 'That code is wrong or was already used; enter the current code from your app.');
+
+/**
+ * A person's second factors (docs/sign-in.md): TOTP with its recovery codes, the workspace policy that
+ * requires one, and an admin's reset. Passkeys are passkeys.service.ts. Each change tells the person
+ * (or the workspace's admins) in its transaction.
+ */
+export function createMfaService(deps: {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  writeAs: WriteRunner;
+  users: Pick<UsersService, 'memberOf' | 'listAll'>;
+  /** The person's current memberships, oldest workspace first (console-auth's). */
+  memberships: (trx: Db, email: string) => Promise<{ workspace_id: string; user_id: string }[]>;
+  /** Whether `password` is this person's console password (console-auth's). */
+  checkPassword: (email: string, password: string) => Promise<boolean>;
+  /** Security notifications (docs/notifications.md), in the change's transaction. */
+  notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
+  /** Checks a passkey given as the second factor, in the sign-in's transaction (passkeys.service.ts). */
+  passkeyFactor?: (trx: Db, email: string, response: unknown) => Promise<boolean>;
+}) {
+  const { db, dialect, clock } = deps;
+  const write = <T>(fn: (trx: Db) => Promise<T>) => dialect.writeTransaction(db, fn, { keepsKeys: true });
+
+  /** Tells a person about a change to their own sign-in, once, in their oldest workspace (as "password changed"). */
+  async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {
+    const [first] = await deps.memberships(trx, email);
+    if (first)
+      await deps.notify?.(trx, { type, workspaceId: first.workspace_id, users: [first.user_id], admins: false, data });
+  }
+
+  /** Ten new recovery codes in `trx` (the old ones stop working); returns them: the only time they are shown. */
+  async function newRecoveryCodes(trx: Db, email: string, at: string): Promise<string[]> {
+    const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+    await repo.replaceRecoveryCodes(
+      trx,
+      email,
+      codes.map((code) => ({
+        id: newId('recoveryCode'),
+        email,
+        ...hashRecoveryCode(code),
+        created_at: at,
+        used_at: null,
+      })),
+    );
+    return codes;
+  }
+
+  /** What the profile shows: TOTP on or not, recovery codes left (never a secret). */
+  async function status(email: string) {
+    const row = await repo.person(db, email);
+    const left = row?.totp_confirmed_at ? (await repo.unusedRecoveryCodes(db, email)).length : 0;
+    return { totp_enabled: Boolean(row?.totp_confirmed_at), recovery_codes_left: left };
+  }
+
+  /**
+   * Starts TOTP enrolment: a new secret, kept unconfirmed until a code proves the app has it. Answers the
+   * secret, its otpauth URI and QR code: the only time they leave the server. Throws 409 when TOTP is on.
+   */
+  async function startTotp(email: string) {
+    const secret = newTotpSecret();
+    const at = isoAt(clock.now());
+    await write(async (trx) => {
+      const row = await repo.ensurePerson(trx, email, at);
+      if (row?.totp_confirmed_at) {
+        throw new ConflictError(
+          'totp_already_enabled',
+          'Two-factor codes are already on; turn them off first to use another app.',
+        );
+      }
+      await repo.setTotp(trx, email, secret, null, at);
+    });
+    return { secret, ...(await enrolmentOf(secret, email)) };
+  }
+
+  /** Confirms enrolment with a code of the app: TOTP is on, and ten recovery codes are answered once. Throws 400, 409. */
+  async function confirmTotp(email: string, code: string): Promise<{ recovery_codes: string[] }> {
+    const at = isoAt(clock.now());
+    return write(async (trx) => {
+      const row = await repo.person(trx, email);
+      if (!row?.totp_secret || row.totp_confirmed_at) {
+        throw new ConflictError('totp_not_pending', 'Start the setup of two-factor codes first (no setup is waiting).');
+      }
+      const step = totpStep(row.totp_secret, code, clock.now());
+      if (step === null) throw wrongCode('code');
+      await repo.confirmTotp(trx, email, step, at);
+      const recovery_codes = await newRecoveryCodes(trx, email, at);
+      await tellPerson(trx, email, 'mfa.enabled', { at, factor: { kind: 'totp' } });
+      return { recovery_codes };
+    });
+  }
+
+  /** Checks a TOTP code once (a replay of an accepted step is refused), in `trx`. */
+  async function acceptTotpCode(trx: Db, email: string, code: string): Promise<boolean> {
+    const row = await repo.person(trx, email);
+    if (!row?.totp_secret || !row.totp_confirmed_at) return false;
+    const step = totpStep(row.totp_secret, code, clock.now());
+    if (step === null) return false;
+    const at = isoAt(clock.now());
+    if (await repo.acceptTotpStep(trx, email, step, at)) return true;
+    // A right code of a step already used: a replay (someone saw or intercepted it). Refused, and the person is told.
+    await tellPerson(trx, email, 'mfa.code_reused', { at, factor: { kind: 'totp' } });
+    return false;
+  }
+
+  /** Uses one recovery code, in `trx`; tells the person how many are left. */
+  async function spendRecoveryCode(trx: Db, email: string, code: string): Promise<boolean> {
+    const unused = await repo.unusedRecoveryCodes(trx, email);
+    const match = unused.find((r) => recoveryCodeMatches(code, r));
+    const at = isoAt(clock.now());
+    if (!match || !(await repo.spendRecoveryCode(trx, match.id, at))) return false;
+    await tellPerson(trx, email, 'recovery_code.used', {
+      at,
+      factor: { kind: 'recovery_codes', remaining: unused.length - 1 },
+    });
+    return true;
+  }
+
+  /** The password of a change to the factors, checked before its transaction (scrypt takes about a second). */
+  async function checkPassword(email: string, password: string): Promise<void> {
+    if (!(await deps.checkPassword(email, password))) {
+      throw fieldError('password', 'incorrect', 'The password is incorrect.');
+    }
+  }
+
+  /** The second half of re-authentication, in the change's transaction: a current code (or a recovery code). */
+  async function reauthenticate(trx: Db, email: string, input: { code: string }) {
+    const ok = /^\d{6}$/.test(input.code.trim())
+      ? await acceptTotpCode(trx, email, input.code.trim())
+      : await spendRecoveryCode(trx, email, input.code);
+    if (!ok) throw wrongCode('code');
+  }
+
+  /** Turns TOTP off (password and a code needed); its recovery codes go with it. Throws 400, 409. */
+  async function disableTotp(email: string, input: { password: string; code: string }): Promise<void> {
+    await checkPassword(email, input.password);
+    const at = isoAt(clock.now());
+    await write(async (trx) => {
+      const row = await repo.person(trx, email);
+      if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Two-factor codes are not on.');
+      await reauthenticate(trx, email, input);
+      await repo.setTotp(trx, email, null, null, at);
+      await repo.replaceRecoveryCodes(trx, email, []);
+      await tellPerson(trx, email, 'mfa.disabled', { at, factor: { kind: 'totp' } });
+    });
+  }
+
+  /** Ten new recovery codes (password and a code needed); the old ones stop working. Throws 400, 409. */
+  async function regenerateRecoveryCodes(email: string, input: { password: string; code: string }) {
+    await checkPassword(email, input.password);
+    const at = isoAt(clock.now());
+    return write(async (trx) => {
+      const row = await repo.person(trx, email);
+      if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Turn on two-factor codes first.');
+      await reauthenticate(trx, email, input);
+      const recovery_codes = await newRecoveryCodes(trx, email, at);
+      await tellPerson(trx, email, 'recovery_codes.regenerated', { at, factor: { kind: 'recovery_codes' } });
+      return { recovery_codes };
+    });
+  }
+
+  /** The second factors a person can give at sign-in; [] when none. */
+  async function factors(email: string): Promise<('totp' | 'recovery_code' | 'passkey')[]> {
+    const row = await repo.person(db, email);
+    const out: ('totp' | 'recovery_code' | 'passkey')[] = [];
+    if (row?.totp_confirmed_at) out.push('totp', 'recovery_code');
+    if ((await repo.passkeys(db, email)).length > 0) out.push('passkey');
+    return out;
+  }
+
+  /** Checks the second factor of a sign-in in its transaction: the method it signed in with, or false. */
+  async function verify(trx: Db, email: string, proof: SecondFactorProof): Promise<SignInMethod | false> {
+    if ('code' in proof) return (await acceptTotpCode(trx, email, proof.code.trim())) && 'password+totp';
+    if ('recovery_code' in proof)
+      return (await spendRecoveryCode(trx, email, proof.recovery_code)) && 'password+recovery_code';
+    return Boolean(await deps.passkeyFactor?.(trx, email, proof.passkey)) && 'password+passkey';
+  }
+
+  /** Whether a workspace requires a second factor of its members. */
+  async function policy(workspaceId: string): Promise<{ require_second_factor: boolean }> {
+    return { require_second_factor: (await repo.requiring(db, [workspaceId])).length > 0 };
+  }
+
+  /** Admin: requires a second factor of the workspace's members, or not; the admins are told. Throws 403. */
+  async function setPolicy(principal: Principal, require: boolean) {
+    requireAdmin(principal);
+    const at = isoAt(clock.now());
+    await deps.writeAs(principal, async (trx) => {
+      await repo.setPolicy(trx, principal.workspaceId, require, at);
+      const by = principal.userId
+        ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
+        : undefined;
+      await deps.notify?.(trx, {
+        type: 'workspace.settings_changed',
+        workspaceId: principal.workspaceId,
+        users: [],
+        admins: true,
+        data: { at, by, settings: { require_second_factor: require } },
+      });
+    });
+    return { require_second_factor: require };
+  }
+
+  /**
+   * Admin: removes every second factor of a member (TOTP, recovery codes, passkeys): for a lost phone.
+   * The member is told by email; at the next sign-in they set one up again if the workspace requires it.
+   * Throws 403, 404.
+   */
+  async function resetMember(principal: Principal, userId: string): Promise<void> {
+    requireAdmin(principal);
+    const member = await deps.users.memberOf(db, principal.workspaceId, userId);
+    if (!member) throw new NotFoundError('member');
+    const email = member.email.toLowerCase();
+    const at = isoAt(clock.now());
+    await deps.writeAs(principal, async (trx) => {
+      const by = principal.userId
+        ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
+        : undefined;
+      await repo.clearFactors(trx, email, at);
+      await deps.notify?.(trx, {
+        type: 'mfa.reset',
+        workspaceId: principal.workspaceId,
+        users: [userId],
+        admins: false,
+        data: { at, by, member: { id: userId, email: member.email, role: member.role } },
+      });
+    });
+  }
+
+  /** Admin: which members have a second factor (the members page). */
+  async function membersWithFactor(principal: Principal): Promise<{ user_id: string; second_factor: boolean }[]> {
+    requireAdmin(principal);
+    const members = await deps.users.listAll(principal.workspaceId);
+    const have = await repo.withFactor(
+      db,
+      members.map((m) => m.email.toLowerCase()),
+    );
+    return members.map((m) => ({ user_id: m.id, second_factor: have.has(m.email.toLowerCase()) }));
+  }
+
+  return {
+    status,
+    startTotp,
+    confirmTotp,
+    disableTotp,
+    regenerateRecoveryCodes,
+    factors,
+    verify,
+    policy,
+    setPolicy,
+    resetMember,
+    membersWithFactor,
+    /** Whether any of these workspaces requires a second factor. */
+    requiresSecondFactor: async (workspaceIds: string[]) => (await repo.requiring(db, workspaceIds)).length > 0,
+    /** Whether the person has a second factor (TOTP confirmed or a passkey). */
+    hasFactor: async (email: string) => (await repo.withFactor(db, [email])).has(email),
+    purgeChallenges: () => repo.purgeChallenges(db, isoAt(clock.now())),
+  };
+}
+export type MfaService = ReturnType<typeof createMfaService>;

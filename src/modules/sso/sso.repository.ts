@@ -1,0 +1,71 @@
+import type { Db } from '../../db/dialect.js';
+import type { SsoSignInsTable, WorkspaceSsoTable } from '../../db/types.js';
+
+/** SQL for each workspace's single sign-on and the sign-ins in flight. */
+export const ssoRepository = {
+  find(db: Db, workspaceId: string) {
+    return db.selectFrom('workspace_sso').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+  },
+
+  upsert(db: Db, row: WorkspaceSsoTable) {
+    const { workspace_id: _w, created_at: _c, ...changes } = row;
+    return db
+      .insertInto('workspace_sso')
+      .values(row)
+      .onConflict((oc) => oc.column('workspace_id').doUpdateSet(changes))
+      .execute();
+  },
+
+  remove(db: Db, workspaceId: string) {
+    return db.deleteFrom('workspace_sso').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  },
+
+  /** Workspaces whose allowed domains include `domain` (stored as a JSON array of quoted names). */
+  forDomain(db: Db, domain: string) {
+    return db
+      .selectFrom('workspace_sso')
+      .innerJoin('workspaces', 'workspaces.id', 'workspace_sso.workspace_id')
+      .select(['workspace_sso.workspace_id', 'workspaces.name as workspace_name', 'workspace_sso.allowed_domains'])
+      .where('workspace_sso.allowed_domains', 'like', `%${JSON.stringify(domain)}%`)
+      .orderBy('workspace_sso.workspace_id')
+      .limit(20)
+      .execute();
+  },
+
+  /** Of these workspaces, those that require single sign-on, with their break-glass admin. */
+  requiring(db: Db, workspaceIds: string[]) {
+    if (workspaceIds.length === 0) return Promise.resolve([]);
+    return db
+      .selectFrom('workspace_sso')
+      .select(['workspace_id', 'break_glass_user_id'])
+      .where('workspace_id', 'in', workspaceIds)
+      .where('required', '=', 1)
+      .execute();
+  },
+
+  insertSignIn(db: Db, row: SsoSignInsTable) {
+    return db.insertInto('sso_sign_ins').values(row).execute();
+  },
+
+  /** Uses a sign-in in flight once: its row when it was unused, else undefined. */
+  async takeSignIn(db: Db, stateDigest: string, at: string) {
+    const row = await db
+      .selectFrom('sso_sign_ins')
+      .selectAll()
+      .where('state_digest', '=', stateDigest)
+      .executeTakeFirst();
+    if (!row || row.used_at !== null) return undefined;
+    const r = await db
+      .updateTable('sso_sign_ins')
+      .set({ used_at: at })
+      .where('state_digest', '=', stateDigest)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1 ? row : undefined;
+  },
+
+  async purge(db: Db, before: string): Promise<number> {
+    const r = await db.deleteFrom('sso_sign_ins').where('expires_at', '<', before).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  },
+};
