@@ -4,10 +4,21 @@ import type { AnyEventType } from '../kernel/event-types.js';
 import type { NotificationCategory, NotificationType } from '../kernel/notification-types.js';
 import type { Platform } from '../kernel/platforms.js';
 import type { Role } from '../kernel/roles.js';
+import type { SessionStage, SignInMethod } from '../kernel/sign-in-methods.js';
 
-// The closed sets (environments, roles, delivery statuses, event types, notification types, platforms)
-// are defined once, in the kernel (src/kernel/); re-exported for the tables' users.
-export type { AnyEventType, DeliveryStatus, Env, NotificationCategory, NotificationType, Platform, Role };
+// The closed sets (environments, roles, delivery statuses, event types, notification types, platforms,
+// sign-in methods) are defined once, in the kernel (src/kernel/); re-exported for the tables' users.
+export type {
+  AnyEventType,
+  DeliveryStatus,
+  Env,
+  NotificationCategory,
+  NotificationType,
+  Platform,
+  Role,
+  SessionStage,
+  SignInMethod,
+};
 
 // Timestamps are ISO 8601 strings (docs/api.md#timestamps) on both dialects; JSON columns are written as JSON text
 // and read back through `readJson` (SQLite returns text, PostgreSQL jsonb returns objects).
@@ -200,16 +211,6 @@ export interface ConsoleSessionsTable {
   /** A single sign-on session reaches this workspace only; null: every workspace of the email. */
   workspace_id: string | null;
 }
-
-/** How a console session signed in: a password alone or with its second factor, a passkey alone, single sign-on. */
-export type SignInMethod =
-  | 'password'
-  | 'password+totp'
-  | 'password+recovery_code'
-  | 'password+passkey'
-  | 'passkey'
-  | 'sso';
-export type SessionStage = 'full' | 'enrol';
 
 /** A person's second factors (migration 021, docs/sign-in.md): TOTP while set up or confirmed, the WebAuthn user handle. */
 export interface ConsoleMfaTable {

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Timestamp } from '../../kernel/schemas.js';
+import { SECOND_FACTOR_METHODS, SESSION_STAGES } from '../../kernel/sign-in-methods.js';
 import { RoleSchema } from '../users/users.schemas.js';
 
 /** An email address as the console's forms take it. */
@@ -24,18 +25,17 @@ export const ConsoleSessionSchema = Type.Object({
   csrf_token: Type.String({ description: 'Send as X-CSRF-Token on every non-GET console request.' }),
   expires_at: Timestamp,
   method: Type.String({ description: 'How the session signed in: password, password+totp, passkey, sso…' }),
-  stage: Type.Union([Type.Literal('full'), Type.Literal('enrol')], {
-    description: 'enrol: a workspace requires a second factor; add one before anything else.',
-  }),
+  stage: Type.Union(
+    SESSION_STAGES.map((s) => Type.Literal(s)),
+    {
+      description: 'enrol: a workspace requires a second factor; add one before anything else.',
+    },
+  ),
   memberships: Type.Array(MembershipSchema),
 });
 export type ConsoleSession = Static<typeof ConsoleSessionSchema>;
 
-export const SecondFactorMethodSchema = Type.Union([
-  Type.Literal('totp'),
-  Type.Literal('recovery_code'),
-  Type.Literal('passkey'),
-]);
+export const SecondFactorMethodSchema = Type.Union(SECOND_FACTOR_METHODS.map((m) => Type.Literal(m)));
 /** A right password whose second factor is still to come (POST /console/api/session, 202). */
 export const SecondFactorNeededSchema = Type.Object({
   second_factor_required: Type.Literal(true),

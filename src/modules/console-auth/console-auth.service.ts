@@ -12,7 +12,6 @@ import { dummyHash, verifyPassword } from './passwords.js';
 import {
   createSignInSteps,
   type OpenSession,
-  type SecondFactorMethod,
   type SecondFactorNeeded,
   type SessionKind,
   type SignInGate,
@@ -21,7 +20,7 @@ import {
 import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 export type { ConsoleAuthDeps } from './console-auth-deps.js';
-export type { OpenSession, SecondFactorMethod, SecondFactorNeeded, SessionKind, SignInGate };
+export type { OpenSession, SecondFactorNeeded, SessionKind, SignInGate };
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

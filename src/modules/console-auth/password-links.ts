@@ -2,17 +2,12 @@ import type { Db } from '../../db/dialect.js';
 import type { ConsoleLinkPurpose, ConsoleSessionsTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError } from '../../kernel/errors.js';
+import type { SecondFactorMethod } from '../../kernel/sign-in-methods.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { weakPasswordProblem } from './password-strength.js';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
-import type {
-  createSignInSteps,
-  OpenSession,
-  SecondFactorMethod,
-  SecondFactorNeeded,
-  SessionKind,
-} from './sign-in-steps.js';
+import type { createSignInSteps, OpenSession, SecondFactorNeeded, SessionKind } from './sign-in-steps.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 const HOUR = 3_600_000;
