@@ -13,8 +13,8 @@ import { loadConfig } from '../src/config.js';
 import { openStorage, type Storage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DeliveriesTable, EventsTable, ResourcesTable } from '../src/db/types.js';
-import { systemClock } from '../src/lib/clock.js';
-import { systemPrincipal } from '../src/lib/principal.js';
+import { systemClock } from '../src/kernel/clock.js';
+import { systemPrincipal } from '../src/kernel/principal.js';
 import { toResource } from '../src/modules/resources/resources.repository.js';
 import { createServices } from '../src/services.js';
 

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { systemClock } from '../src/lib/clock.js';
+import { systemClock } from '../src/kernel/clock.js';
 import { createServices } from '../src/services.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -150,7 +150,7 @@ export async function runFanout(opts: {
     await migrateToLatest(storage.db, storage.dialect);
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create({ name: 'fanout', adminEmail: 'fanout@example.com' });
-    const verified = await services.keys.verify(`Bearer ${ws.keys.live.key}`);
+    const verified = await services.keyRegistry.verify(`Bearer ${ws.keys.live.key}`);
     if (!verified.ok) throw new Error('seed key does not verify');
     for (let i = 0; i < endpoints; i++) {
       await services.webhooks.create(verified.principal, { url: `http://127.0.0.1:${rx.port}/e${i}`, events: ['*'] });

@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { systemClock } from '../src/lib/clock.js';
+import { systemClock } from '../src/kernel/clock.js';
 import { createServices } from '../src/services.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -10,10 +10,10 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { systemClock } from '../src/lib/clock.js';
-import { requestIdGenerator } from '../src/lib/ids.js';
+import { systemClock } from '../src/kernel/clock.js';
+import { requestIdGenerator } from '../src/kernel/ids.js';
+import type { ApiKeyPrincipal } from '../src/kernel/principal.js';
 import { toPageRequest } from '../src/lib/paging.js';
-import type { ApiKeyPrincipal } from '../src/lib/principal.js';
 import { digestKey } from '../src/modules/keys/key-format.js';
 import { createServices } from '../src/services.js';
 
@@ -47,7 +47,7 @@ try {
   const ws = await services.workspaces.create({ name: 'micro', adminEmail: 'micro@example.com' });
   const key = ws.keys.live.key;
   const header = `Bearer ${key}`;
-  const verified = await services.keys.verify(header);
+  const verified = await services.keyRegistry.verify(header);
   if (!verified.ok) throw new Error('key did not verify');
   const actor: ApiKeyPrincipal = verified.principal;
   const r = await services.resources.create(actor, { name: 'micro', type: 'standard', metadata: { k: 'v' } });
@@ -59,7 +59,7 @@ try {
   await time('key digest (SHA-256)', N, () => digestKey(key));
   const epoch = storage.dialect.keysEpoch as () => number;
   await time('key-cache epoch (PRAGMA data_version)', N, () => epoch());
-  await time('key verification, cached (digest + epoch + lookup)', N, () => services.keys.verifyNow(header));
+  await time('key verification, cached (digest + epoch + lookup)', N, () => services.keyRegistry.verifyNow(header));
   await time('resource read (service → repository → SQLite)', N, () => services.resources.get(actor, r.id));
 
   process.stdout.write('other operations, alone:\n');

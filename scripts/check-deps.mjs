@@ -1,98 +1,230 @@
-// The dependency check of `npm test` (ARCHITECTURE.md, "Dependency rules"), over the server (src/) and
-// the console (console/src):
-// - dependency-cruiser's rules for src/ (.dependency-cruiser.cjs): layers, no file cycle, and a
-//   `*.repository.ts` imported from its own module folder only (one owner per table);
-// - the console: no file cycle, and `console-imports-server-types-only` (it bundles no server code);
-// - no cycle between folders, which file-level cycle rules cannot see (events → webhooks → … →
-//   events is a cycle even when no single file imports itself back): module folders
-//   (src/modules/<name>) on the server; api/, lib/, ui/ and each features/<name> in the console.
-// `node scripts/check-deps.mjs --graph` also prints the folder graph.
-import { createRequire } from 'node:module';
+// The dependency check of `npm test` (`npm run deps`; ARCHITECTURE.md, "The rules"). It reads every
+// import of every file of the server (src/) and the console (console/src) with dependency-cruiser and
+// checks, in this file, the rules below; test/architecture/deps.test.ts breaks each one on purpose.
+//
+// - layers: each file belongs to one layer, and imports only from its own layer or the ones below it;
+// - placed: every file belongs to a layer (a new top-level file or folder must be given one here);
+// - repository-only-from-its-module: a `*.repository.ts` is imported from its own module folder only
+//   (one owner per table; other modules, http/, the CLI and the wiring ask the owning service);
+// - console-imports-server-types-only: the console bundles no server code (`import type` only);
+// - cli-loads-when-run: what src/cli/main.ts loads before a command runs (its static imports,
+//   transitively) stays in src/cli/ and src/kernel/; settings, storage and services are imported by
+//   the command when it runs (`await import(…)`), so `wsvc --help` loads none of them;
+// - no-file-cycle: no import cycle between files;
+// - no-room-cycle: no cycle between rooms (each module folder, each console feature, and each other
+//   folder or top-level file), which file-level cycles cannot see: events → webhooks → … → events is a
+//   cycle even when no single file imports itself back.
+//
+// `node scripts/check-deps.mjs --graph` also prints which layers and rooms import which.
+import { pathToFileURL } from 'node:url';
 import { cruise } from 'dependency-cruiser';
 
-const require = createRequire(import.meta.url);
-const config = require('../.dependency-cruiser.cjs');
-const problems = [];
-const graphs = [];
-
-const server = (
-  await cruise(['src'], { ...config.options, ruleSet: { forbidden: config.forbidden }, validate: true })
-).output;
-
-const consoleRules = [
-  {
-    name: 'no-circular-files',
-    severity: 'error',
-    from: { path: '^console/src/' },
-    to: { circular: true },
-  },
-  {
-    name: 'console-imports-server-types-only',
-    severity: 'error',
-    comment: 'The console bundles no server code: from src/ it imports types only (`import type`).',
-    from: { path: '^console/src/' },
-    to: { path: '^src/', dependencyTypesNot: ['type-only'] },
-  },
+/** The server's layers, bottom to top: a file imports only from its own layer or the ones below. */
+export const SERVER_LAYERS = [
+  { name: 'kernel', path: /^src\/kernel\//, what: 'closed sets, ids, errors, clock, principals, shared TypeBox pieces' },
+  { name: 'lib', path: /^src\/lib\//, what: 'helpers on the kernel: paging, validation words, signal, outbox loop' },
+  { name: 'db', path: /^src\/db\//, what: 'storage: dialects, table types, migrations, Redis' },
+  { name: 'modules', path: /^src\/modules\//, what: 'the domains: routes, services, repositories, schemas' },
+  { name: 'http', path: /^src\/http\//, what: 'the Fastify plugins, those that call services included' },
+  { name: 'wiring', path: /^src\/(config|services|worker)\.ts$/, what: 'settings, the services built once, the worker' },
+  { name: 'app', path: /^src\/app\.ts$/, what: 'the Fastify app from plugins and routes' },
+  { name: 'entry', path: /^src\/(server\.ts$|cli\/)/, what: 'the server process and the wsvc command' },
 ];
-const consoleGraph = (
-  await cruise(['console/src'], {
-    ...config.options,
-    exclude: { path: '\\.test\\.tsx?$' },
-    tsConfig: { fileName: 'console/tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] },
-    ruleSet: { forbidden: consoleRules },
-    validate: true,
-  })
-).output;
 
-for (const out of [server, consoleGraph]) {
-  for (const v of out.summary.violations) problems.push(`${v.rule.name}: ${v.from} → ${v.to}`);
+/** The console's layers, bottom to top. */
+export const CONSOLE_LAYERS = [
+  { name: 'assets', path: /^console\/src\/[^/]+\.(d\.ts|css)$/, what: 'the style sheet (one palette), ambient declarations' },
+  { name: 'api', path: /^console\/src\/api\//, what: 'the fetch client and the server types' },
+  { name: 'lib', path: /^console\/src\/lib\//, what: 'queries, mutations, closed sets, session, time, theme' },
+  { name: 'ui', path: /^console\/src\/ui\//, what: 'shared primitives, the palette, the chart set-up' },
+  { name: 'features', path: /^console\/src\/features\//, what: 'one folder per page family' },
+  { name: 'app', path: /^console\/src\/(app|main)\.tsx$/, what: 'the router and the React root' },
+];
+
+/** The room of a file: a module folder, a console feature, another folder, or a top-level file. */
+export function roomOf(path) {
+  const m =
+    /^src\/(modules\/[^/]+)\//.exec(path) ??
+    /^src\/([^/]+)\//.exec(path) ??
+    /^src\/([^/]+)\.ts$/.exec(path) ??
+    /^console\/src\/(features\/[^/]+)\//.exec(path) ??
+    /^console\/src\/([^/]+)\//.exec(path) ??
+    /^console\/src\/([^/.]+)[^/]*$/.exec(path);
+  if (!m) return null;
+  return path.startsWith('console/') ? `console/${m[1]}` : m[1];
 }
 
-/** Reports every cycle between the folders `folderOf` names (null: not in any), with the imports that make it. */
-function folderCycles(label, modules, folderOf) {
-  const edges = new Map();
+const layerIndex = (layers, path) => layers.findIndex((l) => l.path.test(path));
+
+/** Cycles among the nodes of `edges` (Map node → Map target → example), one per strongly connected component. */
+function cycles(edges) {
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const on = new Set();
+  const found = [];
+  let n = 0;
+  const visit = (v) => {
+    index.set(v, n);
+    low.set(v, n++);
+    stack.push(v);
+    on.add(v);
+    for (const w of edges.get(v)?.keys() ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      on.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** One path through a cycle's members, with the import that makes each hop. */
+function describeCycle(members, edges) {
+  const inCycle = new Set(members);
+  const path = [members[0]];
+  const seen = new Set(path);
+  for (;;) {
+    const from = path[path.length - 1];
+    const next = [...(edges.get(from)?.keys() ?? [])].find((t) => inCycle.has(t) && (t === path[0] || !seen.has(t)));
+    if (!next || next === path[0]) {
+      path.push(path[0]);
+      break;
+    }
+    path.push(next);
+    seen.add(next);
+  }
+  const hops = path.slice(0, -1).map((f, i) => edges.get(f).get(path[i + 1]) ?? `${f} → ${path[i + 1]}`);
+  const all = members.length > path.length - 1 ? ` (${members.length} in one knot: ${members.join(', ')})` : '';
+  return `${path.join(' → ')}${all}\n      ${hops.join('\n      ')}`;
+}
+
+/** Checks one side (server or console); pushes problems, returns its graph text. */
+function checkSide(label, modules, layers, problems) {
+  const files = new Map();
+  const roomEdges = new Map();
+  const layerEdges = new Map();
   for (const m of modules) {
-    const from = folderOf(m.source);
-    if (!from) continue;
-    if (!edges.has(from)) edges.set(from, new Map());
+    const from = m.source;
+    const fromLayer = layerIndex(layers, from);
+    if (fromLayer < 0) problems.push(`placed: ${from} belongs to no ${label} layer (scripts/check-deps.mjs)`);
+    const targets = new Map();
+    files.set(from, targets);
+    const room = roomOf(from);
+    if (room && !roomEdges.has(room)) roomEdges.set(room, new Map());
     for (const d of m.dependencies) {
-      const to = folderOf(d.resolved);
-      if (!to || to === from) continue;
-      edges.get(from).set(to, `${m.source} → ${d.resolved}`);
+      const to = d.resolved;
+      if (!to.startsWith(label === 'server' ? 'src/' : 'console/src/')) continue;
+      targets.set(to, `${from} → ${to}`);
+      const toLayer = layerIndex(layers, to);
+      if (fromLayer >= 0 && toLayer > fromLayer) {
+        problems.push(`layers: ${from} (${layers[fromLayer].name}) imports ${to} (${layers[toLayer].name}, above it)`);
+      }
+      if (fromLayer >= 0 && toLayer >= 0 && toLayer !== fromLayer) {
+        const a = layers[fromLayer].name;
+        if (!layerEdges.has(a)) layerEdges.set(a, new Set());
+        layerEdges.get(a).add(layers[toLayer].name);
+      }
+      const toRoom = roomOf(to);
+      if (room && toRoom && toRoom !== room && !roomEdges.get(room).has(toRoom)) {
+        roomEdges.get(room).set(toRoom, `${from} → ${to}`);
+      }
     }
   }
-  graphs.push(`${label}:\n${[...edges].map(([f, tos]) => `  ${f} → ${[...tos.keys()].sort().join(', ') || '(none)'}`).sort().join('\n')}`);
-  // Depth-first search for a back edge.
-  const state = new Map();
-  const stack = [];
-  const visit = (n) => {
-    state.set(n, 'open');
-    stack.push(n);
-    for (const [to] of edges.get(n) ?? []) {
-      if (state.get(to) === 'open') {
-        const cycle = stack.slice(stack.indexOf(to));
-        const hops = cycle.map((f, i) => edges.get(f).get(cycle[i + 1] ?? to));
-        problems.push(`${label} folder cycle ${[...cycle, to].join(' → ')}:\n    ${hops.join('\n    ')}`);
-      } else if (!state.has(to)) visit(to);
-    }
-    stack.pop();
-    state.set(n, 'done');
+  for (const c of cycles(files)) problems.push(`no-file-cycle: ${describeCycle(c, files)}`);
+  for (const c of cycles(roomEdges)) problems.push(`no-room-cycle (${label}): ${describeCycle(c, roomEdges)}`);
+
+  const width = Math.max(...layers.map((l) => l.name.length));
+  const below = (name) =>
+    layers.map((l) => l.name).filter((n) => layerEdges.get(name)?.has(n)).join(', ') || 'nothing below';
+  const layerLines = layers.map((l) => `  ${l.name.padEnd(width)}  imports ${below(l.name)}  (${l.what})`);
+  const roomLines = [...roomEdges]
+    .map(([r, tos]) => `  ${r} → ${[...tos.keys()].sort().join(', ') || '(none)'}`)
+    .sort();
+  return `${label} layers, bottom to top (a file imports its own layer or those below):\n${layerLines.join('\n')}\n${label} rooms:\n${roomLines.join('\n')}`;
+}
+
+/** Runs every rule over the tree at `baseDir` (the repository root by default). */
+export async function checkDeps(baseDir = process.cwd()) {
+  const common = {
+    baseDir,
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.test\\.tsx?$' },
+    tsPreCompilationDeps: true,
   };
-  for (const n of edges.keys()) if (!state.has(n)) visit(n);
+  const problems = [];
+  const server = (await cruise(['src'], { ...common, enhancedResolveOptions: { extensions: ['.ts', '.js'] } })).output
+    .modules;
+  const consoleModules = (
+    await cruise(['console/src'], { ...common, enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] } })
+  ).output.modules;
+
+  for (const m of server) {
+    const own = /^src\/modules\/([^/]+)\//.exec(m.source)?.[1];
+    for (const d of m.dependencies) {
+      const owner = /^src\/modules\/([^/]+)\/[^/]+\.repository\.ts$/.exec(d.resolved)?.[1];
+      if (owner && owner !== own) {
+        problems.push(
+          `repository-only-from-its-module: ${m.source} → ${d.resolved} (ask the ${owner} module's service, injected in src/services.ts)`,
+        );
+      }
+    }
+  }
+  // What `wsvc` loads before a command runs: src/cli/main.ts and its static value imports, transitively.
+  const byPath = new Map(server.map((m) => [m.source, m]));
+  const seen = new Set(['src/cli/main.ts']);
+  const queue = byPath.has('src/cli/main.ts') ? ['src/cli/main.ts'] : [];
+  while (queue.length > 0) {
+    const m = byPath.get(queue.shift());
+    for (const d of m?.dependencies ?? []) {
+      const lazy = d.dependencyTypes.includes('type-only') || d.dependencyTypes.includes('dynamic-import');
+      if (lazy || !d.resolved.startsWith('src/') || seen.has(d.resolved)) continue;
+      if (!/^src\/(cli|kernel)\//.test(d.resolved)) {
+        problems.push(`cli-loads-when-run: ${m.source} → ${d.resolved} (import it inside the action: await import(…))`);
+        continue;
+      }
+      seen.add(d.resolved);
+      queue.push(d.resolved);
+    }
+  }
+  const consoleOwn = consoleModules.filter((m) => m.source.startsWith('console/src/'));
+  for (const m of consoleOwn) {
+    for (const d of m.dependencies) {
+      if (d.resolved.startsWith('src/') && !d.dependencyTypes.includes('type-only')) {
+        problems.push(`console-imports-server-types-only: ${m.source} → ${d.resolved} (use \`import type\`)`);
+      }
+    }
+  }
+  const graph = [
+    checkSide(
+      'server',
+      server.filter((m) => m.source.startsWith('src/')),
+      SERVER_LAYERS,
+      problems,
+    ),
+    checkSide('console', consoleOwn, CONSOLE_LAYERS, problems),
+  ].join('\n');
+  return { problems, graph, counts: { server: server.filter((m) => m.source.startsWith('src/')).length, console: consoleOwn.length } };
 }
 
-folderCycles('server modules', server.modules, (path) => /^src\/modules\/([^/]+)\//.exec(path)?.[1]);
-folderCycles('console', consoleGraph.modules, (path) => {
-  const m = /^console\/src\/(features\/[^/]+|[^/]+)\//.exec(path);
-  return m?.[1] ?? null;
-});
-
-if (process.argv.includes('--graph')) console.log(graphs.join('\n'));
-if (problems.length > 0) {
-  console.error(`dependency check failed:\n  ${problems.join('\n  ')}`);
-  process.exit(1);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { problems, graph, counts } = await checkDeps();
+  if (process.argv.includes('--graph')) console.log(graph);
+  if (problems.length > 0) {
+    console.error(`dependency check failed (${problems.length}):\n  ${problems.join('\n  ')}`);
+    process.exit(1);
+  }
+  console.log(
+    `dependency check: ${counts.server} server files in ${SERVER_LAYERS.length} layers and ${counts.console} console files in ${CONSOLE_LAYERS.length}; every import points down or sideways, no repository imported from outside its module, no cycle between files or rooms`,
+  );
 }
-console.log(
-  `dependency check: ${server.modules.length} server and ${consoleGraph.modules.filter((m) => m.source.startsWith('console/src/')).length} console files, no forbidden import, no cycle between folders`,
-);

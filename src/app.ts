@@ -4,9 +4,9 @@ import type { DestinationStream } from 'pino';
 import { type Config, publicUrl, trustProxy } from './config.js';
 import { createDatabaseBreaker } from './db/breaker.js';
 import type { Storage } from './db/database.js';
+import { createRedisGuard, type RedisLog } from './db/redis.js';
 import { installAuth } from './http/auth.js';
 import { installJsonBody } from './http/body.js';
-import { installConsoleSession } from './http/console-session.js';
 import { installConsoleStatic } from './http/console-static.js';
 import { frameworkErrors, installDatabaseBreaker, installErrorHandler } from './http/errors.js';
 import { installHealth } from './http/health.js';
@@ -19,11 +19,10 @@ import { createPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
-import { ErrorSchema } from './http/schemas.js';
 import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
-import { keyChangeAnnouncer, readKeysEpoch } from './keys-epoch.js';
-import { type Clock, systemClock } from './lib/clock.js';
+import { type Clock, systemClock } from './kernel/clock.js';
+import { ErrorSchema } from './kernel/schemas.js';
 import { billingConsoleRoutes, billingRoutes } from './modules/billing/billing.routes.js';
 import {
   InvoiceLineSchema,
@@ -33,11 +32,14 @@ import {
   UpcomingInvoiceSchema,
 } from './modules/billing/billing.schemas.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
+import { installConsoleSession } from './modules/console-auth/console-session.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
 import { integrationsRoutes } from './modules/integrations/integrations.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
+import { keyChangeAnnouncer, readKeysEpoch } from './modules/keys/keys-epoch.js';
+import { membersRoutes } from './modules/members/members.routes.js';
 import { mfaRoutes } from './modules/mfa/mfa.routes.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
@@ -50,7 +52,6 @@ import { UserSchema } from './modules/users/users.schemas.js';
 import { deliveriesRoutes } from './modules/webhooks/deliveries.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
-import { createRedisGuard, type RedisLog } from './redis.js';
 import { createServices, type Services } from './services.js';
 
 export interface AppDeps {
@@ -115,7 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     : undefined;
   if (redis) app.addHook('onClose', async () => redis.guard.close());
   // PostgreSQL + Redis: verified keys are reused under the epoch every process shares in Redis, and this
-  // process's writes that may change keys announce themselves to it (src/keys-epoch.ts, ARCHITECTURE.md "Revocation").
+  // process's writes that may change keys announce themselves to it (src/modules/keys/keys-epoch.ts, ARCHITECTURE.md "Revocation").
   const sharedEpoch = redis && !storage.dialect.keysEpoch ? readKeysEpoch(redis, config.REDIS_KEY_PREFIX) : undefined;
   if (redis && sharedEpoch && !storage.dialect.keyChanges) {
     const announcer = keyChangeAnnouncer(redis.client, config.REDIS_KEY_PREFIX);
@@ -160,7 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await installOpenApi(app);
-  installAuth(app, services.keys, { sharedEpoch });
+  installAuth(app, services.keyRegistry, { sharedEpoch });
   await installConsoleSession(app, {
     consoleAuth: services.consoleAuth,
     publicUrl: publicUrl(config),
@@ -202,7 +203,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.METRICS_TOKEN) {
     installMetrics(app, {
       token: config.METRICS_TOKEN,
-      db: storage.db,
+      pendingDeliveries: services.deliveries.pendingCount,
       meter: services.usage.meter.stats,
       deliveries: services.delivery.stats,
     });
@@ -215,14 +216,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(webhooksRoutes, { webhooks: services.webhooks });
     await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
     await v1.register(eventsRoutes, { events: services.events });
-    await v1.register(keysRoutes, { keys: services.keyManagement });
+    await v1.register(keysRoutes, { keys: services.keys });
     await v1.register(usageRoutes, { usage: services.usage });
     await v1.register(billingRoutes, { billing: services.billing });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
     async (api) => {
-      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, members: services.members });
+      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth });
+      await api.register(membersRoutes, { members: services.members });
       await api.register(mfaRoutes, {
         mfa: services.mfa,
         passkeys: services.passkeys,

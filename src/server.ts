@@ -3,8 +3,8 @@ import { buildApp } from './app.js';
 import { type Config, settingWarnings } from './config.js';
 import { openStorageFromConfig, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { systemClock } from './lib/clock.js';
-import { openRedis, waitForRedis } from './redis.js';
+import { openRedis, waitForRedis } from './db/redis.js';
+import { systemClock } from './kernel/clock.js';
 import { createServices } from './services.js';
 import { type RunningWorker, runDeliveryWorker } from './worker.js';
 

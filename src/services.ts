@@ -1,21 +1,22 @@
 import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
-import type { Clock } from './lib/clock.js';
-import { systemActor } from './lib/principal.js';
+import type { Clock } from './kernel/clock.js';
+import { systemActor } from './kernel/principal.js';
 import { createSignal } from './lib/signal.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { loadPlans } from './modules/billing/plans.js';
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
 import { sessionCheck } from './modules/console-auth/session-check.js';
-import { createDeliveryWorker, type WorkerLogger } from './modules/delivery/delivery.worker.js';
-import { createSender, type Send } from './modules/delivery/sender.js';
+import { createDeliveryWorker, type WorkerLogger } from './modules/delivery-engine/delivery.worker.js';
+import { createSender, type Send } from './modules/delivery-engine/sender.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { createIntegrationsService } from './modules/integrations/integrations.service.js';
 import { apiKeyCheck } from './modules/keys/key-check.js';
-import { createKeyManagementService } from './modules/keys/key-management.service.js';
+import { createKeyRegistry } from './modules/keys/key-registry.service.js';
 import { createKeysService } from './modules/keys/keys.service.js';
+import { createMembersService } from './modules/members/members.service.js';
 import { createMfaService } from './modules/mfa/mfa.service.js';
 import { createPasskeysService } from './modules/mfa/passkeys.service.js';
 import { createNotificationsService, type MailTransport } from './modules/notifications/notifications.service.js';
@@ -23,7 +24,6 @@ import { smtpTransport } from './modules/notifications/smtp.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createSsoService, type SsoFetch } from './modules/sso/sso.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
-import { createMembersService } from './modules/users/members.service.js';
 import { systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
@@ -114,9 +114,8 @@ export function createServices(deps: {
     forward: integrations.forward,
     leaseMs: deps.config.MAIL_LEASE_MS,
   });
-  const keys = createKeysService({ db, dialect, clock, users, notifications, writeAs });
-  const keyManagement = createKeyManagementService({ db, dialect, clock, checks, keys });
-  const members = createMembersService({ db, users });
+  const keyRegistry = createKeyRegistry({ db, dialect, clock, users, notifications, writeAs });
+  const keys = createKeysService({ db, dialect, clock, checks, registry: keyRegistry });
   const events = createEventsService({ db });
   const health = createEndpointHealth({
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
@@ -187,11 +186,12 @@ export function createServices(deps: {
     notify: notifySecurity,
     passkeyFactor: passkeys.secondFactor,
   });
+  const members = createMembersService({ db, dialect, users, links: consoleAuth, notifications });
   const usage = createUsageService({
     db,
     clock,
     writeAs,
-    keys,
+    keys: keyRegistry,
     flushMs: deps.config.USAGE_FLUSH_MS,
     trackBillable: deps.config.PLAN_LIMITS === 'on',
     onFlushError: (err) => (deps.log ?? quiet).warn({ err }, 'usage flush failed; kept for the next one'),
@@ -209,7 +209,15 @@ export function createServices(deps: {
     // Usage thresholds and issued invoices tell the admins (D27); billing never touches notifications' tables.
     notify: (trx, notice) => notifications.billingNotice(trx, notice),
   });
-  const workspaces = createWorkspacesService({ db, dialect, clock, users, keys, links: consoleAuth, billing });
+  const workspaces = createWorkspacesService({
+    db,
+    dialect,
+    clock,
+    users,
+    keys: keyRegistry,
+    links: consoleAuth,
+    billing,
+  });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -288,7 +296,7 @@ export function createServices(deps: {
       id: 'key-expiry-notices',
       name: 'key-expiry-notices: owners and admins told of keys that stop working within 7 days, once per key',
       everyMs: 5 * 60_000,
-      run: () => keys.notifyExpiring(systemActor('scheduler:key-expiry-notices')),
+      run: () => keyRegistry.notifyExpiring(systemActor('scheduler:key-expiry-notices')),
     },
     {
       id: 'billing-usage-notices',
@@ -298,8 +306,8 @@ export function createServices(deps: {
     },
   ];
   return {
+    keyRegistry,
     keys,
-    keyManagement,
     users,
     resources,
     events,

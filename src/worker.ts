@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { DELIVERY_CHANNEL } from './db/dialect.js';
-import type { DeliveryWorker, WorkerLogger } from './modules/delivery/delivery.worker.js';
+import type { DeliveryWorker, WorkerLogger } from './modules/delivery-engine/delivery.worker.js';
 import type { Services } from './services.js';
 
 export interface RunningWorker {

@@ -1,8 +1,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ENVIRONMENTS, type Env } from '../lib/environments.js';
-import { escapeControl } from '../lib/text.js';
-import { isScope, SCOPES } from '../modules/keys/scopes.js';
-import { ROLES, type Role } from '../modules/users/roles.js';
+import { ENVIRONMENTS, type Env } from '../kernel/environments.js';
+import { ROLES, type Role } from '../kernel/roles.js';
+import { isScope, SCOPES } from '../kernel/scopes.js';
+import { escapeControl } from '../kernel/text.js';
 import { cliWrite, withServices } from './context.js';
 import { print } from './output.js';
 import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
@@ -124,7 +124,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--name <name>', 'display name')
     .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
       const out = await cliWrite((s, trx) =>
-        s.consoleAuth.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, trx),
+        s.members.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, trx),
       );
       print(
         isJson(cmd),
@@ -172,7 +172,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--scopes <s1,s2>', `comma-separated scopes (default: all of ${SCOPES.join(', ')})`, parseScopes)
     .action(async (opts: { user: string; env: Env; name: string; scopes?: string[] }, cmd: Command) => {
       const key = await cliWrite((s, trx) =>
-        s.keys.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }, trx),
+        s.keyRegistry.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }, trx),
       );
       print(isJson(cmd), { key }, `${key.id} ${key.key}\nThe key is shown once: store it now.`);
     });
@@ -182,7 +182,7 @@ export function registerAdminCommands(program: Command): void {
     .description('list the keys of a workspace (never the secrets)')
     .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
     .action(async (opts: { workspace?: string }, cmd: Command) => {
-      const list = await withServices(async (s) => s.keys.list(await workspaceOf(s, opts.workspace)));
+      const list = await withServices(async (s) => s.keyRegistry.list(await workspaceOf(s, opts.workspace)));
       const now = new Date().toISOString();
       const state = (k: (typeof list)[number]) =>
         k.revoked_at
@@ -215,7 +215,7 @@ export function registerAdminCommands(program: Command): void {
     .description('revoke a key; it stops working at once')
     .argument('<key_id>', 'key_… id')
     .action(async (keyId: string, _opts: unknown, cmd: Command) => {
-      const out = await cliWrite((s, trx) => s.keys.revoke(keyId, trx));
+      const out = await cliWrite((s, trx) => s.keyRegistry.revoke(keyId, trx));
       print(isJson(cmd), { key: out }, `${out.id} revoked at ${out.revoked_at}`);
     });
 }

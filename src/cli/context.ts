@@ -1,21 +1,38 @@
-import { loadConfig } from '../config.js';
-import { openStorageFromConfig, type Storage } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
-import { keyChangeAnnouncer } from '../keys-epoch.js';
-import { systemClock } from '../lib/clock.js';
-import { systemActor } from '../lib/principal.js';
+import type { Storage } from '../db/database.js';
+import { systemActor } from '../kernel/principal.js';
 import type { WriteTx } from '../modules/auth/write-runner.js';
-import { openRedis, waitForRedis } from '../redis.js';
-import { createServices, type Services } from '../services.js';
-import { withServerUrl } from './server-url.js';
+import type { Services } from '../services.js';
 
-/** Opens the configured database (migrated) and the services, runs `fn`, closes. */
+/**
+ * Opens the configured database (migrated) and the services, runs `fn`, closes. The settings, storage
+ * and services are loaded here, when a command runs, not when `wsvc` starts: `wsvc --help` and a usage
+ * error never load them (src/cli/main.ts).
+ */
 export async function withServices<T>(fn: (s: Services, storage: Storage) => Promise<T>): Promise<T> {
+  const [
+    { loadConfig },
+    { openStorageFromConfig },
+    { migrateToLatest },
+    { openRedis, waitForRedis },
+    { systemClock },
+    { keyChangeAnnouncer },
+    { createServices },
+    { withServerUrl },
+  ] = await Promise.all([
+    import('../config.js'),
+    import('../db/database.js'),
+    import('../db/migrate.js'),
+    import('../db/redis.js'),
+    import('../kernel/clock.js'),
+    import('../modules/keys/keys-epoch.js'),
+    import('../services.js'),
+    import('./server-url.js'),
+  ]);
   // Links (set-password, invites) use the running server's URL when the command has no PORT/PUBLIC_URL.
   const config = withServerUrl(loadConfig());
   const storage = openStorageFromConfig(config, { poolSize: 2 });
   // With REDIS_URL on PostgreSQL, API processes cache keys under the epoch shared in Redis: the CLI's
-  // changes to keys and users announce themselves to it, or are refused (src/keys-epoch.ts).
+  // changes to keys and users announce themselves to it, or are refused (src/modules/keys/keys-epoch.ts).
   const redis = config.REDIS_URL && !storage.dialect.keysEpoch ? openRedis(config.REDIS_URL) : undefined;
   try {
     if (redis) {

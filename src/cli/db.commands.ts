@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
-import { copySqliteToPostgres } from '../db/copy.js';
-import { openStorage } from '../db/database.js';
 import { print } from './output.js';
-import { createProgress, formatDuration } from './progress.js';
 
 /** `wsvc db copy`: move a SQLite start into PostgreSQL (docs/operations.md). */
 export function registerDbCommands(program: Command): void {
@@ -17,6 +14,12 @@ export function registerDbCommands(program: Command): void {
       if (!opts.from.startsWith('sqlite:') || !/^postgres(ql)?:\/\//.test(opts.to)) {
         throw new Error('--from must be sqlite:<path> and --to a postgres:// URL');
       }
+      // Loaded when the command runs (src/cli/main.ts).
+      const [{ copySqliteToPostgres }, { openStorage }, { createProgress, formatDuration }] = await Promise.all([
+        import('../db/copy.js'),
+        import('../db/database.js'),
+        import('./progress.js'),
+      ]);
       const from = openStorage({ url: opts.from });
       const to = openStorage({ url: opts.to, poolSize: 2, statementTimeoutMs: 0 });
       // On a terminal: a live line with rows, rate and time left, on stderr (stdout stays the result).

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { NotFoundError } from '../lib/errors.js';
-import { escapeControl } from '../lib/text.js';
+import { NotFoundError } from '../kernel/errors.js';
+import { escapeControl } from '../kernel/text.js';
 import { isJson, table } from './admin.commands.js';
 import { withServices } from './context.js';
 import { print } from './output.js';

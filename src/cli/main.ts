@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config.js';
-import { AppError } from '../lib/errors.js';
+import { AppError } from '../kernel/errors.js';
 import { registerAdminCommands } from './admin.commands.js';
 import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';
@@ -9,7 +8,11 @@ import { UsageError } from './output.js';
 import { registerServeCommands } from './serve.commands.js';
 import { explainStartupError } from './startup-errors.js';
 
-/** Builds the `wsvc` program (exported for tests). */
+/**
+ * Builds the `wsvc` program (exported for tests). The command files only declare commands; each
+ * action imports the settings, storage and services it uses when it runs, so `wsvc --help` and a
+ * usage error load commander and these declarations alone.
+ */
 export function buildProgram(): Command {
   const program = new Command('wsvc')
     .description('Workspace Service: API server, delivery worker and administration')
@@ -40,7 +43,7 @@ export async function main(argv: string[]): Promise<void> {
     } else if (err instanceof AppError) {
       const fields = err.details?.map((d) => d.message).join('; ');
       process.stderr.write(`error: ${err.code}: ${fields || err.message}\n`);
-    } else if (err instanceof ConfigError) {
+    } else if (err instanceof (await import('../config.js')).ConfigError) {
       // One setting per line, as the server prints them.
       process.stderr.write(`error: ${err.message}\n`);
     } else {

@@ -1,18 +1,12 @@
 import type { Command } from 'commander';
-import { pino } from 'pino';
-import { ConfigError, loadConfig, settingWarnings } from '../config.js';
-import { openStorageFromConfig } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
-import { loggerOptions } from '../http/logging.js';
-import { systemClock } from '../lib/clock.js';
-import { startServer, stopOnSignals } from '../server.js';
-import { createServices } from '../services.js';
-import { runDeliveryWorker } from '../worker.js';
+import type { Config } from '../config.js';
 import { print } from './output.js';
-import { forgetServerUrl, recordServerUrl } from './server-url.js';
+
+// Each command loads what it runs when it runs (src/cli/main.ts: `wsvc --help` loads none of it).
 
 /** Settings for a long-running command; a bad one stops start-up naming every bad setting. */
-function configOrExit(): ReturnType<typeof loadConfig> {
+async function configOrExit(): Promise<Config> {
+  const { ConfigError, loadConfig } = await import('../config.js');
   try {
     return loadConfig();
   } catch (err) {
@@ -31,7 +25,11 @@ export function registerServeCommands(program: Command): void {
     .description('run the HTTP API and, in the same process, the webhook delivery worker')
     .option('--api-only', 'run the API without a delivery worker (run `wsvc worker` processes instead)')
     .action(async (opts: { apiOnly?: boolean }) => {
-      const config = configOrExit();
+      const config = await configOrExit();
+      const [{ startServer, stopOnSignals }, { forgetServerUrl, recordServerUrl }] = await Promise.all([
+        import('../server.js'),
+        import('./server-url.js'),
+      ]);
       const server = await startServer(config, { apiOnly: opts.apiOnly });
       server.app.log.info(
         { url: server.url, database: config.DATABASE_URL.replace(/\/\/[^@]*@/, '//***@') },
@@ -52,7 +50,28 @@ export function registerServeCommands(program: Command): void {
     .command('worker')
     .description('run only the webhook delivery worker (any number side by side on PostgreSQL)')
     .action(async () => {
-      const config = configOrExit();
+      const config = await configOrExit();
+      const [
+        { pino },
+        { settingWarnings },
+        { openStorageFromConfig },
+        { migrateToLatest },
+        { loggerOptions },
+        { systemClock },
+        { stopOnSignals },
+        { createServices },
+        { runDeliveryWorker },
+      ] = await Promise.all([
+        import('pino'),
+        import('../config.js'),
+        import('../db/database.js'),
+        import('../db/migrate.js'),
+        import('../http/logging.js'),
+        import('../kernel/clock.js'),
+        import('../server.js'),
+        import('../services.js'),
+        import('../worker.js'),
+      ]);
       const log = pino(loggerOptions(config.LOG_LEVEL));
       const storage = openStorageFromConfig(config);
       await migrateToLatest(storage.db, storage.dialect);
@@ -73,6 +92,11 @@ export function registerServeCommands(program: Command): void {
     .description('apply pending database migrations')
     .action(async (_opts, cmd: Command) => {
       const json = Boolean(cmd.optsWithGlobals().json);
+      const [{ loadConfig }, { openStorageFromConfig }, { migrateToLatest }] = await Promise.all([
+        import('../config.js'),
+        import('../db/database.js'),
+        import('../db/migrate.js'),
+      ]);
       const config = loadConfig();
       const storage = openStorageFromConfig(config, { poolSize: 1 });
       try {

@@ -1,4 +1,4 @@
-import { escapeControl } from '../lib/text.js';
+import { escapeControl } from '../kernel/text.js';
 import type { Services } from '../services.js';
 import { UsageError } from './output.js';
 

@@ -14,7 +14,7 @@ export interface DatabaseBreaker {
 
 /**
  * A circuit breaker in front of the database (docs/operations.md#database-outages), like the Redis
- * one (src/redis.ts): the first request that finds the database unreachable (refused, or no answer
+ * one (src/db/redis.ts): the first request that finds the database unreachable (refused, or no answer
  * within the query or connect timeout) opens it; from then on requests are answered 503 at once
  * instead of each waiting out the timeout, while a probe on a fresh connection every `probeMs`
  * checks whether the database answers again. A probe that hangs is abandoned after `probeMs`, so

@@ -1,4 +1,3 @@
-import type { Config } from '../config.js';
 import type { Db, Dialect } from './dialect.js';
 import { listenPostgres, openPostgres, probePostgres, withTimeout } from './postgres.js';
 import { openSqlite } from './sqlite.js';
@@ -32,14 +31,13 @@ export interface StorageOptions {
 
 /** Opens the configured database (DATABASE_URL, pool size, statement, query and connect timeouts); `poolSize` overrides. */
 export function openStorageFromConfig(
-  config: Pick<
-    Config,
-    | 'DATABASE_URL'
-    | 'DATABASE_POOL_SIZE'
-    | 'DATABASE_STATEMENT_TIMEOUT_MS'
-    | 'DATABASE_QUERY_TIMEOUT_MS'
-    | 'DATABASE_CONNECT_TIMEOUT_MS'
-  >,
+  config: {
+    DATABASE_URL: string;
+    DATABASE_POOL_SIZE: number;
+    DATABASE_STATEMENT_TIMEOUT_MS: number;
+    DATABASE_QUERY_TIMEOUT_MS: number;
+    DATABASE_CONNECT_TIMEOUT_MS: number;
+  },
   opts: { poolSize?: number } = {},
 ): Storage {
   return openStorage({

@@ -65,7 +65,7 @@ export interface Dialect {
   readonly keysEpoch?: () => number;
   /**
    * Where there is no `keysEpoch` (PostgreSQL), the key-cache epoch that every process shares in Redis
-   * (src/keys-epoch.ts, ARCHITECTURE.md "Revocation"), set by whoever opens Redis (the server, the CLI).
+   * (src/modules/keys/keys-epoch.ts, ARCHITECTURE.md "Revocation"), set by whoever opens Redis (the server, the CLI).
    * A write transaction not marked `keepsKeys` announces itself to it before it begins and after it
    * ends; when the announcement before cannot be made, the write is refused (503). Unset: not
    * announced, and no process caches keys without hearing from it (the API reads every key).
@@ -93,7 +93,7 @@ export interface Dialect {
   readonly preparedQueries: Map<object, unknown>;
 }
 
-/** Tells every process sharing a key cache that keys or users may change (src/keys-epoch.ts). */
+/** Tells every process sharing a key cache that keys or users may change (src/modules/keys/keys-epoch.ts). */
 export interface KeyChangeAnnouncer {
   /** Before the write begins: every cached key is stale, and none is cached until `settled`. Rejects when it cannot say so. */
   unsettle(): Promise<void>;

@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { UnavailableError } from '../lib/errors.js';
+import { UnavailableError } from '../kernel/errors.js';
 import { carrying, type Db, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
 import { type Param, prepared } from './prepared.js';
 import type { Database } from './types.js';

@@ -1,11 +1,24 @@
-import type { Env } from '../lib/environments.js';
-import type { AnyEventType } from '../modules/events/event-types.js';
-import type { Role } from '../modules/users/roles.js';
-import type { DeliveryStatus } from '../modules/webhooks/delivery-statuses.js';
+import type { DeliveryStatus } from '../kernel/delivery-statuses.js';
+import type { Env } from '../kernel/environments.js';
+import type { AnyEventType } from '../kernel/event-types.js';
+import type { NotificationCategory, NotificationType } from '../kernel/notification-types.js';
+import type { Platform } from '../kernel/platforms.js';
+import type { Role } from '../kernel/roles.js';
+import type { SessionStage, SignInMethod } from '../kernel/sign-in-methods.js';
 
-// The closed sets (environments, roles, delivery statuses, event types) are defined once, next to
-// their schemas, as type-only leaves this file may import; re-exported for the tables' users.
-export type { AnyEventType, DeliveryStatus, Env, Role };
+// The closed sets (environments, roles, delivery statuses, event types, notification types, platforms,
+// sign-in methods) are defined once, in the kernel (src/kernel/); re-exported for the tables' users.
+export type {
+  AnyEventType,
+  DeliveryStatus,
+  Env,
+  NotificationCategory,
+  NotificationType,
+  Platform,
+  Role,
+  SessionStage,
+  SignInMethod,
+};
 
 // Timestamps are ISO 8601 strings (docs/api.md#timestamps) on both dialects; JSON columns are written as JSON text
 // and read back through `readJson` (SQLite returns text, PostgreSQL jsonb returns objects).
@@ -199,16 +212,6 @@ export interface ConsoleSessionsTable {
   workspace_id: string | null;
 }
 
-/** How a console session signed in: a password alone or with its second factor, a passkey alone, single sign-on. */
-export type SignInMethod =
-  | 'password'
-  | 'password+totp'
-  | 'password+recovery_code'
-  | 'password+passkey'
-  | 'passkey'
-  | 'sso';
-export type SessionStage = 'full' | 'enrol';
-
 /** A person's second factors (migration 021, docs/sign-in.md): TOTP while set up or confirmed, the WebAuthn user handle. */
 export interface ConsoleMfaTable {
   email: string;
@@ -401,34 +404,6 @@ export interface NotificationPreferencesTable {
   updated_at: string;
 }
 
-export type NotificationCategory = 'webhooks' | 'security' | 'account' | 'usage' | 'billing';
-export type NotificationType =
-  | 'endpoint.failing'
-  | 'endpoint.disabled'
-  | 'endpoint.recovered'
-  | 'key.created'
-  | 'key.revoked'
-  | 'key.rolled'
-  | 'key.expiring'
-  | 'password.changed'
-  | 'member.added'
-  | 'member.removed'
-  | 'member.role_changed'
-  | 'mfa.enabled'
-  | 'mfa.disabled'
-  | 'mfa.reset'
-  | 'mfa.code_reused'
-  | 'recovery_codes.regenerated'
-  | 'recovery_code.used'
-  | 'passkey.added'
-  | 'passkey.removed'
-  | 'sso.configured'
-  | 'workspace.settings_changed'
-  | 'invite'
-  | 'password.reset'
-  | 'usage.threshold'
-  | 'invoice.issued';
-
 /** An email kept instead of sent (no SMTP_URL): `wsvc mail list|show` (migration 012). */
 export interface MailboxTable {
   id: string;
@@ -560,7 +535,7 @@ export interface Database {
 export interface IntegrationsTable {
   id: string;
   workspace_id: string;
-  kind: 'slack' | 'discord';
+  kind: Platform;
   url: string;
   /** The environment whose resource events it forwards. */
   env: Env;

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Env } from '../db/types.js';
-import { ForbiddenError, UnauthorizedError } from '../lib/errors.js';
-import type { Principal } from '../lib/principal.js';
-import type { KeysEpoch, KeysService, VerifyResult } from '../modules/keys/keys.service.js';
-import { allows, type Scope } from '../modules/keys/scopes.js';
+import { ForbiddenError, UnauthorizedError } from '../kernel/errors.js';
+import type { Principal } from '../kernel/principal.js';
+import { allows, type Scope } from '../kernel/scopes.js';
+import type { KeyRegistry, KeysEpoch, VerifyResult } from '../modules/keys/key-registry.service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,9 +29,9 @@ declare module 'fastify' {
  */
 export function installAuth(
   app: FastifyInstance,
-  keys: KeysService,
+  keys: KeyRegistry,
   /**
-   * `sharedEpoch`: the key-cache epoch shared in Redis (src/keys-epoch.ts), where the database has no
+   * `sharedEpoch`: the key-cache epoch shared in Redis (src/modules/keys/keys-epoch.ts), where the database has no
    * epoch of its own (PostgreSQL). A cached key is then taken provisionally and confirmed by the rate
    * limit's Redis call (`confirmCachedKey`); the first request of a key reads the epoch, then the key.
    */
@@ -71,7 +71,7 @@ export function installAuth(
 }
 
 export interface KeyToConfirm {
-  keys: KeysService;
+  keys: KeyRegistry;
   digest: string;
   env: Env;
   epoch: KeysEpoch;
@@ -80,7 +80,7 @@ export interface KeyToConfirm {
 /** Authentication under the shared epoch: a cached key provisionally, else the epoch, then the key. */
 function authenticateShared(
   request: FastifyRequest,
-  keys: KeysService,
+  keys: KeyRegistry,
   sharedEpoch: () => Promise<string | null>,
   done: (err?: Error) => void,
 ): void {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { AppError, ValidationError } from '../lib/errors.js';
+import { AppError, ValidationError } from '../kernel/errors.js';
 import { unstorableStrings } from './validation.js';
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseBreaker } from '../db/breaker.js';
 import type { Dialect } from '../db/dialect.js';
-import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../lib/errors.js';
+import { AppError, type ErrorDetail, StoredResponse, UnavailableError } from '../kernel/errors.js';
 import { replay } from './idempotency.js';
 import { lingerOnClose } from './lingering-close.js';
 import { invalidPart, toDetails } from './validation.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Storage } from '../db/database.js';
-import type { RedisGuard } from '../redis.js';
+import type { RedisGuard } from '../db/redis.js';
 import { errorBody } from './errors.js';
 
 /** How long /readyz waits for the database: a balancer's probe must get an answer, not a hang. */

@@ -5,7 +5,7 @@ import type {
   onSendAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
-import { fieldError, type StoredResponse } from '../lib/errors.js';
+import { fieldError, type StoredResponse } from '../kernel/errors.js';
 import type { WriteHooks } from '../modules/auth/write-runner.js';
 import {
   hashRequest,

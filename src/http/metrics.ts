@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Db } from '../db/dialect.js';
 import type { MeterStats } from '../modules/usage/meter.js';
 import { errorBody } from './errors.js';
 
@@ -19,7 +18,8 @@ export function installMetrics(
   app: FastifyInstance,
   deps: {
     token: string;
-    db: Db;
+    /** Deliveries waiting for an attempt (the webhooks module's deliveries service). */
+    pendingDeliveries(): Promise<number>;
     meter: MeterStats;
     deliveries: { readonly claimed: number; readonly succeeded: number; readonly failed: number };
   },
@@ -47,12 +47,7 @@ export function installMetrics(
     help: 'Deliveries waiting for an attempt (pending), across every worker.',
     registers: [register],
     async collect() {
-      const r = await deps.db
-        .selectFrom('deliveries')
-        .where('status', '=', 'pending')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow();
-      this.set(Number(r.n));
+      this.set(await deps.pendingDeliveries());
     },
   });
   new Counter({

@@ -1,3 +1,5 @@
+import { BODY_OPTIONAL } from '../kernel/schemas.js';
+
 /**
  * Completes the generated OpenAPI document with what every `/v1` operation shares, so that the
  * document says everything the server does and routes added later are covered without edits:
@@ -73,12 +75,6 @@ const COMMON_ERRORS: Record<string, string> = {
 
 /** Answered on the raw socket before Fastify sees the request: no rate limit ran (src/http/protocol.ts). */
 const BEFORE_ROUTING = new Set(['408', '431']);
-
-/**
- * Marker a route puts in its schema when its body may be left out (the server reads no body as `{}`);
- * @fastify/swagger copies `x-` keys to the operation and always marks a body as required.
- */
-export const BODY_OPTIONAL = 'x-body-optional';
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 /** A 404 for a path the router refuses (an id too long, broken %-encoding) comes before authentication. */

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Clock } from '../lib/clock.js';
-import { AppError } from '../lib/errors.js';
+import type { RedisGuard } from '../db/redis.js';
+import type { Clock } from '../kernel/clock.js';
+import { AppError } from '../kernel/errors.js';
 import type { BillingService } from '../modules/billing/billing.service.js';
 import type { UsageMeter } from '../modules/usage/meter.js';
 import { isBillable } from '../modules/usage/meter.js';
-import type { RedisGuard } from '../redis.js';
 import type { CapTake, InlineCap } from './rate-limit.js';
 
 interface CapEntry {
@@ -36,6 +36,21 @@ if n < floor then
 end
 if ARGV[4] == '1' and n >= tonumber(ARGV[2]) then return {0, n} end
 return {1, redis.call('INCR', KEYS[1])}
+`;
+
+/**
+ * Lua: the same take inside the rate limit's Redis call (`InlineCap.lua`, http/rate-limit.ts), for a
+ * request the rate limit lets through: KEYS[4] the count, ARGV[3..5] floor, limit, time to live ms;
+ * sets `cap` to 1 (taken) or 0 (refused at the limit).
+ */
+const CAP_TAKE_INLINE = `
+local n = tonumber(redis.call('GET', KEYS[4]) or '-1')
+local floor = tonumber(ARGV[3])
+if n < floor then
+  redis.call('SET', KEYS[4], floor, 'PX', ARGV[5])
+  n = floor
+end
+if n >= tonumber(ARGV[4]) then cap = 0 else redis.call('INCR', KEYS[4]); cap = 1 end
 `;
 
 /** Lua (KEYS: the count): gives back a request that turned out not billable (429, 5xx). */
@@ -101,6 +116,7 @@ export function createPlanCap(deps: {
   // The take rides in the rate limit's Redis call (one round trip for both) whenever this process
   // knows the workspace's cap without reading; otherwise the check below makes its own call.
   const inline: InlineCap = {
+    lua: CAP_TAKE_INLINE,
     args(request): CapTake | null {
       const p = request.principal;
       if (p?.kind !== 'api_key' || p.env !== 'live') return null;

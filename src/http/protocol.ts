@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { newId } from '../lib/ids.js';
+import { newId } from '../kernel/ids.js';
 import { closeIfBodyUnread, errorBody } from './errors.js';
 import { allowedMethods } from './method-not-allowed.js';
 

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
-import { epochCommands, keysEpochKeys } from '../keys-epoch.js';
-import { AppError } from '../lib/errors.js';
-import { type Principal, principalId } from '../lib/principal.js';
-import type { RedisGuard } from '../redis.js';
+import type { RedisGuard } from '../db/redis.js';
+import { AppError } from '../kernel/errors.js';
+import { type Principal, principalId } from '../kernel/principal.js';
+import { keysEpochKeys, READ_EPOCH } from '../modules/keys/keys-epoch.js';
 import { confirmCachedKey } from './auth.js';
 
 export interface RateLimitOptions {
@@ -15,7 +15,7 @@ export interface RateLimitOptions {
   redis?: { client: Redis; guard: RedisGuard };
   /** Redis key prefix; tests give each app its own so runs never collide. */
   nameSpace?: string;
-  /** Prefix of the shared key-cache epoch (src/keys-epoch.ts) that the counting call also returns (REDIS_KEY_PREFIX). */
+  /** Prefix of the shared key-cache epoch (src/modules/keys/keys-epoch.ts) that the counting call also returns (REDIS_KEY_PREFIX). */
   keysEpochPrefix?: string;
   /** The free cap's count, taken in the same Redis call when the cap knows the workspace (src/http/plan-cap.ts). */
   cap?: InlineCap;
@@ -29,6 +29,12 @@ export interface CapTake {
   ttlMs: number;
 }
 export interface InlineCap {
+  /**
+   * The take as Lua, run in the rate limit's call when the rate limit lets the request through: it
+   * reads KEYS[4] and ARGV[3..5] (`args`' key, floor, limit, time to live) and sets `cap` to 1
+   * (taken) or 0 (refused at the cap). Defined beside the cap (http/plan-cap.ts).
+   */
+  lua: string;
   /** The count to take for this request, or null (no cap, or not known without reading). Synchronous. */
   args(request: FastifyRequest): CapTake | null;
   /** What the call did (taken, or refused at the cap): the error to answer with, if any. Not called when not tried. */
@@ -47,7 +53,7 @@ export interface InlineCap {
  */
 export async function installRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
   const store: Store = opts.redis
-    ? failOpenStore(opts.redis, opts.nameSpace ?? 'wsvc:rl:', opts.keysEpochPrefix ?? 'wsvc:')
+    ? failOpenStore(opts.redis, opts.nameSpace ?? 'wsvc:rl:', opts.keysEpochPrefix ?? 'wsvc:', opts.cap?.lua)
     : new LocalStore(false, false, LOCAL_KEYS);
   const windowMs = opts.windowS * 1000;
   const exceeded = (max: number, retryS: number) =>
@@ -114,7 +120,7 @@ export async function installRateLimit(app: FastifyInstance, opts: RateLimitOpti
 /** Keys counted in one process's store before the least recently used is dropped (the plugin's default). */
 const LOCAL_KEYS = 5000;
 
-/** A count; from Redis also the shared key-cache epoch (null while unsettled), src/keys-epoch.ts. */
+/** A count; from Redis also the shared key-cache epoch (null while unsettled), src/modules/keys/keys-epoch.ts. */
 interface Counted {
   current: number;
   ttl: number;
@@ -137,9 +143,14 @@ const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreCt
  * limits then hold per process). A command that fails or times out opens the guard, so only
  * the requests already waiting on Redis pay its timeout, not every request of the outage.
  */
-function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: string, epochPrefix: string): Store {
+function failOpenStore(
+  redis: { client: Redis; guard: RedisGuard },
+  nameSpace: string,
+  epochPrefix: string,
+  capLua: string | undefined,
+): Store {
   const { guard } = redis;
-  const shared = sharedStore(redis.client, nameSpace, epochPrefix);
+  const shared = sharedStore(redis.client, nameSpace, epochPrefix, capLua);
   const local: Store = new LocalStore(false, false, LOCAL_KEYS);
   // The plugin's LocalStore hands out its live entry; copied, so concurrent requests each see their own count.
   const countLocally = (key: string, cb: OnCount, timeWindow: number, max: number) =>
@@ -163,11 +174,56 @@ function failOpenStore(redis: { client: Redis; guard: RedisGuard }, nameSpace: s
 }
 
 /**
- * @fastify/rate-limit's RedisStore count (fixed window) in a script of ours that also returns the
- * shared key-cache epoch: one round trip for both (src/keys-epoch.ts, docs/performance.md).
+ * Lua (KEYS[1]: the counter; ARGV[1]: window ms): @fastify/rate-limit's RedisStore count (fixed
+ * window, no continueExceeding, no back-off). The rate limit's call adds the key-cache epoch
+ * (KEYS[2..3], keys-epoch.ts) and, when given, the free cap's take (`InlineCap.lua`).
  */
-function sharedStore(client: Redis, nameSpace: string, epochPrefix: string): Store {
-  const cmd = epochCommands(client);
+const COUNT = `
+local current = redis.call('INCR', KEYS[1])
+local ttl = tonumber(ARGV[1])
+if current == 1 then redis.call('PEXPIRE', KEYS[1], ttl) else ttl = redis.call('PTTL', KEYS[1]) end
+`;
+
+interface CountCommands {
+  wsvcCountAndEpoch(k1: string, k2: string, k3: string, windowMs: number): Promise<[number, number, string?]>;
+  wsvcCountEpochAndCap(
+    k1: string,
+    k2: string,
+    k3: string,
+    capKey: string,
+    windowMs: number,
+    max: number,
+    floor: number,
+    cap: number,
+    capTtlMs: number,
+  ): Promise<[number, number, number, string?]>;
+}
+
+/** Defines the counting scripts on a client once (ioredis sends EVALSHA, and the script only when Redis lacks it). */
+function countCommands(redis: Redis, capLua: string | undefined): CountCommands {
+  const r = redis as Redis & Partial<CountCommands>;
+  if (!r.wsvcCountAndEpoch) {
+    redis.defineCommand('wsvcCountAndEpoch', {
+      numberOfKeys: 3,
+      lua: `${COUNT}${READ_EPOCH}\nreturn {current, ttl, epoch}`,
+    });
+  }
+  if (capLua && !r.wsvcCountEpochAndCap) {
+    // ARGV[2]: the rate limit's max; the cap is tried only for a request the rate limit lets through.
+    redis.defineCommand('wsvcCountEpochAndCap', {
+      numberOfKeys: 4,
+      lua: `${COUNT}local cap = -1\nif current <= tonumber(ARGV[2]) then\n${capLua}\nend\n${READ_EPOCH}\nreturn {current, ttl, cap, epoch}`,
+    });
+  }
+  return r as Redis & CountCommands;
+}
+
+/**
+ * @fastify/rate-limit's RedisStore count (fixed window) in a script of ours that also returns the
+ * shared key-cache epoch: one round trip for both (src/modules/keys/keys-epoch.ts, docs/performance.md).
+ */
+function sharedStore(client: Redis, nameSpace: string, epochPrefix: string, capLua: string | undefined): Store {
+  const cmd = countCommands(client, capLua);
   const { epoch, unsettled } = keysEpochKeys(epochPrefix);
   return {
     incr(key, cb, timeWindow, max, cap) {

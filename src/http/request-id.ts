@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { requestIdGenerator } from '../lib/ids.js';
+import { requestIdGenerator } from '../kernel/ids.js';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
-import type { Clock } from '../lib/clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { UsageMeter } from '../modules/usage/meter.js';
 import { loggableBody, loggablePath } from '../modules/usage/redact.js';
 

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import { type ErrorDetail, ValidationError } from '../lib/errors.js';
+import { type ErrorDetail, ValidationError } from '../kernel/errors.js';
 import { allowedValues, expected } from '../lib/expected.js';
 
 // ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module.
@@ -234,7 +234,7 @@ export function toDetails(errors: ErrorObject[], root = 'body'): ErrorDetail[] {
       const schema = (e.parentSchema ?? {}) as Record<string, unknown>;
       const words = NAMED_KEYWORDS.has(e.keyword) ? expected(schema) : undefined;
       if (e.keyword === 'pattern' && typeof schema['x-issue'] === 'string') {
-        // A pattern that stands for one rule names its own issue and form (lib/text.ts: control_character).
+        // A pattern that stands for one rule names its own issue and form (kernel/schemas.ts, SingleLine: control_character).
         issue = schema['x-issue'];
         message = `must be ${schema['x-issue-expected']}`;
       } else if (e.keyword === 'pattern' && typeof schema['x-expected'] !== 'string')

@@ -1,5 +1,5 @@
-import { fieldError } from './errors.js';
-import { type IdKind, isId } from './ids.js';
+import { fieldError } from '../kernel/errors.js';
+import { type IdKind, isId } from '../kernel/ids.js';
 
 /** What a list endpoint asks of the storage layer (docs/api.md#lists-and-paging). */
 export interface PageRequest {

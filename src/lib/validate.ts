@@ -1,6 +1,6 @@
 import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, ValueErrorType } from '@sinclair/typebox/compiler';
-import { type ErrorDetail, ValidationError } from './errors.js';
+import { type ErrorDetail, ValidationError } from '../kernel/errors.js';
 import { expected } from './expected.js';
 
 // TypeBox ships no string formats; these are the ones our schemas use.
@@ -21,7 +21,7 @@ export function assertValid<T extends TSchema>(schema: T, value: unknown): asser
     const field = e.path.split('/').filter(Boolean).join('.') || '(root)';
     // In words, with the value given (the CLI user typed it): docs/api.md#validation.
     const schema = e.schema as Record<string, unknown>;
-    // A pattern that stands for one rule names its own issue and form (lib/text.ts: control_character).
+    // A pattern that stands for one rule names its own issue and form (kernel/schemas.ts, SingleLine: control_character).
     const own = e.type === ValueErrorType.StringPattern && typeof schema['x-issue'] === 'string';
     const words = own ? String(schema['x-issue-expected']) : expected(schema);
     const message = words ? `${field} must be ${words}; got ${JSON.stringify(e.value)}` : `${field}: ${e.message}`;

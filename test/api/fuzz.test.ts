@@ -35,7 +35,7 @@ beforeAll(async () => {
   const ws = await newWorkspace(t);
   const viewer = await ws.member('viewer');
   const revoked = await ws.key(ws.adminId, 'live');
-  await t.services.keys.revoke(revoked.id);
+  await t.services.keyRegistry.revoke(revoked.id);
   const other = await newWorkspace(t, 'Other workspace');
   secrets.push(ws.live, ws.test, viewer.live, revoked.key, other.live);
   ctx = {

@@ -1,7 +1,7 @@
 // Backends: both — names are validated before anything is written, and older rows are read back from storage
 // Tier: quick
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/lib/errors.js';
+import { ValidationError } from '../../src/kernel/errors.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { expectValidation } from '../helpers/expect.js';
 
@@ -111,7 +111,7 @@ describe('single-line names refuse control characters (docs/api.md#names)', () =
       () => t.services.users.create({ workspaceId: ws.id, email: 'u1@example.test', role: 'member', name: 'x\ty' }),
       'name',
     );
-    await refused(() => t.services.keys.create({ userId: ws.adminId, env: 'live', name: bad }), 'name');
+    await refused(() => t.services.keyRegistry.create({ userId: ws.adminId, env: 'live', name: bad }), 'name');
     expect(await workspaces()).toBe(before);
   });
 

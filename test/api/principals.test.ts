@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionPrincipal } from '../../src/lib/principal.js';
-import { systemPrincipal } from '../../src/lib/principal.js';
+import type { SessionPrincipal } from '../../src/kernel/principal.js';
+import { systemPrincipal } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 
@@ -83,7 +83,7 @@ describe('principals: the services answer the CLI and the worker as they answer 
     // The key-expiry job writes only when a key expires within 7 days: one does.
     const ws = await newWorkspace(t);
     const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
-    await t.services.keys.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
+    await t.services.keyRegistry.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
     const seen: string[] = [];
     t.services.checks.system = async (trx, p) => {
       seen.push(p.name);
@@ -131,7 +131,12 @@ describe('principals: the services answer the CLI and the worker as they answer 
       .execute();
     // The key-expiry job writes only when a key expires within 7 days.
     const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
-    const expiring = await t.services.keys.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
+    const expiring = await t.services.keyRegistry.create({
+      userId: ws.adminId,
+      env: 'live',
+      name: 'Expiring',
+      expiresAt,
+    });
     const original = t.services.checks.system;
     t.services.checks.system = async () => false;
     try {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvoicesTable } from '../../src/db/types.js';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { billingRepository } from '../../src/modules/billing/billing.repository.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError } from '../helpers/expect.js';

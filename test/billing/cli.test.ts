@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { periodAt, proration } from '../../src/modules/billing/periods.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { openTestStorage } from '../helpers/storage.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';

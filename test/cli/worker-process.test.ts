@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { systemClock } from '../../src/lib/clock.js';
+import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
 import { databaseUrlOf, startApi, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { startReceiver } from '../helpers/receiver.js';

@@ -2,7 +2,7 @@ import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, WorkspaceClient } from '../../packages/client/src/index.js';
 import type { Config } from '../../src/config.js';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';

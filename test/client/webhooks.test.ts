@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceClient } from '../../packages/client/src/index.js';
 import { type VerifyOptions, verifyWebhook, WebhookVerificationError } from '../../packages/client/src/webhooks.js';
 import type { Config } from '../../src/config.js';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { type Received, type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';

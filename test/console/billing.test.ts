@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { createServices } from '../../src/services.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import {
@@ -150,7 +150,7 @@ describe('console billing', () => {
   it(
     'a member sees that billing is for admins',
     async () => {
-      const member = await cs.services.consoleAuth.invite(ws, { email: 'member@acme.test', role: 'member' });
+      const member = await cs.services.members.invite(ws, { email: 'member@acme.test', role: 'member' });
       const p = await cs.page({ signedIn: await signedInState(cs.base, member.invite_url) });
       await openPage(p, acme.path('/settings/billing'), 'Billing', 'billing-member');
       await p.getByText('Only admins of this workspace can see and change its plan and invoices.').waitFor();

@@ -99,7 +99,7 @@ describe('console forms', () => {
   it(
     "changing a member's role asks first; Cancel keeps the role",
     async () => {
-      const invite = await cs.services.consoleAuth.invite(ws, { email: 'mo@acme.test', role: 'member' });
+      const invite = await cs.services.members.invite(ws, { email: 'mo@acme.test', role: 'member' });
       // The invite's set-password page names the account it is for.
       const linkPage = await cs.page();
       await openPage(linkPage, invite.invite_url, 'Set your password', 'forms-set-password');

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemActor, systemPrincipal } from '../../src/lib/principal.js';
-import { serviceSignature, standardSignature } from '../../src/modules/delivery/signing.js';
+import { systemActor, systemPrincipal } from '../../src/kernel/principal.js';
+import { serviceSignature, standardSignature } from '../../src/modules/delivery-engine/signing.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { type ConsoleServer, openPage, startConsoleServer } from '../helpers/console-server.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';

@@ -38,7 +38,7 @@ beforeAll(async () => {
     })
   ).data.id;
   await acme.v1('POST', '/keys', { name: 'Deploy bot', env: 'live' });
-  viewerLink = (await cs.services.consoleAuth.invite(ws, { email: 'viewer@acme.test', role: 'viewer' })).invite_url;
+  viewerLink = (await cs.services.members.invite(ws, { email: 'viewer@acme.test', role: 'viewer' })).invite_url;
 }, STEP);
 
 afterAll(async () => {

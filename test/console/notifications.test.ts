@@ -25,7 +25,7 @@ beforeAll(async () => {
   emptyWs = (await cs.services.workspaces.create({ name: 'Quiet', adminEmail: 'bell@acme.test' })).workspace.id;
   await acme.v1('PATCH', '/users/me', { timezone: 'Asia/Tokyo' });
   for (const name of ['First key', 'Second key', 'Third key']) await acme.v1('POST', '/keys', { name, env: 'live' });
-  await cs.services.consoleAuth.invite(ws, { email: 'new@acme.test', role: 'viewer' });
+  await cs.services.members.invite(ws, { email: 'new@acme.test', role: 'viewer' });
   page = await cs.page({ signedIn: acme.signedIn });
 }, STEP);
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { createServices } from '../../src/services.js';
 import { expectAccessible, SCREENSHOT_DIR } from '../helpers/browser.js';
 import {
@@ -77,8 +77,8 @@ beforeAll(async () => {
   // A few failed requests for the usage pages.
   await acme.v1('GET', '/resources/res_missing', undefined, false);
   await acme.v1('POST', '/resources', { name: '' }, false);
-  inviteLink = (await cs.services.consoleAuth.invite(ws, { email: 'grace@acme.test', role: 'member' })).invite_url;
-  await cs.services.consoleAuth.invite(ws, { email: 'linus@acme.test', role: 'viewer' });
+  inviteLink = (await cs.services.members.invite(ws, { email: 'grace@acme.test', role: 'member' })).invite_url;
+  await cs.services.members.invite(ws, { email: 'linus@acme.test', role: 'viewer' });
   // Every delivery answered: 6 to Order sync (succeeded), 6 to Warehouse (failed, no retries).
   type Row = { id: string; event_id: string };
   const rows = await eventually(async () => {

@@ -1,7 +1,7 @@
 // Backends: both — the policy, session stages, resets and their emails are rows in the database.
 // Tier: quick
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { stepAt } from '../../src/modules/mfa/totp.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { linkToken, ORIGIN } from '../helpers/console.js';

@@ -73,7 +73,7 @@ describe('console session lifetimes on the injected clock (docs/console.md#sessi
 
   it('links expire: an invite after 7 days', async () => {
     const a = await signedIn();
-    const late = await t.services.consoleAuth.invite(a.workspaceId, {
+    const late = await t.services.members.invite(a.workspaceId, {
       email: `late${++n}@example.test`,
       role: 'member',
     });

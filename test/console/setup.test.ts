@@ -129,7 +129,7 @@ describe('the setup checklist on a new workspace', () => {
   it(
     "a viewer sees the key step and the others as an admin's, without an error box",
     async () => {
-      const invite = await cs.services.consoleAuth.invite(ws, { email: 'viewer@fresh.test', role: 'viewer' });
+      const invite = await cs.services.members.invite(ws, { email: 'viewer@fresh.test', role: 'viewer' });
       const p = await cs.page({ signedIn: await signedInState(cs.base, invite.invite_url) });
       await openPage(p, path('/overview'), 'Overview', 'setup-viewer');
       const list = checklist(p);

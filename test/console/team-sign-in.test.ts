@@ -2,7 +2,7 @@
 // Tier: full — Chromium with the DevTools virtual authenticator, a real OpenID provider and `wsvc serve`.
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemPrincipal } from '../../src/lib/principal.js';
+import { systemPrincipal } from '../../src/kernel/principal.js';
 import { totpCode } from '../../src/modules/mfa/totp.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/console.js';
@@ -181,7 +181,7 @@ describe('team sign-in in Chromium', () => {
     'single sign-on: set up by the admin; a first arrival becomes a member; "SSO required" refuses the password except for the break-glass admin; the provider down',
     async () => {
       // A member with a password, before single sign-on is required.
-      const invited = await cs.services.consoleAuth.invite(ws, { email: 'pat@corp.test', role: 'member' });
+      const invited = await cs.services.members.invite(ws, { email: 'pat@corp.test', role: 'member' });
       const patCtx = await cs.browser.newContext();
       await signInContext(patCtx, cs.base, invited.invite_url);
       await patCtx.close();

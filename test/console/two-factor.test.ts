@@ -1,7 +1,7 @@
 // Backends: both — second factors, pending sign-ins, the throttle and notifications are rows in the database.
 // Tier: quick
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { stepAt, totpCode } from '../../src/modules/mfa/totp.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { ORIGIN, PASSWORD } from '../helpers/console.js';

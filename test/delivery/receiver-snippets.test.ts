@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { SNIPPETS, type Snippet, type SnippetReceiver, startSnippetReceiver } from '../helpers/snippet-receiver.js';
 import { testWorker } from '../helpers/worker.js';

@@ -4,11 +4,11 @@ import type { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
+import { openRedis, type RedisLog, waitForRedis } from '../../src/db/redis.js';
 import type { Env, Role } from '../../src/db/types.js';
-import type { Clock } from '../../src/lib/clock.js';
-import type { Send } from '../../src/modules/delivery/sender.js';
+import type { Clock } from '../../src/kernel/clock.js';
+import type { Send } from '../../src/modules/delivery-engine/sender.js';
 import type { SsoFetch } from '../../src/modules/sso/sso.service.js';
-import { openRedis, type RedisLog, waitForRedis } from '../../src/redis.js';
 import { createServices, type Services } from '../../src/services.js';
 import { contractOf } from './contract.js';
 import { openTestStorage } from './storage.js';
@@ -57,7 +57,7 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   const storage = opts.storage ?? (await openTestStorage());
-  // One deployment per database: apps on the same storage share the key-cache epoch in Redis (src/keys-epoch.ts),
+  // One deployment per database: apps on the same storage share the key-cache epoch in Redis (src/modules/keys/keys-epoch.ts),
   // and runs on other databases never touch it.
   const redisKeyPrefix = `wsvc-test:${(storage as { schema?: string }).schema ?? randomBytes(6).toString('hex')}:`;
   const config = loadConfig(
@@ -155,7 +155,7 @@ let counter = 0;
 export async function newWorkspace(t: TestApp, name = 'Test workspace'): Promise<TestWorkspace> {
   const out = await t.services.workspaces.create({ name, adminEmail: `admin${++counter}@example.test` });
   const key = async (userId: string, env: Env, scopes: string[] | null = null) => {
-    const k = await t.services.keys.create({ userId, env, name: `${env} key`, scopes });
+    const k = await t.services.keyRegistry.create({ userId, env, name: `${env} key`, scopes });
     return { id: k.id, key: k.key };
   };
   return {

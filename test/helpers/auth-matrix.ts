@@ -134,7 +134,7 @@ export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): voi
       it('a revoked key: 401 expired_token', async () => {
         const { t, ws, req } = await setup();
         const k = await ws.key(ws.adminId, 'live');
-        await t.services.keys.revoke(k.id);
+        await t.services.keyRegistry.revoke(k.id);
         await refused(t, c, req, `Bearer ${k.key}`, 401, 'expired_token');
       });
 

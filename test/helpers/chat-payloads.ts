@@ -1,5 +1,5 @@
 // The documented shapes of what integrations POST (docs/integrations.md#messages cites the pages),
-// written here from the platforms' documentation, independently of src/modules/integrations/render.ts:
+// written here from the platforms' documentation, independently of src/modules/integrations/chat-render.ts:
 //
 // Slack (https://docs.slack.dev/reference/block-kit/blocks/header-block, …/section-block,
 // …/context-block, https://docs.slack.dev/reference/methods/chat.postMessage,

@@ -2,8 +2,8 @@ import { type Browser, type BrowserContext, type BrowserContextOptions, type Pag
 import { expect } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
-import { type Clock, systemClock } from '../../src/lib/clock.js';
-import { newId } from '../../src/lib/ids.js';
+import { type Clock, systemClock } from '../../src/kernel/clock.js';
+import { newId } from '../../src/kernel/ids.js';
 import { createServices, type Services } from '../../src/services.js';
 import { consoleBuilt, expectAccessible, freePort, workerChromium } from './browser.js';
 import { PASSWORD } from './console.js';

@@ -1,9 +1,9 @@
-import type { Clock } from '../../src/lib/clock.js';
+import type { Clock } from '../../src/kernel/clock.js';
 import {
   createDeliveryWorker,
   type DeliveryWorker,
   type WorkerLogger,
-} from '../../src/modules/delivery/delivery.worker.js';
+} from '../../src/modules/delivery-engine/delivery.worker.js';
 import type { TestApp } from './app.js';
 
 /**

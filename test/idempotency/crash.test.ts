@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/lib/principal.js';
+import type { Principal } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
 // Backends: both — the stored answer commits in the write's own transaction
@@ -65,7 +65,7 @@ describe('a crash between the write and its answer (docs/api.md#idempotency)', (
   it('a write that rolled back stores nothing: the retry runs', async () => {
     const ws = await newWorkspace(t);
     const doomed = await ws.key(ws.adminId, 'live');
-    await t.services.keys.revoke(doomed.id);
+    await t.services.keyRegistry.revoke(doomed.id);
     // Revoked after verification would be the same; here the 401 comes from authentication.
     expect((await post(doomed.key, '/v1/resources', 'rb', { name: 'x', type: 'standard' })).statusCode).toBe(401);
     const ok = await post(ws.live, '/v1/resources', 'rb', { name: 'x', type: 'standard' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { WebhooksTable } from '../../src/db/types.js';
-import { systemActor } from '../../src/lib/principal.js';
-import { createSender, type Send } from '../../src/modules/delivery/sender.js';
+import { systemActor } from '../../src/kernel/principal.js';
+import { createSender, type Send } from '../../src/modules/delivery-engine/sender.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
@@ -134,7 +134,7 @@ describe('connecting (docs/integrations.md#urls)', () => {
 
   it('a member who is not an admin gets 403 on every route and changes nothing', async () => {
     const made = await connect({ kind: 'slack', url: SLACK, env: 'live', events: ['*'], categories: [] });
-    const inv = await t.services.consoleAuth.invite(ws, { email: 'chat.member@example.test', role: 'member' });
+    const inv = await t.services.members.invite(ws, { email: 'chat.member@example.test', role: 'member' });
     const member = await signInWithLink(t, inv.invite_url);
     const as = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) =>
       member.call({ method, url: `/console/api/integrations${url}`, ws, body });

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationType } from '../../src/db/types.js';
-import { systemActor } from '../../src/lib/principal.js';
-import { createSender, type Send } from '../../src/modules/delivery/sender.js';
-import { EVENT_TYPES } from '../../src/modules/events/event-types.js';
+import { EVENT_TYPES } from '../../src/kernel/event-types.js';
+import { systemActor } from '../../src/kernel/principal.js';
+import { createSender, type Send } from '../../src/modules/delivery-engine/sender.js';
 import {
   eventMessage,
   notificationMessage,
   renderDiscord,
   renderSlack,
-} from '../../src/modules/integrations/render.js';
-import { notificationTitle } from '../../src/modules/notifications/render.js';
+} from '../../src/modules/integrations/chat-render.js';
+import { notificationTitle } from '../../src/modules/notifications/email-render.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { discordProblems, slackProblems } from '../helpers/chat-payloads.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
@@ -203,8 +203,12 @@ describe('what reaches the platforms', () => {
     expect((await call('POST', `/v1/resources/${id}/archive`)).statusCode).toBe(200);
     await send();
     expect((await call('DELETE', `/v1/resources/${id}`)).statusCode).toBe(204);
-    const key = await t.services.keys.create({ userId: adminId, env: 'live', name: `<!here> ${'😀<&>'.repeat(23)}` });
-    await t.services.keys.revoke(key.id);
+    const key = await t.services.keyRegistry.create({
+      userId: adminId,
+      env: 'live',
+      name: `<!here> ${'😀<&>'.repeat(23)}`,
+    });
+    await t.services.keyRegistry.revoke(key.id);
     await send();
     const bodies = (path: string) => rx.to(path).map((r) => JSON.parse(r.body) as unknown);
     const toSlack = bodies(new URL(slack).pathname);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
@@ -65,11 +65,11 @@ describe('key expiring in 7 days', () => {
     const expiresAt = '2026-03-31T12:00:00.000Z';
     const e = Date.parse(expiresAt);
     const create = (name: string, at: string) =>
-      t.services.keys.create({ userId: owner.userId, env: 'live', name, expiresAt: at });
+      t.services.keyRegistry.create({ userId: owner.userId, env: 'live', name, expiresAt: at });
     const key = await create('Nightly export', expiresAt);
     // Never told: a revoked key, a key that already expired, one expiring later, a rolled key (key.rolled said when).
     const revoked = await create('Revoked', expiresAt);
-    await t.services.keys.revoke(revoked.id);
+    await t.services.keyRegistry.revoke(revoked.id);
     await create('Past', new Date(T0 - 1).toISOString());
     await create('Later', new Date(e + 8 * DAY).toISOString());
     const rolled = await create('Rolled', new Date(e + DAY).toISOString());
@@ -122,7 +122,9 @@ describe('key expiring in 7 days', () => {
     const ws = await newWorkspace(t);
     const expiresAt = new Date(T0 + 3 * DAY).toISOString();
     const keys = await Promise.all(
-      ['a', 'b', 'c'].map((n) => t.services.keys.create({ userId: ws.adminId, env: 'test', name: n, expiresAt })),
+      ['a', 'b', 'c'].map((n) =>
+        t.services.keyRegistry.create({ userId: ws.adminId, env: 'test', name: n, expiresAt }),
+      ),
     );
     const runs = await Promise.all([job().run(), job().run(), job().run()]);
     expect(runs.reduce((a, b) => a + b, 0)).toBe(3);
@@ -135,7 +137,7 @@ describe('key expiring in 7 days', () => {
     nowMs = T0;
     const ws = await newWorkspace(t);
     const gone = await ws.member('member');
-    await t.services.keys.create({
+    await t.services.keyRegistry.create({
       userId: gone.userId,
       env: 'live',
       name: 'Orphan',

@@ -1,16 +1,16 @@
 // Backends: both — the key cache's epoch is the connection's on SQLite and shared in Redis on PostgreSQL
 // Tier: quick
 // docs/performance.md, "Earlier changes" 4: verified keys are reused between requests (SQLite: under the
-// connection's epoch; PostgreSQL + Redis: under the epoch shared in Redis, src/keys-epoch.ts). The rules of
+// connection's epoch; PostgreSQL + Redis: under the epoch shared in Redis, src/modules/keys/keys-epoch.ts). The rules of
 // docs/api.md#keys-scopes-and-roles must hold exactly as without the cache: revocation, demotion and removal
 // take effect on the very next request, whether made by this process or by another connection (the `wsvc` CLI).
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStorage, type Storage } from '../../src/db/database.js';
-import { keyChangeAnnouncer } from '../../src/keys-epoch.js';
-import { systemClock } from '../../src/lib/clock.js';
-import { openRedis, waitForRedis } from '../../src/redis.js';
+import { openRedis, waitForRedis } from '../../src/db/redis.js';
+import { systemClock } from '../../src/kernel/clock.js';
+import { keyChangeAnnouncer } from '../../src/modules/keys/keys-epoch.js';
 import { createServices, type Services } from '../../src/services.js';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
@@ -26,8 +26,8 @@ let lookups = 0;
 beforeAll(async () => {
   t = await startTestApp({
     wrapServices: (s) => {
-      const verifyAt = s.keys.verifyAt;
-      s.keys.verifyAt = (...args) => {
+      const verifyAt = s.keyRegistry.verifyAt;
+      s.keyRegistry.verifyAt = (...args) => {
         lookups++;
         return verifyAt(...args);
       };
@@ -71,7 +71,7 @@ describe('verified-key reuse keeps role and revocation checks exact', () => {
       await createResource(t, k.key);
       expect((await get(k.key)).statusCode).toBe(200);
       expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(200);
-      await s().keys.revoke(k.id);
+      await s().keyRegistry.revoke(k.id);
       // HEAD too (Fastify's HEAD routes for GETs): a cached key is never answered unconfirmed.
       expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(401);
       expectError(await get(k.key), 401, 'expired_token');

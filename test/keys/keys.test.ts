@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKeyPrincipal } from '../../src/lib/principal.js';
+import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
 import { expectError } from '../helpers/expect.js';
@@ -32,7 +32,7 @@ describe('API keys (docs/api.md#keys-scopes-and-roles)', () => {
 
   it('are never listed with their secret', async () => {
     const ws = await newWorkspace(t);
-    const listed = await t.services.keys.list(ws.id);
+    const listed = await t.services.keyRegistry.list(ws.id);
     expect(listed.length).toBe(2);
     for (const k of listed) {
       expect(Object.keys(k)).not.toContain('key');
@@ -45,22 +45,24 @@ describe('API keys (docs/api.md#keys-scopes-and-roles)', () => {
     const ws = await newWorkspace(t);
     const k = await ws.key(ws.adminId, 'live');
     expect((await t.request({ method: 'GET', url: '/v1/users/me', key: k.key })).statusCode).toBe(200);
-    const revoked = await t.services.keys.revoke(k.id);
+    const revoked = await t.services.keyRegistry.revoke(k.id);
     expect(revoked.revoked_at).toMatch(/Z$/);
     expectError(await t.request({ method: 'GET', url: '/v1/users/me', key: k.key }), 401, 'expired_token');
     expect((await t.request({ method: 'GET', url: '/v1/users/me', key: ws.live })).statusCode).toBe(200);
     // Revoking twice keeps the first time; an unknown id is not found.
-    expect((await t.services.keys.revoke(k.id)).revoked_at).toBe(revoked.revoked_at);
-    await expect(t.services.keys.revoke('key_01JD3K8Z6W6J9Q4X1V5N2M7P8R')).rejects.toMatchObject({ code: 'not_found' });
+    expect((await t.services.keyRegistry.revoke(k.id)).revoked_at).toBe(revoked.revoked_at);
+    await expect(t.services.keyRegistry.revoke('key_01JD3K8Z6W6J9Q4X1V5N2M7P8R')).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 
   it('a write whose key is revoked before it commits has no effect (service level)', async () => {
     const ws = await newWorkspace(t);
     const k = await ws.key(ws.adminId, 'live');
-    const verified = await t.services.keys.verify(`Bearer ${k.key}`);
+    const verified = await t.services.keyRegistry.verify(`Bearer ${k.key}`);
     if (!verified.ok) throw new Error('key did not verify');
     const id = await createResource(t, ws.live);
-    await t.services.keys.revoke(k.id);
+    await t.services.keyRegistry.revoke(k.id);
     const actor = verified.principal;
     await expectNoChange(t, async () => {
       await expect(t.services.resources.create(actor, { name: 'x', type: 'standard' })).rejects.toMatchObject({
@@ -87,13 +89,13 @@ describe('a key revoked while its request runs (docs/api.md#keys-scopes-and-role
           const original = s.resources[name] as (...a: unknown[]) => Promise<unknown>;
           (s.resources as Record<string, unknown>)[name] = async (...args: unknown[]) => {
             const actor = args[0] as ApiKeyPrincipal;
-            if (revokeDuring === name) await s.keys.revoke(actor.keyId);
+            if (revokeDuring === name) await s.keyRegistry.revoke(actor.keyId);
             return original(...args);
           };
         }
         const patchMe = s.users.patchMe;
         s.users.patchMe = async (actor, input) => {
-          if (revokeDuring === 'patchMe') await s.keys.revoke((actor as ApiKeyPrincipal).keyId);
+          if (revokeDuring === 'patchMe') await s.keyRegistry.revoke((actor as ApiKeyPrincipal).keyId);
           return patchMe(actor, input);
         };
       },

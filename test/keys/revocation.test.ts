@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { systemClock } from '../../src/lib/clock.js';
+import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
@@ -70,7 +70,7 @@ describe('revoking a key in use by 32 concurrent requests', () => {
     while (statuses.length < 300) await new Promise((r) => setTimeout(r, 5));
 
     const started = performance.now();
-    await cli.keys.revoke(key.id);
+    await cli.keyRegistry.revoke(key.id);
     const revokeMs = performance.now() - started;
     const atRevoke = await resourcesOf(ws.workspace.id);
     await Promise.all(loops);

@@ -1,7 +1,7 @@
 import type { ParsedMail } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { systemClock } from '../../src/lib/clock.js';
+import { systemClock } from '../../src/kernel/clock.js';
 import { createServices, type Services } from '../../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { eventually } from '../helpers/receiver.js';
@@ -64,7 +64,7 @@ describe('kill -9 of the worker between the SMTP acceptance and the commit', () 
     const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_c, s) => r(s)));
     killOn = 'API key created: Doomed mail';
     // A real cause: a key made for the admin tells them (key.created, docs/notifications.md).
-    await services.keys.create({ userId, env: 'live', name: 'Doomed mail' });
+    await services.keyRegistry.create({ userId, env: 'live', name: 'Doomed mail' });
     const [n] = await services.notifications.ofUser(ws.workspace.id, userId);
     if (!n) throw new Error('no notification written');
     expect(n.type).toBe('key.created');
@@ -102,7 +102,7 @@ describe('kill -9 of the worker between the SMTP acceptance and the commit', () 
     );
 
     // Later runs of the job send later notifications, never this one again.
-    await services.keys.create({ userId, env: 'test', name: 'After the crash' });
+    await services.keyRegistry.create({ userId, env: 'test', name: 'After the crash' });
     const later = (m: ParsedMail) => m.subject?.startsWith('API key created: After the crash') === true;
     await eventually(async () => smtp.got.some(later), 20_000);
     expect(copiesOf(messageId)).toBe(2);

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, linkToken, ORIGIN, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { createNotificationsService } from '../../src/modules/notifications/notifications.service.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
-import { systemActor } from '../../src/lib/principal.js';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import { systemActor } from '../../src/kernel/principal.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { createNotificationsService } from '../../src/modules/notifications/notifications.service.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';

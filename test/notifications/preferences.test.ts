@@ -1,7 +1,7 @@
 import type { ParsedMail } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import { systemActor } from '../../src/kernel/principal.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';

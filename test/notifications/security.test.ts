@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { ORIGIN, PASSWORD, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
@@ -105,9 +105,9 @@ describe('security notifications (always on)', () => {
     // Revoking it again changes nothing and tells no one.
     expect((await t.request({ method: 'DELETE', url: `/v1/keys/${successor}`, key: ws.live })).statusCode).toBe(204);
     // The CLI's revocation (the same service `wsvc keys revoke` calls).
-    await t.services.keys.revoke(m.liveKeyId);
+    await t.services.keyRegistry.revoke(m.liveKeyId);
     expect(await recipients(ws.id, 'key.revoked')).toEqual({ [m.userId]: 2, [ws.adminId]: 2, [b.userId]: 2 });
-    await t.services.keys.revoke(m.liveKeyId);
+    await t.services.keyRegistry.revoke(m.liveKeyId);
     expect(await recipients(ws.id, 'key.revoked')).toEqual({ [m.userId]: 2, [ws.adminId]: 2, [b.userId]: 2 });
   });
 
@@ -123,7 +123,7 @@ describe('security notifications (always on)', () => {
     expect(badScope.statusCode).toBe(400);
     const revokedKey = await ws.key(b.userId, 'live');
     const afterCreate = await total(ws.id);
-    await t.services.keys.revoke(revokedKey.id);
+    await t.services.keyRegistry.revoke(revokedKey.id);
     const afterRevoke = await total(ws.id);
     const roll = await t.request({
       method: 'POST',
@@ -146,9 +146,9 @@ describe('security notifications (always on)', () => {
     await expect(
       t.storage.dialect.writeTransaction(t.storage.db, async (trx) => {
         await t.services.users.create({ workspaceId: ws.id, email: 'gone@example.test', role: 'viewer' }, trx);
-        await t.services.keys.create({ userId: b.userId, env: 'test', name: 'gone' }, trx);
+        await t.services.keyRegistry.create({ userId: b.userId, env: 'test', name: 'gone' }, trx);
         await t.services.users.setRole(b.userId, 'member', trx);
-        await t.services.keys.revoke(k.id, trx);
+        await t.services.keyRegistry.revoke(k.id, trx);
         throw boom;
       }),
     ).rejects.toBe(boom);

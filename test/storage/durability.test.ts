@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { systemClock } from '../../src/lib/clock.js';
+import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';

@@ -79,7 +79,7 @@ describe.skipIf(!redisUrl)(
 
       await proxy.restore();
       await waitReady();
-      // The client reconnects first; each app's breaker closes once its own PING answers (src/redis.ts), a round trip later.
+      // The client reconnects first; each app's breaker closes once its own PING answers (src/db/redis.ts), a round trip later.
       await waitBreakersClosed();
       expect(json(await a.request({ method: 'GET', url: '/readyz' })).redis).toBe('ok');
       expect(json(await b.request({ method: 'GET', url: '/readyz' })).redis).toBe('ok');

@@ -3,7 +3,7 @@
 // (`writeAs`, checking the principal or system actor last) hands out; a plain transaction or the
 // pool is a `Db`. Each `@ts-expect-error` below fails the typecheck if its line ever compiles.
 import type { Db, Dialect } from '../../src/db/dialect.js';
-import { systemActor } from '../../src/lib/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import type { WriteRunner } from '../../src/modules/auth/write-runner.js';
 import { eventsRepository } from '../../src/modules/events/events.repository.js';
 import { idempotencyRepository } from '../../src/modules/idempotency/idempotency.repository.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { systemClock } from '../../src/lib/clock.js';
+import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
 import { databaseUrlOf, startApi, stopProcess } from '../helpers/processes.js';
 import { eventually } from '../helpers/receiver.js';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Config } from '../../src/config.js';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { type Received, type Receiver, startReceiver } from '../helpers/receiver.js';

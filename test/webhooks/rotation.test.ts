@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 

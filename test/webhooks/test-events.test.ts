@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
-import { serviceSignature } from '../../src/modules/delivery/signing.js';
-import { EVENT_TYPES } from '../../src/modules/events/event-types.js';
+import { EVENT_TYPES } from '../../src/kernel/event-types.js';
+import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
+import { serviceSignature } from '../../src/modules/delivery-engine/signing.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';

@@ -12,16 +12,15 @@ export type {
 } from '../../../src/modules/billing/billing.schemas.js';
 export type {
   ConsoleSession,
-  Invited,
   LinkInfo,
   Membership,
-  PendingInvite,
   SecondFactorNeeded,
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
 export type { Integration, IntegrationMessageItem } from '../../../src/modules/integrations/integrations.schemas.js';
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
+export type { Invited, PendingInvite } from '../../../src/modules/members/members.schemas.js';
 export type {
   MemberFactor,
   Passkey,
@@ -58,9 +57,11 @@ export interface List<T> {
   meta: PageMeta;
 }
 
+export type { DeliveryStatus } from '../../../src/kernel/delivery-statuses.js';
 // The closed sets, defined once on the server (type-only: the console bundles no server code).
-export type { Env } from '../../../src/lib/environments.js';
-export type { EventType } from '../../../src/modules/events/event-types.js';
-export type { Scope } from '../../../src/modules/keys/scopes.js';
-export type { Role } from '../../../src/modules/users/roles.js';
-export type { DeliveryStatus } from '../../../src/modules/webhooks/delivery-statuses.js';
+export type { Env } from '../../../src/kernel/environments.js';
+export type { EventType, SubscribableEvent } from '../../../src/kernel/event-types.js';
+export type { FeedCategory } from '../../../src/kernel/notification-types.js';
+export type { Platform } from '../../../src/kernel/platforms.js';
+export type { Role } from '../../../src/kernel/roles.js';
+export type { Scope } from '../../../src/kernel/scopes.js';

@@ -1,4 +1,13 @@
-import type { DeliveryStatus, Env, EventType, Role, Scope } from '../api/types';
+import type {
+  DeliveryStatus,
+  Env,
+  EventType,
+  FeedCategory,
+  Platform,
+  Role,
+  Scope,
+  SubscribableEvent,
+} from '../api/types';
 
 /**
  * The console's lists of the server's closed sets. The console imports server types only, so it
@@ -35,3 +44,14 @@ export const SCOPES = every<Scope>()([
   'requests:read',
   'billing:read',
 ]);
+/** What a webhook or an integration subscribes to: `*` (every type) or one type. */
+export const SUBSCRIBABLE_EVENTS = every<SubscribableEvent>()([
+  '*',
+  'resource.created',
+  'resource.updated',
+  'resource.status_changed',
+  'resource.deleted',
+]);
+export const PLATFORMS = every<Platform>()(['slack', 'discord']);
+/** The notification categories of the feed, the preferences and the integrations. */
+export const FEED_CATEGORIES = every<FeedCategory>()(['security', 'webhooks', 'usage', 'billing']);

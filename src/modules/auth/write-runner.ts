@@ -1,6 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import { type AppError, SessionEndedError, UnauthorizedError } from '../../lib/errors.js';
-import type { Actor } from '../../lib/principal.js';
+import { type AppError, SessionEndedError, UnauthorizedError } from '../../kernel/errors.js';
+import type { Actor } from '../../kernel/principal.js';
 
 /**
  * Re-checks, as the last statement of a write transaction, that a principal's credential still holds

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { PageQueryProps, Timestamp } from '../../kernel/schemas.js';
 
 const Cents = Type.Integer({ description: 'US cents.' });
 const Count = (description: string) => Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description });

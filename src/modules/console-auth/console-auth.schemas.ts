@@ -1,8 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
-import { RoleSchema, UserName } from '../users/users.schemas.js';
+import { Timestamp } from '../../kernel/schemas.js';
+import { SECOND_FACTOR_METHODS, SESSION_STAGES } from '../../kernel/sign-in-methods.js';
+import { RoleSchema } from '../users/users.schemas.js';
 
-const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });
+/** An email address as the console's forms take it. */
+export const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });
 /** docs/console.md: 10..200 code points (checked by the service, which counts code points, not UTF-16 units). */
 const Password = Type.String({ minLength: 1, maxLength: 800 });
 
@@ -23,18 +25,17 @@ export const ConsoleSessionSchema = Type.Object({
   csrf_token: Type.String({ description: 'Send as X-CSRF-Token on every non-GET console request.' }),
   expires_at: Timestamp,
   method: Type.String({ description: 'How the session signed in: password, password+totp, passkey, sso…' }),
-  stage: Type.Union([Type.Literal('full'), Type.Literal('enrol')], {
-    description: 'enrol: a workspace requires a second factor; add one before anything else.',
-  }),
+  stage: Type.Union(
+    SESSION_STAGES.map((s) => Type.Literal(s)),
+    {
+      description: 'enrol: a workspace requires a second factor; add one before anything else.',
+    },
+  ),
   memberships: Type.Array(MembershipSchema),
 });
 export type ConsoleSession = Static<typeof ConsoleSessionSchema>;
 
-export const SecondFactorMethodSchema = Type.Union([
-  Type.Literal('totp'),
-  Type.Literal('recovery_code'),
-  Type.Literal('passkey'),
-]);
+export const SecondFactorMethodSchema = Type.Union(SECOND_FACTOR_METHODS.map((m) => Type.Literal(m)));
 /** A right password whose second factor is still to come (POST /console/api/session, 202). */
 export const SecondFactorNeededSchema = Type.Object({
   second_factor_required: Type.Literal(true),
@@ -71,26 +72,3 @@ export const SessionInfoSchema = Type.Object({
   current: Type.Boolean(),
 });
 export type SessionInfo = Static<typeof SessionInfoSchema>;
-
-export const InviteBody = Type.Object(
-  { email: Email, role: RoleSchema, name: Type.Optional(UserName) },
-  { additionalProperties: false },
-);
-export const InvitedSchema = Type.Object({
-  user_id: Type.String(),
-  email: Type.String(),
-  role: RoleSchema,
-  invite_url: Type.String({ description: 'Single-use link to set a password; shown once.' }),
-  expires_at: Timestamp,
-});
-export type Invited = Static<typeof InvitedSchema>;
-export const PendingInviteSchema = Type.Object({
-  user_id: Type.String(),
-  email: Type.String(),
-  role: RoleSchema,
-  created_at: Timestamp,
-  expires_at: Timestamp,
-});
-export type PendingInvite = Static<typeof PendingInviteSchema>;
-export const SetRoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
-export const MemberParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

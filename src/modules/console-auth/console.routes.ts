@@ -1,25 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { sessionOf } from '../../http/console-session.js';
-import { DataOf, IdParam } from '../../http/schemas.js';
-import { type MembersService, requireAdmin } from '../users/members.service.js';
+import { DataOf, IdParam } from '../../kernel/schemas.js';
 import {
   ChangePasswordBody,
   ConsoleSessionSchema,
   ForgotBody,
-  InviteBody,
-  InvitedSchema,
   LinkBody,
   LinkInfoSchema,
-  MemberParams,
-  PendingInviteSchema,
   SecondFactorNeededSchema,
   SessionInfoSchema,
   SetPasswordBody,
-  SetRoleBody,
   SignInBody,
 } from './console-auth.schemas.js';
 import type { ConsoleAuthService, OpenSession } from './console-auth.service.js';
+import { sessionOf } from './console-session.js';
 
 /** The answer of sign-in and of GET /session: the person, how they signed in, the workspaces the session reaches. */
 export async function describeSession(consoleAuth: ConsoleAuthService, open: OpenSession) {
@@ -38,13 +32,12 @@ const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
 
 /**
- * The console's own API (docs/console.md): sign-in, sessions, passwords and members (keys go through /v1/keys). Everything else the
+ * The console's own API (docs/console.md): sign-in, sessions and passwords (members: members.routes.ts; keys go through /v1/keys). Everything else the
  * console shows goes through the /v1 routes mounted again under /console/api/v1 (app.ts).
  */
 export const consoleRoutes: FastifyPluginAsyncTypebox<{
   consoleAuth: ConsoleAuthService;
-  members: MembersService;
-}> = async (app, { consoleAuth, members }) => {
+}> = async (app, { consoleAuth }) => {
   const describe = (open: OpenSession) => describeSession(consoleAuth, open);
 
   app.get(
@@ -159,47 +152,6 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) => {
       await consoleAuth.endSession(sessionOf(req).session.email, req.params.id);
       if (req.params.id === sessionOf(req).session.id) app.consoleCookie.clear(reply);
-      return reply.code(204).send(null);
-    },
-  );
-
-  app.get(
-    '/members/invites',
-    { config: { console: 'actor' }, schema: { hide, response: { 200: DataOf(Type.Array(PendingInviteSchema)) } } },
-    async (req) => {
-      requireAdmin(req.principal);
-      return { data: await consoleAuth.pendingInvites(req.principal.workspaceId) };
-    },
-  );
-
-  app.post(
-    '/members',
-    { config: { console: 'actor' }, schema: { hide, body: InviteBody, response: { 201: DataOf(InvitedSchema) } } },
-    async (req, reply) => {
-      requireAdmin(req.principal);
-      const out = await consoleAuth.invite(req.principal.workspaceId, req.body);
-      const data = {
-        user_id: out.user.id,
-        email: out.user.email,
-        role: out.user.role,
-        invite_url: out.invite_url,
-        expires_at: out.expires_at,
-      };
-      return reply.code(201).send({ data });
-    },
-  );
-
-  app.patch(
-    '/members/:id',
-    { config: { console: 'actor' }, schema: { hide, params: MemberParams, body: SetRoleBody } },
-    async (req) => ({ data: await members.setRole(req.principal, req.params.id, req.body.role) }),
-  );
-
-  app.delete(
-    '/members/:id',
-    { config: { console: 'actor' }, schema: { hide, params: MemberParams, response: { 204: NoContent } } },
-    async (req, reply) => {
-      await members.remove(req.principal, req.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -1,6 +1,6 @@
 import type { Dialect } from '../../db/dialect.js';
-import { type AppError, SessionEndedError } from '../../lib/errors.js';
-import type { SessionPrincipal } from '../../lib/principal.js';
+import { type AppError, SessionEndedError } from '../../kernel/errors.js';
+import type { SessionPrincipal } from '../../kernel/principal.js';
 import { type PrincipalCheck, sessionLock, userLock } from '../auth/write-runner.js';
 import type { UsersService } from '../users/users.service.js';
 import { consoleAuthRepository } from './console-auth.repository.js';

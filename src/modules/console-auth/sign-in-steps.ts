@@ -1,8 +1,9 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { ConsoleSessionsTable, SessionStage, SignInMethod } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { AppError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
+import type { ConsoleSessionsTable } from '../../db/types.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { AppError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { SecondFactorMethod, SessionStage, SignInMethod } from '../../kernel/sign-in-methods.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
@@ -27,7 +28,6 @@ export interface SignInGate {
   /** Those of the memberships whose workspace requires single sign-on of this member (not its break-glass admin). */
   ssoOnly(memberships: { workspace_id: string; user_id: string }[]): Promise<string[]>;
 }
-export type SecondFactorMethod = 'totp' | 'recovery_code' | 'passkey';
 
 /** The answer to a password accepted when a second factor is still to come. */
 export interface SecondFactorNeeded {

@@ -1,6 +1,6 @@
-import { isoAt } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
-import { type AnyEventType, TEST_EVENT_TYPE } from './event-types.js';
+import { isoAt } from '../../kernel/clock.js';
+import { type AnyEventType, TEST_EVENT_TYPE } from '../../kernel/event-types.js';
+import { newId } from '../../kernel/ids.js';
 import type { Event } from './events.schemas.js';
 
 /** What an example event is about: the endpoint it is sent to, its workspace, and when. */

@@ -2,8 +2,8 @@ import type { Db } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { EventsTable } from '../../db/types.js';
+import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Tenant } from '../../lib/principal.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import { EventSchema, ListEventsQuery } from './events.schemas.js';
 import type { EventsService } from './events.service.js';

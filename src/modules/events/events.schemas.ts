@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
-import { ALL_EVENT_TYPES, type AnyEventType } from './event-types.js';
+import { ALL_EVENT_TYPES, type AnyEventType } from '../../kernel/event-types.js';
+import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
 
 /**
  * The resource object as the resources module defines it (schema `Resource`, registered by the app),
@@ -14,7 +14,7 @@ export {
   EVENT_TYPES,
   type EventType,
   TEST_EVENT_TYPE,
-} from './event-types.js';
+} from '../../kernel/event-types.js';
 
 const ResourceId = Type.String({ examples: ['res_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] });
 /** Receivers must tolerate `paused` (docs/api.md#resources); the service never emits it in v1. */

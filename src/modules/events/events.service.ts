@@ -1,8 +1,8 @@
 import type { Db } from '../../db/dialect.js';
-import { NotFoundError } from '../../lib/errors.js';
-import { isId } from '../../lib/ids.js';
+import { NotFoundError } from '../../kernel/errors.js';
+import { isId } from '../../kernel/ids.js';
+import { type Principal, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, tenantOf } from '../../lib/principal.js';
 import { eventsRepository as repo, toEvent } from './events.repository.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import type { IdempotencyKeysTable } from '../../db/types.js';
-import type { Tenant } from '../../lib/principal.js';
+import type { Tenant } from '../../kernel/principal.js';
 import type { WriteTx } from '../auth/write-runner.js';
 
 export type IdempotencyRecord = IdempotencyKeysTable;

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Db, Dialect } from '../../db/dialect.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { ConflictError, StoredResponse } from '../../lib/errors.js';
-import type { Actor, Tenant } from '../../lib/principal.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { ConflictError, StoredResponse } from '../../kernel/errors.js';
+import type { Actor, Tenant } from '../../kernel/principal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { type IdempotencyRecord, idempotencyRepository as repo } from './idempotency.repository.js';
 

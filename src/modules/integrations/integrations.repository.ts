@@ -1,6 +1,6 @@
 import type { Db } from '../../db/dialect.js';
+import { claimLeased, finishLeased } from '../../db/leased-outbox.js';
 import { type Param, prepared } from '../../db/prepared.js';
-import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
 import type { WriteTx } from '../auth/write-runner.js';
 
@@ -78,30 +78,13 @@ export const integrationsRepository = {
     return Number(r.numDeletedRows);
   },
 
-  /** Leases up to `limit` due messages to `workerId` until `leaseUntil`; concurrent senders skip each other's rows. */
+  /** Leases up to `limit` due messages to `workerId` until `leaseUntil`, with their destination (db/leased-outbox.ts). */
   async claim(
     db: WriteTx,
     opts: { now: string; leaseUntil: string; workerId: string; limit: number },
   ): Promise<(IntegrationMessagesTable & { url: string; kind: string; integration_status: string })[]> {
-    const due = withRowLockSkipping(
-      db,
-      db
-        .selectFrom('integration_messages')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', opts.now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(opts.limit),
-    );
-    const ids = (await due.execute()).map((r) => r.id);
+    const ids = await claimLeased(db, 'integration_messages', opts);
     if (ids.length === 0) return [];
-    await db
-      .updateTable('integration_messages')
-      .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })
-      .where('id', 'in', ids)
-      .execute();
     return db
       .selectFrom('integration_messages as m')
       .innerJoin('integrations as i', 'i.id', 'm.integration_id')
@@ -112,8 +95,8 @@ export const integrationsRepository = {
       .execute();
   },
 
-  /** Writes an attempt's outcome if `workerId` still holds the lease; returns whether it did. */
-  async finish(
+  /** Writes an attempt's outcome if `workerId` still holds the lease; returns whether it did (db/leased-outbox.ts). */
+  finish(
     db: WriteTx,
     id: string,
     workerId: string,
@@ -123,18 +106,6 @@ export const integrationsRepository = {
     > & { attempted: boolean },
   ): Promise<boolean> {
     const { attempted, ...fields } = set;
-    const r = await db
-      .updateTable('integration_messages')
-      .set((eb) => ({
-        ...fields,
-        lease_until: null,
-        leased_by: null,
-        attempt_count: attempted ? eb('attempt_count', '+', 1) : eb.ref('attempt_count'),
-      }))
-      .where('id', '=', id)
-      .where('leased_by', '=', workerId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+    return finishLeased(db, 'integration_messages', id, workerId, fields, attempted);
   },
 };

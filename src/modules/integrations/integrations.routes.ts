@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { DataOf } from '../../http/schemas.js';
+import { DataOf } from '../../kernel/schemas.js';
 import {
   CreateIntegrationBody,
   IntegrationMessageSchema,

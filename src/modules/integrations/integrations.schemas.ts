@@ -1,22 +1,26 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { IdString, Timestamp } from '../../http/schemas.js';
-import { EVENT_TYPES } from '../events/event-types.js';
+import { ENVIRONMENTS } from '../../kernel/environments.js';
+import { SUBSCRIBABLE_EVENTS } from '../../kernel/event-types.js';
+import { FEED_CATEGORIES } from '../../kernel/notification-types.js';
+import { PLATFORMS } from '../../kernel/platforms.js';
+import { IdString, Timestamp } from '../../kernel/schemas.js';
 
 // The console's integrations API (docs/integrations.md#the-console-api): request and answer shapes.
 export const IntegrationId = IdString('int_', 'int_01JQ8Z6Y9W3E5R7T9Y1U3I5O7P');
 export const IntegrationParams = Type.Object({ id: IntegrationId }, { additionalProperties: false });
 
-const Kind = Type.Union([Type.Literal('slack'), Type.Literal('discord')]);
-const Env = Type.Union([Type.Literal('live'), Type.Literal('test')]);
-const Events = Type.Array(Type.Union([Type.Literal('*'), ...EVENT_TYPES.map((e) => Type.Literal(e))]), {
+const Kind = Type.Union(PLATFORMS.map((k) => Type.Literal(k)));
+const Env = Type.Union(ENVIRONMENTS.map((e) => Type.Literal(e)));
+const Events = Type.Array(Type.Union(SUBSCRIBABLE_EVENTS.map((e) => Type.Literal(e))), {
   maxItems: 10,
   uniqueItems: true,
   description: 'Resource event types of `env` to forward; `*` for all.',
 });
-const Categories = Type.Array(
-  Type.Union([Type.Literal('security'), Type.Literal('webhooks'), Type.Literal('usage'), Type.Literal('billing')]),
-  { maxItems: 4, uniqueItems: true, description: 'Notification categories to forward.' },
-);
+const Categories = Type.Array(Type.Union(FEED_CATEGORIES.map((c) => Type.Literal(c))), {
+  maxItems: FEED_CATEGORIES.length,
+  uniqueItems: true,
+  description: 'Notification categories to forward.',
+});
 
 export const CreateIntegrationBody = Type.Object(
   {

@@ -1,25 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { type Db, readJson } from '../../db/dialect.js';
-import type { Env, EventsTable, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { ForbiddenError, fieldError, NotFoundError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
-import { createLeasedOutbox } from '../../lib/leased-outbox.js';
-import type { Actor, Principal } from '../../lib/principal.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
-import type { Send } from '../delivery/sender.js';
-import { checkWebhookUrl, type UrlGuardOptions } from '../webhooks/url-guard.js';
+import { readJson } from '../../db/dialect.js';
+import type { Env, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
+import { isoAt } from '../../kernel/clock.js';
+import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Platform } from '../../kernel/platforms.js';
+import type { Principal } from '../../kernel/principal.js';
+import { checkWebhookUrl } from '../webhooks/url-guard.js';
+import { testMessage } from './chat-render.js';
+import { createChatSender, type IntegrationsDeps } from './chat-sender.js';
 import { integrationsRepository as repo } from './integrations.repository.js';
-import { eventMessage, type IntegrationMessage, notificationMessage, render, testMessage } from './render.js';
 
-export type IntegrationKind = 'slack' | 'discord';
-/** Notification categories an integration may forward (D27); account emails (invites, resets) never. */
-export const INTEGRATION_CATEGORIES = ['security', 'webhooks', 'usage', 'billing'] as const;
+export type { ForwardedNotification, IntegrationsDeps } from './chat-sender.js';
+export { MAX_ATTEMPTS, MESSAGE_RETENTION_MS, nextAttemptDelay, RETRY_BASE_MS, RETRY_FACTOR } from './chat-sender.js';
 
 /** An integration as the API shows it: the URL only as its host and last 4 characters. */
 export interface IntegrationView {
   id: string;
-  kind: IntegrationKind;
+  kind: Platform;
   url_hint: string;
   env: Env;
   events: string[];
@@ -46,30 +43,8 @@ export interface IntegrationMessageView {
   payload: unknown;
 }
 
-/** A notification to forward, told once per workspace by the notifications module (not per recipient). */
-export interface ForwardedNotification {
-  workspaceId: string;
-  category: string;
-  type: string;
-  title: string;
-  data: Record<string, unknown>;
-  at: string;
-}
-
-/** Attempts per message: the first and 5 retries (docs/integrations.md#sending). */
-export const MAX_ATTEMPTS = 6;
-/** Back-off between attempts: 30 s × 4^(n-1): 30 s, 2 min, 8 min, 32 min, 2 h 8 min. */
-export const RETRY_BASE_MS = 30_000;
-export const RETRY_FACTOR = 4;
-/** Statuses that will not get better by retrying (a revoked or mistyped webhook): no retry. */
-const FINAL_STATUSES = new Set([400, 401, 403, 404, 410]);
-const CLAIM_BATCH = 20;
-/** How long the message log keeps a finished message (docs/integrations.md#the-message-log). */
-export const MESSAGE_RETENTION_MS = 30 * 24 * 3_600_000;
-const EXCERPT = 300;
-
 /** The platform rule of D29: the webhook host and path of each platform, over https. */
-export function platformRule(kind: IntegrationKind, url: string): string | null {
+export function platformRule(kind: Platform, url: string): string | null {
   const rule =
     kind === 'slack'
       ? 'a Slack incoming webhook URL must be https://hooks.slack.com/services/…'
@@ -97,62 +72,16 @@ export function urlHint(url: string): string {
 }
 
 /**
- * Delay before the next attempt after a failed one (`attemptsMade` counts it), or null to give up:
- * a 429's Retry-After header (seconds or an HTTP date) is honoured as given, else the `retry_after` of
- * its JSON body (Discord: seconds, a float); otherwise exponential back-off.
- */
-export function nextAttemptDelay(
-  attemptsMade: number,
-  status: number | null,
-  retryAfter: string | null | undefined,
-  nowMs: number,
-  body?: string | null,
-): number | null {
-  if (attemptsMade >= MAX_ATTEMPTS) return null;
-  if (status !== null && FINAL_STATUSES.has(status)) return null;
-  const backoff = RETRY_BASE_MS * RETRY_FACTOR ** (attemptsMade - 1);
-  if (status === 429 && retryAfter) {
-    const v = retryAfter.trim();
-    if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
-    const at = Date.parse(v);
-    if (!Number.isNaN(at)) return Math.max(0, at - nowMs);
-  }
-  if (status === 429 && body) {
-    const seconds = retryAfterInBody(body);
-    if (seconds !== undefined) return Math.ceil(seconds * 1000);
-  }
-  return backoff;
-}
-
-/** The `retry_after` (seconds, ≥ 0, at most a day) of a 429's JSON body (Discord's rate-limit response), if any. */
-function retryAfterInBody(body: string): number | undefined {
-  try {
-    const v = (JSON.parse(body) as { retry_after?: unknown }).retry_after;
-    return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 86_400 ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * Slack and Discord integrations (D29, docs/integrations.md): an admin's destinations for a
  * workspace's resource events (of one environment) and notification categories. Messages are written
  * in the transaction of their cause (`onEvent`, given to the outbox; `forward`, given to the
  * notifications module) and sent by the `integrations` job (`sendDue`), leased, retried with back-off,
  * a 429's Retry-After honoured, through the delivery engine's sender (D19 on the address dialled).
  */
-export function createIntegrationsService(deps: {
-  db: Db;
-  clock: Clock;
-  writeAs: WriteRunner;
-  urlGuard: UrlGuardOptions;
-  send: Send;
-  /** The sender's timeout (WEBHOOK_TIMEOUT_MS): a lease outlasts one attempt and the write of its outcome. */
-  timeoutMs: number;
-}) {
+export function createIntegrationsService(deps: IntegrationsDeps) {
   const { db, clock, writeAs } = deps;
-  const leaseMs = Math.max(60_000, 2 * deps.timeoutMs + 1000);
-  const workerId = `intw_${randomBytes(8).toString('hex')}`;
+  // Messages: written in the transaction of their cause, sent by the `integrations` job (chat-sender.ts).
+  const { message, ...sender } = createChatSender(deps);
 
   function admin(p: Principal): void {
     if (p.role !== 'admin') throw new ForbiddenError('Only workspace admins can manage integrations.');
@@ -208,7 +137,7 @@ export function createIntegrationsService(deps: {
 
   async function create(
     p: Principal,
-    input: { kind: IntegrationKind; url: string; env: Env; events: string[]; categories: string[] },
+    input: { kind: Platform; url: string; env: Env; events: string[]; categories: string[] },
   ): Promise<IntegrationView> {
     admin(p);
     const rule = platformRule(input.kind, input.url);
@@ -280,119 +209,6 @@ export function createIntegrationsService(deps: {
     return (await repo.messages(db, id, limit)).map(messageView);
   }
 
-  function message(
-    i: IntegrationsTable,
-    source: string,
-    type: string,
-    m: IntegrationMessage,
-    now: number,
-  ): IntegrationMessagesTable {
-    const at = isoAt(now);
-    return {
-      id: newId('integrationMessage', now),
-      integration_id: i.id,
-      workspace_id: i.workspace_id,
-      source,
-      type,
-      payload: JSON.stringify(render(i.kind, m)),
-      status: 'pending',
-      attempt_count: 0,
-      next_attempt_at: at,
-      lease_until: null,
-      leased_by: null,
-      last_response_status: null,
-      last_response_excerpt: null,
-      last_error: null,
-      sent_at: null,
-      created_at: at,
-    };
-  }
-
-  /** The outbox's hook: a resource event, in its transaction, to the integrations that chose it. */
-  async function onEvent(trx: WriteTx, event: EventsTable): Promise<void> {
-    const targets = (await repo.enabledOf(trx, event.workspace_id)).filter((i) => {
-      const events = readJson<string[]>(i.events);
-      return i.env === event.env && (events.includes('*') || events.includes(event.type));
-    });
-    if (targets.length === 0) return;
-    const now = clock.now();
-    const m = eventMessage(event.payload, event.env);
-    await repo.insertMessages(
-      trx,
-      targets.map((i) => message(i, 'event', event.type, m, now)),
-    );
-  }
-
-  /** The notifications module's hook: a notification, once per workspace, in its transaction. */
-  async function forward(trx: Db, n: ForwardedNotification): Promise<void> {
-    const targets = (await repo.enabledOf(trx, n.workspaceId)).filter((i) =>
-      readJson<string[]>(i.categories).includes(n.category),
-    );
-    if (targets.length === 0) return;
-    const now = clock.now();
-    const m = notificationMessage(n);
-    await repo.insertMessages(
-      trx,
-      targets.map((i) => message(i, 'notification', n.type, m, now)),
-    );
-  }
-
-  /** The `purge-integration-messages` job: finished messages older than 30 days; returns how many. */
-  function purgeExpired(actor: Actor): Promise<number> {
-    return writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
-  }
-
-  // The lease and drain loop shared with the notification outbox (lib/leased-outbox.ts); a batch is sent at once.
-  const outbox = createLeasedOutbox({
-    clock,
-    leaseMs,
-    batch: CLAIM_BATCH,
-    concurrent: true,
-    claim: (actor, lease) => writeAs(actor, (trx) => repo.claim(trx, { ...lease, workerId })),
-    sendOne: (actor, m) => sendOne(actor, m),
-  });
-  /** Sends every due message as `actor` (the `integrations` job); returns how many were sent. */
-  const sendDue = (actor: Actor) => outbox.sendDue(actor);
-
-  async function sendOne(
-    actor: Actor,
-    m: IntegrationMessagesTable & { url: string; integration_status: string },
-  ): Promise<boolean> {
-    const none = { last_response_status: null, last_response_excerpt: null, sent_at: null };
-    if (m.integration_status !== 'enabled' && m.source !== 'test') {
-      const cancelled = { status: 'cancelled', next_attempt_at: null, last_error: 'integration disabled' } as const;
-      await writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...none, ...cancelled, attempted: false }));
-      return false;
-    }
-    const r = await deps.send(
-      m.url,
-      { 'content-type': 'application/json', 'user-agent': 'WorkspaceService-Integrations/1' },
-      m.payload,
-    );
-    const now = clock.now();
-    const attempts = m.attempt_count + 1;
-    const response = {
-      last_response_status: r.status,
-      last_response_excerpt: r.body === null ? null : r.body.slice(0, EXCERPT),
-    };
-    if (r.ok) {
-      const ok = { status: 'sent', next_attempt_at: null, last_error: null, sent_at: isoAt(now) } as const;
-      return writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...response, ...ok, attempted: true }));
-    }
-    const delay = nextAttemptDelay(attempts, r.status, r.retryAfter, now, r.body);
-    await writeAs(actor, (trx) =>
-      repo.finish(trx, m.id, workerId, {
-        ...response,
-        status: delay === null ? 'failed' : 'pending',
-        next_attempt_at: delay === null ? null : isoAt(now + delay),
-        last_error: r.error,
-        sent_at: null,
-        attempted: true,
-      }),
-    );
-    return false;
-  }
-
-  return { list, create, update, remove, test, messages, onEvent, forward, sendDue, purgeExpired };
+  return { list, create, update, remove, test, messages, ...sender };
 }
 export type IntegrationsService = ReturnType<typeof createIntegrationsService>;

@@ -1,6 +1,6 @@
 import type { Dialect } from '../../db/dialect.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import type { ApiKeyPrincipal } from '../../lib/principal.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import type { ApiKeyPrincipal } from '../../kernel/principal.js';
 import { keyLock, type PrincipalCheck, userLock } from '../auth/write-runner.js';
 import { keysRepository } from './keys.repository.js';
 

@@ -1,10 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { BODY_OPTIONAL } from '../../http/openapi-complete.js';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, BODY_OPTIONAL, DataOf, errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import type { WriteHooks } from '../auth/write-runner.js';
-import type { KeyManagementService } from './key-management.service.js';
 import {
   ApiKeySchema,
   CreatedApiKeySchema,
@@ -13,6 +11,7 @@ import {
   RolledApiKeySchema,
   RollKeyBody,
 } from './keys.schemas.js';
+import type { KeysService } from './keys.service.js';
 
 const tags = ['Keys'];
 
@@ -35,7 +34,7 @@ const WHOSE =
   'Another user’s key is a 404 to a non-admin.';
 
 /** HTTP for /v1/keys: API keys managed by their users (docs/api.md#keys-scopes-and-roles). */
-export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeyManagementService }> = async (app, { keys }) => {
+export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async (app, { keys }) => {
   app.get(
     '/keys',
     {

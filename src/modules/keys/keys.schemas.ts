@@ -1,8 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
-import { ENVIRONMENTS } from '../../lib/environments.js';
-import { SingleLine } from '../../lib/text.js';
-import { SCOPES } from './scopes.js';
+import { ENVIRONMENTS } from '../../kernel/environments.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
+import { SCOPES } from '../../kernel/scopes.js';
 
 /** Longest overlap of a rolled key with its successor: 7 days. */
 export const MAX_ROLL_OVERLAP_S = 604_800;

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { sessionOf } from '../../http/console-session.js';
-import { DataOf, IdParam } from '../../http/schemas.js';
+import { DataOf, IdParam } from '../../kernel/schemas.js';
 import { describeSession } from '../console-auth/console.routes.js';
-import { ConsoleSessionSchema, MemberParams } from '../console-auth/console-auth.schemas.js';
+import { ConsoleSessionSchema } from '../console-auth/console-auth.schemas.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
+import { sessionOf } from '../console-auth/console-session.js';
+import { MemberParams } from '../members/members.schemas.js';
 import {
   ConfirmTotpBody,
   MemberFactorSchema,

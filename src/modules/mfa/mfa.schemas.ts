@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
+import { Timestamp } from '../../kernel/schemas.js';
 
 /** A WebAuthn response as @simplewebauthn/browser gives it (checked by @simplewebauthn/server, not here). */
 const WebauthnResponse = Type.Object(

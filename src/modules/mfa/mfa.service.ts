@@ -1,12 +1,12 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { SignInMethod } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { ConflictError, fieldError, NotFoundError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
-import type { Principal } from '../../lib/principal.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Principal } from '../../kernel/principal.js';
+import { requireAdmin } from '../../kernel/principal.js';
+import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
 import type { WriteRunner } from '../auth/write-runner.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
-import { requireAdmin } from '../users/members.service.js';
 import type { UsersService } from '../users/users.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
 import { hashRecoveryCode, newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeMatches } from './recovery-codes.js';
@@ -179,9 +179,9 @@ export function createMfaService(deps: {
   }
 
   /** The second factors a person can give at sign-in; [] when none. */
-  async function factors(email: string): Promise<('totp' | 'recovery_code' | 'passkey')[]> {
+  async function factors(email: string): Promise<SecondFactorMethod[]> {
     const row = await repo.person(db, email);
-    const out: ('totp' | 'recovery_code' | 'passkey')[] = [];
+    const out: SecondFactorMethod[] = [];
     if (row?.totp_confirmed_at) out.push('totp', 'recovery_code');
     if ((await repo.passkeys(db, email)).length > 0) out.push('passkey');
     return out;

@@ -9,9 +9,9 @@ import {
 } from '@simplewebauthn/server';
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsolePasskeysTable, WebauthnPurpose } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { AppError, fieldError, NotFoundError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
 

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
-import { withRowLockSkipping } from '../../db/row-locks.js';
+import { claimLeased, finishLeased } from '../../db/leased-outbox.js';
 import type { Database, MailboxTable, NotificationPreferencesTable, NotificationsTable } from '../../db/types.js';
 import type { WriteTx } from '../auth/write-runner.js';
 
@@ -14,30 +14,13 @@ export const notificationsRepository = {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('notifications').values(rows).execute();
   },
 
-  /** Leases up to `limit` due notifications to `workerId` until `leaseUntil`; concurrent senders skip each other's rows. */
+  /** Leases up to `limit` due notifications to `workerId` until `leaseUntil` (db/leased-outbox.ts). */
   async claim(
     db: WriteTx,
     opts: { now: string; leaseUntil: string; workerId: string; limit: number },
   ): Promise<NotificationsTable[]> {
-    const due = withRowLockSkipping(
-      db,
-      db
-        .selectFrom('notifications')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', opts.now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(opts.limit),
-    );
-    const ids = (await due.execute()).map((r) => r.id);
+    const ids = await claimLeased(db, 'notifications', opts);
     if (ids.length === 0) return [];
-    await db
-      .updateTable('notifications')
-      .set({ lease_until: opts.leaseUntil, leased_by: opts.workerId })
-      .where('id', 'in', ids)
-      .execute();
     return db.selectFrom('notifications').selectAll().where('id', 'in', ids).orderBy('id').execute();
   },
 
@@ -53,29 +36,18 @@ export const notificationsRepository = {
     return Number(r.numUpdatedRows) === 1;
   },
 
-  /** Writes a send's outcome if `workerId` still holds the lease; returns whether it did. */
-  async finish(
+  /** Writes a send's outcome if `workerId` still holds the lease; returns whether it did (db/leased-outbox.ts). */
+  finish(
     db: WriteTx,
     id: string,
     workerId: string,
     set: Pick<NotificationsTable, 'status' | 'next_attempt_at' | 'last_error' | 'sent_at'> & { attempted: boolean },
   ): Promise<boolean> {
     const { attempted, ...fields } = set;
-    const r = await db
-      .updateTable('notifications')
-      .set((eb) => ({
-        ...fields,
-        // An emailed link lives on only in the email once the notification is done (migration 014).
-        ...(fields.status === 'pending' ? {} : { secret: null }),
-        lease_until: null,
-        leased_by: null,
-        attempt_count: attempted ? eb('attempt_count', '+', 1) : eb.ref('attempt_count'),
-      }))
-      .where('id', '=', id)
-      .where('leased_by', '=', workerId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+    // An emailed link lives on only in the email once the notification is done (migration 014).
+    const row: Record<string, string | null> = { ...fields };
+    if (fields.status !== 'pending') row.secret = null;
+    return finishLeased(db, 'notifications', id, workerId, row, attempted);
   },
 
   find(db: Db, id: string): Promise<NotificationsTable | undefined> {

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { IdString, Timestamp } from '../../http/schemas.js';
+import { FEED_CATEGORIES } from '../../kernel/notification-types.js';
+import { IdString, Timestamp } from '../../kernel/schemas.js';
 
 // The console's notification feed (docs/notifications.md#the-feed): request and answer shapes.
 export const NotificationId = IdString('ntf_', 'ntf_01JQ8Z6Y9W3E5R7T9Y1U3I5O7P');
@@ -32,13 +33,10 @@ export const ReadBody = Type.Object(
 
 export const Unread = Type.Object({ unread_count: Type.Integer() });
 
+const FeedCategorySchema = Type.Union(FEED_CATEGORIES.map((c) => Type.Literal(c)));
+
 export const PreferenceSchema = Type.Object({
-  category: Type.Union([
-    Type.Literal('security'),
-    Type.Literal('webhooks'),
-    Type.Literal('usage'),
-    Type.Literal('billing'),
-  ]),
+  category: FeedCategorySchema,
   email: Type.Boolean(),
   in_app: Type.Boolean(),
   locked: Type.Boolean({ description: 'true: cannot be turned off (security)' }),
@@ -49,18 +47,13 @@ export const PreferencesBody = Type.Object(
     preferences: Type.Array(
       Type.Object(
         {
-          category: Type.Union([
-            Type.Literal('security'),
-            Type.Literal('webhooks'),
-            Type.Literal('usage'),
-            Type.Literal('billing'),
-          ]),
+          category: FeedCategorySchema,
           email: Type.Boolean(),
           in_app: Type.Boolean(),
         },
         { additionalProperties: false },
       ),
-      { minItems: 1, maxItems: 4 },
+      { minItems: 1, maxItems: FEED_CATEGORIES.length },
     ),
   },
   { additionalProperties: false },

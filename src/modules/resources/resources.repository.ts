@@ -3,8 +3,8 @@ import { pageById, toPage } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLock } from '../../db/row-locks.js';
 import type { Env, ResourcesTable } from '../../db/types.js';
+import type { Tenant } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import type { Tenant } from '../../lib/principal.js';
 import type { ListResourcesFilter, Resource } from './resources.schemas.js';
 
 /** Row → API object. */

@@ -1,6 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
-import { SingleLine } from '../../lib/text.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
 
 export const RESOURCE_TYPES = ['standard', 'premium', 'custom'] as const;
 export const RESOURCE_STATUSES = ['active', 'archived'] as const;

@@ -1,10 +1,10 @@
 import { type Db, writeJson } from '../../db/dialect.js';
 import type { ResourcesTable } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { NotFoundError } from '../../lib/errors.js';
-import { isId, newId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { NotFoundError } from '../../kernel/errors.js';
+import { isId, newId } from '../../kernel/ids.js';
+import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteTx } from '../auth/write-runner.js';
 import type { Event, EventType } from '../events/events.schemas.js';
 import type { Outbox } from '../webhooks/outbox.js';

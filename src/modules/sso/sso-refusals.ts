@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { AppError } from '../../lib/errors.js';
+import { AppError } from '../../kernel/errors.js';
 
 /** The refusals of single sign-on (docs/sign-in.md#single-sign-on), each saying what to do. */
 export const ssoUnavailable = (why: string) =>

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { DataOf } from '../../http/schemas.js';
+import { DataOf } from '../../kernel/schemas.js';
 import { describeSession } from '../console-auth/console.routes.js';
 import { ConsoleSessionSchema } from '../console-auth/console-auth.schemas.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
+import { Timestamp } from '../../kernel/schemas.js';
 import { RoleSchema } from '../users/users.schemas.js';
 
 /** What an admin sets (PUT /console/api/sso). */

@@ -1,13 +1,13 @@
 import * as oidc from 'openid-client';
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { AppError, fieldError, NotFoundError } from '../../lib/errors.js';
-import type { Principal } from '../../lib/principal.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import type { Principal } from '../../kernel/principal.js';
+import { requireAdmin } from '../../kernel/principal.js';
 import type { WriteRunner } from '../auth/write-runner.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
-import { requireAdmin } from '../users/members.service.js';
 import type { UsersService } from '../users/users.service.js';
 import { ssoRepository as repo } from './sso.repository.js';
 import { refusalOf, refused, ssoUnavailable, stateInvalid, verifiedEmail } from './sso-refusals.js';

@@ -1,5 +1,5 @@
 import type { Env } from '../../db/types.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Clock } from '../../kernel/clock.js';
 import { BUCKET_COUNT, bucketOf } from './buckets.js';
 
 /** One request to count: who, which route template, how it ended, how long it took. */

@@ -1,8 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import type { Env, RequestLogTable, UsageCountsTable } from '../../db/types.js';
-import { isoAt } from '../../lib/clock.js';
-import { ulid } from '../../lib/ids.js';
+import { isoAt } from '../../kernel/clock.js';
+import { ulid } from '../../kernel/ids.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { BUCKET_COUNT } from './buckets.js';
 import type { UsageBatch } from './meter.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import { LoggedRequestSchema, RequestLogQuerySchema, UsageQuerySchema, UsageSeriesSchema } from './usage.schemas.js';
 import type { UsageService } from './usage.service.js';

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQueryProps, Timestamp } from '../../http/schemas.js';
+import { PageQueryProps, Timestamp } from '../../kernel/schemas.js';
 
 const QueryTime = Type.String({
   format: 'date-time',

@@ -1,12 +1,12 @@
 import type { Db } from '../../db/dialect.js';
 import type { Env } from '../../db/types.js';
-import type { Clock } from '../../lib/clock.js';
-import { isoAt } from '../../lib/clock.js';
-import { fieldError } from '../../lib/errors.js';
+import type { Clock } from '../../kernel/clock.js';
+import { isoAt } from '../../kernel/clock.js';
+import { fieldError } from '../../kernel/errors.js';
+import { type Actor, type Principal, systemActor } from '../../kernel/principal.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
-import { type Actor, type Principal, systemActor } from '../../lib/principal.js';
 import type { WriteRunner } from '../auth/write-runner.js';
-import type { KeysService } from '../keys/keys.service.js';
+import type { KeyRegistry } from '../keys/key-registry.service.js';
 import { BUCKET_COUNT, quantile } from './buckets.js';
 import { createUsageMeter, type UsageMeter } from './meter.js';
 import {
@@ -46,7 +46,7 @@ export function createUsageService(deps: {
   clock: Clock;
   writeAs: WriteRunner;
   /** Owner of api_keys: moves keys' last_used_at in the flush's transaction. */
-  keys: Pick<KeysService, 'recordUse'>;
+  keys: Pick<KeyRegistry, 'recordUse'>;
   flushMs: number;
   onFlushError?(err: unknown): void;
   /** Keep the unflushed billable counts per workspace for the free cap (PLAN_LIMITS=on). */

@@ -1,5 +1,5 @@
 import type { Dialect } from '../../db/dialect.js';
-import type { SystemActor, SystemPrincipal } from '../../lib/principal.js';
+import type { SystemActor, SystemPrincipal } from '../../kernel/principal.js';
 import { type PrincipalCheck, userLock } from '../auth/write-runner.js';
 import { usersRepository } from './users.repository.js';
 

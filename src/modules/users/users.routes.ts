@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import { ListUsersQuery, PatchMeBody, UserSchema } from './users.schemas.js';
 import type { UsersService } from './users.service.js';

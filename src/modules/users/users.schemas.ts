@@ -1,8 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
-import { SingleLine } from '../../lib/text.js';
-
-import { ROLES } from './roles.js';
+import { ROLES } from '../../kernel/roles.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
 
 export { ROLES };
 export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));

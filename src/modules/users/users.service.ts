@@ -1,10 +1,10 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role, UsersTable } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Principal } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import type { Principal } from '../../lib/principal.js';
 import { assertValid } from '../../lib/validate.js';
 import { credentialEnded, userLock, type WriteRunner } from '../auth/write-runner.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';

@@ -10,10 +10,10 @@ import type {
   DeliveryStatus,
   WebhooksTable,
 } from '../../db/types.js';
+import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Tenant } from '../../lib/principal.js';
 import type { WriteTx } from '../auth/write-runner.js';
-import type { Delivery, DeliveryDetail, DeliveryFilter } from './delivery.schemas.js';
+import type { Delivery, DeliveryDetail, DeliveryFilter } from './deliveries.schemas.js';
 
 /** Row → API object. */
 export function toDelivery(row: DeliveriesTable): Delivery {
@@ -194,6 +194,16 @@ export const deliveriesRepository = {
       written.push(r);
     }
     return written;
+  },
+
+  /** Deliveries waiting for an attempt, across every workspace (the metrics' queue depth). */
+  async pendingCount(db: Db): Promise<number> {
+    const r = await db
+      .selectFrom('deliveries')
+      .where('status', '=', 'pending')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
   },
 
   findByEvent(db: Db, eventId: string): Promise<DeliveriesTable | undefined> {

@@ -1,10 +1,10 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { DeliveryStatus } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { ConflictError, NotFoundError } from '../../lib/errors.js';
-import { isId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { ConflictError, NotFoundError } from '../../kernel/errors.js';
+import { isId } from '../../kernel/ids.js';
+import { type Principal, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks } from '../auth/write-runner.js';
 import { deliveriesRepository as repo, toDelivery } from './deliveries.repository.js';
 import type { Outbox } from './outbox.js';
@@ -173,6 +173,9 @@ export function createDeliveriesService(deps: {
     );
   }
 
-  return { listForWebhook, list, summary, get, retry, retryMatching };
+  /** Deliveries waiting for an attempt, across every workspace: GET /metrics' queue depth (http/metrics.ts). */
+  const pendingCount = () => repo.pendingCount(db);
+
+  return { listForWebhook, list, summary, get, retry, retryMatching, pendingCount };
 }
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

@@ -1,8 +1,8 @@
 import { type Dialect, readJson } from '../../db/dialect.js';
 import type { DeliveriesTable, EventsTable } from '../../db/types.js';
-import { isoAt } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
-import { type Actor, type Tenant, tenantOf } from '../../lib/principal.js';
+import { isoAt } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
+import { type Actor, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { exampleEventData } from '../events/event-examples.js';

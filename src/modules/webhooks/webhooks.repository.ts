@@ -2,8 +2,8 @@ import { type Db, readJson } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
 import { withRowLock } from '../../db/row-locks.js';
 import type { WebhooksTable } from '../../db/types.js';
+import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { Tenant } from '../../lib/principal.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import type { Webhook } from './webhooks.schemas.js';
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { BODY_OPTIONAL } from '../../http/openapi-complete.js';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../http/schemas.js';
+import { AUTHED_ERRORS, BODY_OPTIONAL, DataOf, errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import {
   CreatedWebhookSchema,

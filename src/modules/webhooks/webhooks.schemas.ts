@@ -1,8 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { OrderQueryProps, PageQueryProps, Timestamp } from '../../http/schemas.js';
-import { SingleLine } from '../../lib/text.js';
+import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
 import { ALL_EVENT_TYPES, EVENT_TYPES } from '../events/events.schemas.js';
-import { DELIVERY_STATUSES } from './delivery.schemas.js';
+import { DELIVERY_STATUSES } from './deliveries.schemas.js';
 
 /** docs/api.md#webhooks: at most this many webhooks per workspace and environment. */
 export const MAX_WEBHOOKS = 16;
@@ -147,7 +146,7 @@ export {
   DeliverySummarySchema,
   SUMMARY_WINDOWS,
   type SummaryWindow,
-} from './delivery.schemas.js';
+} from './deliveries.schemas.js';
 
 const DeliveryStatusFilter = Type.Union(
   DELIVERY_STATUSES.map((s) => Type.Literal(s)),

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, type Dialect, readJson, writeJson } from '../../db/dialect.js';
 import type { WebhooksTable } from '../../db/types.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../lib/errors.js';
-import { isId, newId } from '../../lib/ids.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
+import { isId, newId } from '../../kernel/ids.js';
+import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Principal, type Tenant, tenantOf } from '../../lib/principal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { type AnyEventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { Db, Dialect } from '../../db/dialect.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
-import { SingleLine } from '../../lib/text.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
+import { SingleLine } from '../../kernel/schemas.js';
 import { assertValid } from '../../lib/validate.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
-import type { CreatedKey, KeysService } from '../keys/keys.service.js';
+import type { CreatedKey, KeyRegistry } from '../keys/key-registry.service.js';
 import { type User, UserName } from '../users/users.schemas.js';
 import type { UsersService } from '../users/users.service.js';
 import { workspacesRepository } from './workspaces.repository.js';
@@ -30,7 +30,7 @@ export function createWorkspacesService(deps: {
   dialect: Dialect;
   clock: Clock;
   users: UsersService;
-  keys: KeysService;
+  keys: KeyRegistry;
   /** Makes the admin's single-use set-password link (the console's first sign-in). */
   links: Pick<ConsoleAuthService, 'makeLink'>;
   /** Starts the workspace's subscription (free) in its creation's transaction (docs/billing.md). */

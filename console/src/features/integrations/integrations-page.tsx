@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import type { Integration, IntegrationMessageItem } from '../../api/types';
+import type { Integration, IntegrationMessageItem, Platform } from '../../api/types';
+import { FEED_CATEGORIES, SUBSCRIBABLE_EVENTS } from '../../lib/closed-sets';
 import { useScopedMutation, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
@@ -8,13 +9,11 @@ import { Badge, ConfirmButton, Dialog, Field, PageHeader, Time } from '../../ui/
 import { Empty, FormError, fieldErrorOf, QueryView } from '../../ui/states';
 
 // Slack and Discord integrations (docs/integrations.md): admins connect, test, read the log, delete.
-const EVENT_CHOICES = ['*', 'resource.created', 'resource.updated', 'resource.status_changed', 'resource.deleted'];
-const CATEGORY_CHOICES = ['security', 'webhooks', 'usage', 'billing'];
-const KIND_NAME = { slack: 'Slack', discord: 'Discord' } as const;
+const KIND_NAME: Record<Platform, string> = { slack: 'Slack', discord: 'Discord' };
 
 export default function IntegrationsPage() {
   const { isAdmin } = useCurrent();
-  const [connecting, setConnecting] = useState<'slack' | 'discord' | null>(null);
+  const [connecting, setConnecting] = useState<Platform | null>(null);
   const [logOf, setLogOf] = useState<Integration | null>(null);
   if (!isAdmin) {
     return (
@@ -153,14 +152,14 @@ function IntegrationList({ onLog }: { onLog: (i: Integration) => void }) {
 }
 
 interface CreateBody {
-  kind: 'slack' | 'discord';
+  kind: Platform;
   url: string;
   env: string;
   events: string[];
   categories: string[];
 }
 
-function ConnectDialog({ kind, onClose }: { kind: 'slack' | 'discord' | null; onClose: () => void }) {
+function ConnectDialog({ kind, onClose }: { kind: Platform | null; onClose: () => void }) {
   const create = useScopedMutation<CreateBody, { data: Integration }>('POST', '/integrations');
   const { scope } = useCurrent();
   const name = kind ? KIND_NAME[kind] : '';
@@ -200,7 +199,7 @@ function ConnectDialog({ kind, onClose }: { kind: 'slack' | 'discord' | null; on
       </Field>
       <fieldset>
         <legend>Resource events</legend>
-        {EVENT_CHOICES.map((e) => (
+        {SUBSCRIBABLE_EVENTS.map((e) => (
           <label key={e} className="check">
             <input type="checkbox" name="events" value={e} /> {e === '*' ? 'all events (*)' : e}
           </label>
@@ -213,7 +212,7 @@ function ConnectDialog({ kind, onClose }: { kind: 'slack' | 'discord' | null; on
       </fieldset>
       <fieldset>
         <legend>Notification categories</legend>
-        {CATEGORY_CHOICES.map((c) => (
+        {FEED_CATEGORIES.map((c) => (
           <label key={c} className="check">
             <input type="checkbox" name="categories" value={c} /> {c}
           </label>

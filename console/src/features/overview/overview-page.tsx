@@ -15,7 +15,7 @@ import { SetupChecklist } from './setup-checklist';
 
 // uPlot is the console's largest dependency: its chunk loads only when there is something to draw.
 const DeliveriesChart = lazy(() => import('./deliveries-chart'));
-const UsageChart = lazy(() => import('../usage/usage-chart'));
+const UsageChart = lazy(() => import('../../ui/time-chart'));
 
 const WINDOWS = { '24h': 'the last 24 hours', '7d': 'the last 7 days', '30d': 'the last 30 days' } as const;
 type Window = keyof typeof WINDOWS;
@@ -31,7 +31,7 @@ export default function OverviewPage() {
   const resources = useScopedQuery<List<Resource>>('/v1/resources', { limit: '1' }, true, live);
   // The 10 newest events.
   const events = useScopedQuery<List<Event>>('/v1/events', { limit: '10', order: 'desc' }, true, live);
-  // Webhook deliveries need webhooks:read, which only admins have (src/modules/keys/scopes.ts):
+  // Webhook deliveries need webhooks:read, which only admins have (src/kernel/scopes.ts):
   // the others see a note instead of a 403 they can do nothing about.
   const summary = useScopedQuery<{ data: DeliverySummary }>('/v1/deliveries/summary', { window }, isAdmin, live);
   // Viewers have no usage:read: their overview leaves requests out instead of showing an error.

@@ -1,5 +1,5 @@
 import type { UsageSeries } from '../../api/types';
-import { type ChartSeries, PALETTE } from './usage-chart';
+import { type ChartSeries, PALETTE } from '../../ui/time-chart';
 
 export const WINDOWS = {
   '24h': { label: 'the last 24 hours', ms: 24 * 3600_000, granularity: 'hour' },

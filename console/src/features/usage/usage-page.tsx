@@ -10,7 +10,7 @@ import { FilterSelect, PageHeader } from '../../ui/primitives';
 import { Empty, ErrorState, Loading } from '../../ui/states';
 import { chartData, usageQuery, WINDOWS, type Window } from './usage-data';
 
-const UsageChart = lazy(() => import('./usage-chart'));
+const UsageChart = lazy(() => import('../../ui/time-chart'));
 const GROUPS = { key: 'API key', route: 'Route', status: 'Status' } as const;
 type Group = keyof typeof GROUPS;
 

@@ -16,3 +16,7 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 /** Every type an event can have: the catalogue and the test event. */
 export const ALL_EVENT_TYPES = [...EVENT_TYPES, TEST_EVENT_TYPE] as const;
 export type AnyEventType = (typeof ALL_EVENT_TYPES)[number];
+
+/** What a webhook or an integration subscribes to: a catalogue type, or `*` for every one (current and future). */
+export const SUBSCRIBABLE_EVENTS = ['*', ...EVENT_TYPES] as const;
+export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { CONTROL_CHARACTER_ISSUE, CONTROL_CLASS } from './text.js';
 
 /** The error body (docs/api.md#errors). */
 export const ErrorSchema = Type.Object(
@@ -142,4 +143,26 @@ export function IdString(prefix: string, example: string) {
 
 export function IdParam(prefix: string, example: string) {
   return Type.Object({ id: IdString(prefix, example) });
+}
+
+/**
+ * Marker a route puts in its schema when its body may be left out (the server reads no body as `{}`);
+ * @fastify/swagger copies `x-` keys to the operation and always marks a body as required, so
+ * http/openapi-complete.ts turns the marker into `requestBody.required: false`.
+ */
+export const BODY_OPTIONAL = 'x-body-optional';
+
+/**
+ * A single-line name (docs/api.md#names): resource, user, key and workspace names, webhook labels.
+ * Lengths count code points; control characters are refused with a 400 naming the field, so a
+ * name can never break a line of an email header, a log or the CLI's tables.
+ */
+export function SingleLine(opts: { minLength: number; maxLength: number; description: string }) {
+  return Type.String({
+    ...opts,
+    pattern: `^[^${CONTROL_CLASS.slice(1)}*$`,
+    // What breaking the pattern means, for the validators' issue and message (http/validation.ts, lib/validate.ts).
+    'x-issue': CONTROL_CHARACTER_ISSUE,
+    'x-issue-expected': 'a single line of text, without control characters such as line breaks or tabs',
+  });
 }

@@ -1,9 +1,9 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ConsoleSessionsTable, Env } from '../db/types.js';
-import { AppError, fieldError } from '../lib/errors.js';
-import type { ConsoleAuthService } from '../modules/console-auth/console-auth.service.js';
-import { sessionEndedError } from '../modules/console-auth/session-check.js';
+import type { ConsoleSessionsTable, Env } from '../../db/types.js';
+import { AppError, fieldError } from '../../kernel/errors.js';
+import type { ConsoleAuthService } from './console-auth.service.js';
+import { sessionEndedError } from './session-check.js';
 
 export const SESSION_COOKIE = 'wsvc_session';
 /** Header naming the workspace a console API call acts in (a person may belong to several). */

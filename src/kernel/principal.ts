@@ -1,4 +1,6 @@
-import type { Env, Role } from '../db/types.js';
+import type { Env } from './environments.js';
+import { ForbiddenError } from './errors.js';
+import type { Role } from './roles.js';
 
 /** The data a caller works in: one workspace and one environment (live or test). */
 export interface Tenant {
@@ -90,4 +92,9 @@ export function principalId(p: Actor): string {
     case 'system':
       return `system:${p.name}`;
   }
+}
+
+/** docs/console.md: only admins manage members, integrations, billing and everyone's keys. Throws ForbiddenError. */
+export function requireAdmin(principal: Principal): void {
+  if (principal.role !== 'admin') throw new ForbiddenError('Only workspace admins can do this.');
 }

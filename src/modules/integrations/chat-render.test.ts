@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { cut, eventMessage, notificationMessage, renderDiscord, renderSlack, slackEscape } from './chat-render.js';
 import { nextAttemptDelay, platformRule, urlHint } from './integrations.service.js';
-import { cut, eventMessage, notificationMessage, renderDiscord, renderSlack, slackEscape } from './render.js';
 
 // Backends: sqlite — rendering of Slack and Discord messages, pure
 // Tier: quick

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { KeyChangeAnnouncer } from './db/dialect.js';
-import type { RedisGuard } from './redis.js';
+import type { KeyChangeAnnouncer } from '../../db/dialect.js';
+import type { RedisGuard } from '../../db/redis.js';
 
 /**
  * The key-cache epoch that API processes on PostgreSQL share in Redis (ARCHITECTURE.md, "Revocation";
@@ -27,8 +27,12 @@ export function keysEpochKeys(prefix: string): KeysEpochKeys {
   return { epoch: `${prefix}keys:epoch`, unsettled: `${prefix}keys:unsettled` };
 }
 
-/** Lua: the current epoch in `epoch` (created from Redis's clock if missing), or false while unsettled. */
-const READ_EPOCH = `
+/**
+ * Lua: the current epoch in `epoch` (created from Redis's clock if missing), or false while unsettled;
+ * KEYS[2] is the epoch and KEYS[3] the unsettled mark. Also the end of the rate limit's one call
+ * (http/rate-limit.ts), which returns the epoch beside the count.
+ */
+export const READ_EPOCH = `
 local epoch = redis.call('GET', KEYS[2])
 if not epoch then
   local t = redis.call('TIME')
@@ -36,41 +40,6 @@ if not epoch then
   epoch = redis.call('GET', KEYS[2])
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then epoch = false end
-`;
-
-/**
- * Lua (KEYS: counter, epoch, unsettled; ARGV: window ms): the fixed-window count of
- * @fastify/rate-limit's RedisStore (no continueExceeding, no back-off) and the epoch, in one call.
- */
-export const COUNT_AND_EPOCH = `
-local current = redis.call('INCR', KEYS[1])
-local ttl = tonumber(ARGV[1])
-if current == 1 then redis.call('PEXPIRE', KEYS[1], ttl) else ttl = redis.call('PTTL', KEYS[1]) end
-${READ_EPOCH}
-return {current, ttl, epoch}
-`;
-
-/**
- * Lua (KEYS[4]: a free-cap count; ARGV[2..5]: rate limit max, floor, cap, time to live ms): the cap
- * take of src/http/plan-cap.ts in the rate limit's call, only for a request the rate limit lets
- * through: `cap` is 1 taken, 0 refused (at the cap), -1 not tried (rate limited).
- */
-export const COUNT_EPOCH_AND_CAP = `
-local current = redis.call('INCR', KEYS[1])
-local ttl = tonumber(ARGV[1])
-if current == 1 then redis.call('PEXPIRE', KEYS[1], ttl) else ttl = redis.call('PTTL', KEYS[1]) end
-local cap = -1
-if current <= tonumber(ARGV[2]) then
-  local n = tonumber(redis.call('GET', KEYS[4]) or '-1')
-  local floor = tonumber(ARGV[3])
-  if n < floor then
-    redis.call('SET', KEYS[4], floor, 'PX', ARGV[5])
-    n = floor
-  end
-  if n >= tonumber(ARGV[4]) then cap = 0 else redis.call('INCR', KEYS[4]); cap = 1 end
-end
-${READ_EPOCH}
-return {current, ttl, cap, epoch}
 `;
 
 /** Lua (KEYS: unused, epoch, unsettled): the epoch alone. */
@@ -102,29 +71,15 @@ interface EpochCommands {
   wsvcKeysEpoch(k1: string, k2: string, k3: string): Promise<string | null>;
   wsvcKeysUnsettle(k1: string, k2: string, ttlMs: number): Promise<number>;
   wsvcKeysSettle(k1: string, k2: string): Promise<number>;
-  wsvcCountAndEpoch(k1: string, k2: string, k3: string, windowMs: number): Promise<[number, number, string?]>;
-  wsvcCountEpochAndCap(
-    k1: string,
-    k2: string,
-    k3: string,
-    capKey: string,
-    windowMs: number,
-    max: number,
-    floor: number,
-    cap: number,
-    capTtlMs: number,
-  ): Promise<[number, number, number, string?]>;
 }
 
 /** Defines the scripts on a client once (ioredis sends EVALSHA, and the script only when Redis lacks it). */
-export function epochCommands(redis: Redis): EpochCommands {
+function epochCommands(redis: Redis): EpochCommands {
   const r = redis as Redis & Partial<EpochCommands>;
   if (!r.wsvcKeysEpoch) {
     redis.defineCommand('wsvcKeysEpoch', { numberOfKeys: 3, lua: EPOCH_ONLY });
     redis.defineCommand('wsvcKeysUnsettle', { numberOfKeys: 2, lua: UNSETTLE });
     redis.defineCommand('wsvcKeysSettle', { numberOfKeys: 2, lua: SETTLE });
-    redis.defineCommand('wsvcCountAndEpoch', { numberOfKeys: 3, lua: COUNT_AND_EPOCH });
-    redis.defineCommand('wsvcCountEpochAndCap', { numberOfKeys: 4, lua: COUNT_EPOCH_AND_CAP });
   }
   return r as Redis & EpochCommands;
 }

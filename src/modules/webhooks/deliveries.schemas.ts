@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../kernel/delivery-statuses.js';
 
-import type { AnyEventType } from '../events/event-types.js';
-import { DELIVERY_STATUSES, type DeliveryStatus } from './delivery-statuses.js';
+import type { AnyEventType } from '../../kernel/event-types.js';
+import { Timestamp } from '../../kernel/schemas.js';
 
 export { DELIVERY_STATUSES };
 

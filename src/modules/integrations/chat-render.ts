@@ -1,3 +1,4 @@
+import type { Platform } from '../../kernel/platforms.js';
 /**
  * What an integration message says, and its two renderings (docs/integrations.md#messages): a Slack
  * Block Kit message (https://api.slack.com/block-kit) and a Discord embed
@@ -95,7 +96,7 @@ export function renderDiscord(m: IntegrationMessage): Record<string, unknown> {
   };
 }
 
-export function render(kind: 'slack' | 'discord', m: IntegrationMessage): Record<string, unknown> {
+export function renderChatMessage(kind: Platform, m: IntegrationMessage): Record<string, unknown> {
   return kind === 'slack' ? renderSlack(m) : renderDiscord(m);
 }
 

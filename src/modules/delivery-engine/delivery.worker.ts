@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../../config.js';
-import { type Clock, isoAt } from '../../lib/clock.js';
-import { systemActor } from '../../lib/principal.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { systemActor } from '../../kernel/principal.js';
 import type { Signal } from '../../lib/signal.js';
 import type { AttemptResult, ClaimedDelivery, Outbox } from '../webhooks/outbox.js';
 import { afterAttempt, type RetryPolicy } from './backoff.js';
@@ -17,17 +16,17 @@ export interface DeliveryWorkerDeps {
   /** The webhooks module's outbox: the worker's claims and outcomes are written through it. */
   outbox: Pick<Outbox, 'workerCycle'>;
   clock: Clock;
-  config: Pick<
-    Config,
-    | 'WEBHOOK_MAX_RETRIES'
-    | 'WEBHOOK_RETRY_BASE_MS'
-    | 'WEBHOOK_RETRY_FACTOR'
-    | 'WEBHOOK_TIMEOUT_MS'
-    | 'WEBHOOK_CONCURRENCY'
-    | 'WEBHOOK_ENDPOINT_CONCURRENCY'
-    | 'WEBHOOK_ALLOW_INSECURE_URLS'
-    | 'WEBHOOK_POLL_MS'
-  >;
+  /** The WEBHOOK_* settings it runs by (src/config.ts, docs/operations.md). */
+  config: {
+    WEBHOOK_MAX_RETRIES: number;
+    WEBHOOK_RETRY_BASE_MS: number;
+    WEBHOOK_RETRY_FACTOR: number;
+    WEBHOOK_TIMEOUT_MS: number;
+    WEBHOOK_CONCURRENCY: number;
+    WEBHOOK_ENDPOINT_CONCURRENCY: number;
+    WEBHOOK_ALLOW_INSECURE_URLS: boolean;
+    WEBHOOK_POLL_MS: number;
+  };
   /** Rung by this process's services after a commit that queued deliveries. */
   deliveriesDue?: Signal;
   log?: WorkerLogger;

@@ -1,8 +1,8 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { themeColor } from '../../lib/theme';
-import { zoneAbbreviation } from '../../lib/time';
+import { themeColor } from '../lib/theme';
+import { zoneAbbreviation } from '../lib/time';
 
 export interface ChartSeries {
   label: string;
@@ -14,26 +14,34 @@ export interface ChartSeries {
 export const PALETTE = ['#0969da', '#cf222e', '#1a7f37', '#9a6700', '#8250df', '#bf3989', '#57606a', '#0a3069'];
 
 /**
- * Lines over time drawn by uPlot, the time axis in the person's profile timezone (loaded on its own:
- * uPlot is the console's largest dependency). The caller puts the numbers in a table too.
+ * The console's one chart set-up: lines over time drawn by uPlot on a canvas, in the theme's colours,
+ * the time axis in the person's profile timezone (loaded on its own: uPlot is the console's largest
+ * dependency). The usage pages and the overview's deliveries chart draw through it; the caller puts
+ * the numbers in a table too.
  */
-export default function UsageChart({
+export default function TimeChart({
   times,
   series,
+  xLabel = 'Time',
   yLabel,
   timeZone,
+  zoneAt,
   label,
 }: {
   /** Period starts, ISO. */
   times: string[];
   series: ChartSeries[];
+  /** The time axis' name; the timezone's abbreviation follows it. */
+  xLabel?: string;
   yLabel: string;
   timeZone: string;
+  /** The moment whose timezone abbreviation the axis shows (default: the last period's start). */
+  zoneAt?: string;
   /** The text alternative. */
   label: string;
 }) {
   const ref = useRef<HTMLDivElement>(null);
-  const zone = zoneAbbreviation(new Date(times[times.length - 1] ?? Date.now()), timeZone);
+  const zone = zoneAbbreviation(new Date(zoneAt ?? times[times.length - 1] ?? Date.now()), timeZone);
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
@@ -50,7 +58,7 @@ export default function UsageChart({
         cursor: { show: true, drag: { x: false, y: false } },
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [
-          { label: `Time (${zone})`, stroke: axis, grid: { stroke: grid } },
+          { label: `${xLabel} (${zone})`, stroke: axis, grid: { stroke: grid } },
           { label: yLabel, stroke: axis, grid: { stroke: grid } },
         ],
         series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: false } }))],
@@ -64,7 +72,7 @@ export default function UsageChart({
       window.removeEventListener('resize', resize);
       chart.destroy();
     };
-  }, [times, series, yLabel, timeZone, zone]);
+  }, [times, series, xLabel, yLabel, timeZone, zone]);
   return (
     <figure className="chart">
       <div ref={ref} role="img" aria-label={label} />

@@ -1,4 +1,4 @@
-import type { Role } from '../users/roles.js';
+import type { Role } from './roles.js';
 
 /** Every scope (docs/api.md#keys-scopes-and-roles): the one definition, used by the schemas, the services, the CLI and (type-only) the console. */
 export const SCOPES = [

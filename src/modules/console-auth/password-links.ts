@@ -1,0 +1,196 @@
+import type { Db } from '../../db/dialect.js';
+import type { ConsoleLinkPurpose, ConsoleSessionsTable } from '../../db/types.js';
+import { isoAt } from '../../kernel/clock.js';
+import { AppError, fieldError } from '../../kernel/errors.js';
+import type { SecondFactorMethod } from '../../kernel/sign-in-methods.js';
+import { consoleAuthRepository as repo } from './console-auth.repository.js';
+import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
+import { weakPasswordProblem } from './password-strength.js';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import type { createSignInSteps, OpenSession, SecondFactorNeeded, SessionKind } from './sign-in-steps.js';
+import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** Link lifetimes (docs/console.md#passwords-and-links): invites and first passwords 7 days, password resets 1 hour. */
+const LINK_TTL_MS: Record<ConsoleLinkPurpose, number> = { set_password: 7 * DAY, invite: 7 * DAY, reset: HOUR };
+
+const badLink = () =>
+  new AppError(400, 'invalid_link', 'This link is invalid, expired or already used; ask for a new one.');
+
+/**
+ * Passwords and single-use links (docs/console.md#passwords-and-links): links for invites, first
+ * passwords and resets, setting a password from one (which signs the person in), "forgot password",
+ * and changing a password; each ends the person's other sessions through `sessions`.
+ */
+export function createPasswordLinks(
+  deps: ConsoleAuthDeps,
+  sessions: {
+    endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }): Promise<number>;
+    newSession(
+      email: string,
+      now: number,
+      client: { ip: string; userAgent?: string },
+      kind?: SessionKind,
+    ): OpenSession & { token: string };
+  } & Pick<ReturnType<typeof createSignInSteps>, 'nextStep' | 'startPending'>,
+) {
+  const { db, dialect, clock } = deps;
+  const { endSessionsLocked, newSession, nextStep, startPending } = sessions;
+
+  /** Makes a single-use link; the token is in the URL and nowhere else. */
+  async function makeLink(
+    purpose: ConsoleLinkPurpose,
+    email: string,
+    scope: { workspaceId?: string; userId?: string } = {},
+    trx: Db = db,
+  ): Promise<{ url: string; expires_at: string }> {
+    const token = newToken();
+    const now = clock.now();
+    const expires_at = isoAt(now + LINK_TTL_MS[purpose]);
+    await repo.insertLink(trx, {
+      digest: tokenDigest(token),
+      purpose,
+      email: normalizeEmail(email),
+      workspace_id: scope.workspaceId ?? null,
+      user_id: scope.userId ?? null,
+      created_at: isoAt(now),
+      expires_at,
+      used_at: null,
+    });
+    return { url: `${deps.publicUrl()}/console/set-password?token=${token}`, expires_at };
+  }
+
+  /** Tells a person their password changed (docs/notifications.md: once, in their oldest workspace), in `trx`. */
+  async function passwordChanged(trx: Db, email: string, at: string): Promise<void> {
+    const [first] = await repo.memberships(trx, email);
+    if (!first || !deps.notifications) return;
+    await deps.notifications.securityNotice(trx, {
+      type: 'password.changed',
+      workspaceId: first.workspace_id,
+      users: [first.user_id],
+      admins: false,
+      data: { at },
+    });
+  }
+
+  /** Sets the password from a single-use link; ends every session of that person. Throws 400 invalid_link, 400 on a weak password. */
+  async function redeemLink(
+    token: string,
+    password: string,
+    client: { ip: string; userAgent?: string },
+  ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
+    const problem = passwordProblem(password);
+    if (problem) throw fieldError('password', 'invalid_length', problem);
+    if (!isTokenShaped(token)) throw badLink();
+    const digest = tokenDigest(token);
+    // The link first: the strength check costs CPU, so only a live link's holder can ask for it.
+    const found = await repo.findLink(db, digest);
+    if (!found || found.used_at !== null || Date.parse(found.expires_at) <= clock.now()) throw badLink();
+    const weak = weakPasswordProblem(password, [found.email]);
+    if (weak) throw fieldError('password', 'too_common', weak);
+    const hash = await hashPassword(password);
+    // A link proves the email, not the second factor: a person who has one gives it next (docs/sign-in.md).
+    // Where single sign-on is required, the new session simply does not reach that workspace (sessionMemberships).
+    const next = await nextStep(found.email, await repo.memberships(db, found.email)).catch((e: unknown) => {
+      if (e instanceof AppError && e.code === 'sso_required')
+        return { methods: [] as SecondFactorMethod[], stage: 'full' as const };
+      throw e;
+    });
+    return dialect.writeTransaction(
+      db,
+      async (trx): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
+        const link = await repo.findLink(trx, digest);
+        const now = clock.now();
+        if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
+        if (link.workspace_id && !(await repo.membership(trx, link.email, link.workspace_id))) throw badLink();
+        // A link of someone who is no longer a member anywhere (a reset link outliving its person) signs no one in.
+        if ((await repo.memberships(trx, link.email)).length === 0) throw badLink();
+        if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
+        await repo.upsertCredential(trx, link.email, hash, isoAt(now));
+        await endSessionsLocked(trx, link.email, isoAt(now));
+        // A reset replaces a password; a first password (invite, set_password) replaces none.
+        if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
+        if (next.methods.length > 0)
+          return { secondFactor: await startPending(trx, link.email, client.ip, next.methods) };
+        // Setting the password signs the person in (docs/console.md#passwords-and-links): a fresh
+        // session, as sign-in makes, in the same transaction that ended every earlier one.
+        const opened = newSession(link.email, now, client, { method: 'password', stage: next.stage });
+        await repo.insertSession(trx, opened.session);
+        return opened;
+      },
+      { keepsKeys: true },
+    );
+  }
+
+  /** Whom a live single-use link is for (the set-password page names the account); throws 400 invalid_link. */
+  async function describeLink(token: string): Promise<{ email: string; expires_at: string }> {
+    if (!isTokenShaped(token)) throw badLink();
+    const found = await repo.findLink(db, tokenDigest(token));
+    if (!found || found.used_at !== null || Date.parse(found.expires_at) <= clock.now()) throw badLink();
+    return { email: found.email, expires_at: found.expires_at };
+  }
+
+  /** A reset link valid 1 hour for a member's email (`wsvc users reset-link`, in the CLI's transaction when given one); undefined when no one has it. */
+  async function resetLink(emailInput: string, inTrx?: Db): Promise<{ url: string; expires_at: string } | undefined> {
+    const email = normalizeEmail(emailInput);
+    if ((await repo.memberships(inTrx ?? db, email)).length === 0) return undefined;
+    if (inTrx) return makeLink('reset', email, {}, inTrx);
+    return dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx), { keepsKeys: true });
+  }
+
+  /**
+   * "Forgot password": the same answer whether or not the email is a member. For a member, a reset
+   * link and its email (to their oldest workspace's profile: its name and timezone) are written in one
+   * transaction and sent by the worker; the link is never returned, so it never reaches a log.
+   * Returns the ids of the members with that email, for the log line.
+   */
+  async function forgotPassword(emailInput: string): Promise<{ userIds: string[] }> {
+    const email = normalizeEmail(emailInput);
+    const memberships = await repo.memberships(db, email);
+    const first = memberships[0];
+    const notifications = deps.notifications;
+    if (first && notifications) {
+      await dialect.writeTransaction(
+        db,
+        async (trx) => {
+          const link = await makeLink('reset', email, {}, trx);
+          await notifications.linkNotice(trx, {
+            type: 'password.reset',
+            workspaceId: first.workspace_id,
+            userId: first.user_id,
+            url: link.url,
+            data: { workspace_name: first.workspace_name, expires_at: link.expires_at },
+          });
+        },
+        { keepsKeys: true },
+      );
+    }
+    return { userIds: memberships.map((m) => m.user_id) };
+  }
+
+  /** Changes a signed-in person's password; ends their other sessions. Throws 400 on a wrong current one. */
+  async function changePassword(session: ConsoleSessionsTable, current: string, next: string): Promise<void> {
+    const problem = passwordProblem(next);
+    if (problem) throw fieldError('new_password', 'invalid_length', problem);
+    const credential = await repo.findCredential(db, session.email);
+    if (!credential || !(await verifyPassword(current, credential.password_hash))) {
+      throw fieldError('current_password', 'incorrect', 'The current password is incorrect.');
+    }
+    const weak = weakPasswordProblem(next, [session.email]);
+    if (weak) throw fieldError('new_password', 'too_common', weak);
+    const hash = await hashPassword(next);
+    const at = isoAt(clock.now());
+    await dialect.writeTransaction(
+      db,
+      async (trx) => {
+        await repo.upsertCredential(trx, session.email, hash, at);
+        await endSessionsLocked(trx, session.email, at, { except: session.id });
+        await passwordChanged(trx, session.email, at);
+      },
+      { keepsKeys: true },
+    );
+  }
+
+  return { makeLink, redeemLink, describeLink, forgotPassword, resetLink, changePassword };
+}

@@ -1,0 +1,323 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { ApiKeysTable, Env } from '../../db/types.js';
+import { type Clock, isoAt } from '../../kernel/clock.js';
+import { fieldError, NotFoundError } from '../../kernel/errors.js';
+import { isId, newId } from '../../kernel/ids.js';
+import type { NotificationTypeOf } from '../../kernel/notification-types.js';
+import type { Actor, ApiKeyPrincipal } from '../../kernel/principal.js';
+import { isScope, SCOPES } from '../../kernel/scopes.js';
+import { CONTROL_CHARACTER_ISSUE, hasControlCharacter } from '../../kernel/text.js';
+import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
+import type { NotificationsService } from '../notifications/notifications.service.js';
+import type { UsersService } from '../users/users.service.js';
+import {
+  digestKey,
+  digestsEqual,
+  displayPrefix,
+  generateKey,
+  MALFORMED_KEY,
+  malformedHeader,
+  parseKey,
+} from './key-format.js';
+import { keysRepository } from './keys.repository.js';
+
+export type VerifyResult =
+  | { ok: true; principal: ApiKeyPrincipal }
+  | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token'; message?: string };
+
+/** A key-cache epoch: this connection's (SQLite, a number) or the one processes share in Redis (a string). */
+export type KeysEpoch = number | string;
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  name: string;
+  env: Env;
+  scopes: string[];
+  user_id: string;
+  workspace_id: string;
+  created_at: string;
+}
+
+/** How far ahead a key's expiry is told (D27: "expiring in 7 days"). */
+export const EXPIRY_NOTICE_MS = 7 * 24 * 3_600_000;
+const EXPIRY_BATCH = 200;
+
+/**
+ * The key registry: generation (docs/api.md#keys-scopes-and-roles), verification on every request (http/auth.ts),
+ * issuing and revocation for the CLI, new workspaces and keys.service.ts (/v1/keys), last use, expiry notices.
+ */
+export function createKeyRegistry(deps: {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  users: Pick<UsersService, 'row' | 'workspaceExists'>;
+  /** Security notifications (docs/notifications.md): key created, revoked, rolled, expiring. */
+  notifications?: Pick<NotificationsService, 'securityNotice'>;
+  /** The write runner of the `key-expiry-notices` job (`notifyExpiring`). */
+  writeAs?: WriteRunner;
+}) {
+  const { db, clock } = deps;
+  // Performance (docs/performance.md, "Earlier changes" 4): verified keys, reused only while no write that may change keys or users has committed
+  // since (a revocation, a role change or a removal moves the epoch on, so the next request re-reads the key,
+  // docs/api.md#keys-scopes-and-roles). The epoch is the connection's (Dialect.keysEpoch, SQLite: verifyNow) or the one
+  // processes share in Redis (PostgreSQL + Redis: http/auth.ts reads it, the rate limit's call confirms it; src/modules/keys/keys-epoch.ts).
+  // Without either, every request reads its key.
+  const epoch = deps.dialect.keysEpoch;
+  // expiresMs: a cached key stops at its expires_at without any write (a rolled key, docs/api.md#keys-scopes-and-roles).
+  const verified = new Map<string, { epoch: KeysEpoch; principal: ApiKeyPrincipal; expiresMs: number }>();
+  const MAX_CACHED = 10_000;
+
+  /**
+   * Tells the key's owner and the workspace's admins about a change to a key, in `trx` (the change's
+   * transaction): docs/notifications.md#security-notifications.
+   */
+  async function keyNotice(
+    trx: Db,
+    type: Extract<NotificationTypeOf<'security'>, `key.${string}`>,
+    key: Pick<ApiKeysTable, 'id' | 'name' | 'env' | 'prefix' | 'user_id' | 'workspace_id'>,
+    extra: { successor_id?: string; old_expires_at?: string; expires_at?: string } = {},
+  ): Promise<void> {
+    if (!deps.notifications) return;
+    const owner = await deps.users.row(trx, key.user_id);
+    await deps.notifications.securityNotice(trx, {
+      type,
+      workspaceId: key.workspace_id,
+      users: owner && !owner.removed_at ? [owner.id] : [],
+      admins: true,
+      data: {
+        at: isoAt(clock.now()),
+        key: { id: key.id, name: key.name, env: key.env, prefix: key.prefix, owner_email: owner?.email ?? null },
+        ...extra,
+      },
+    });
+  }
+
+  /** Creates a key for a user; the plaintext is in the result and nowhere else. */
+  async function create(
+    input: {
+      userId: string;
+      env: Env;
+      name: string;
+      scopes?: string[] | null;
+      /** When the key stops working (docs/api.md#keys-scopes-and-roles); null or absent: never. */
+      expiresAt?: string | null;
+      /** The user who created it; null or absent for the CLI. */
+      createdBy?: string | null;
+      /** The key it succeeds, when made by rolling that key. */
+      rolledFrom?: string | null;
+      /** false: no `key.created` notification (a workspace's first keys; a roll writes `key.rolled`). */
+      notify?: boolean;
+    },
+    trx: Db = db,
+  ): Promise<CreatedKey> {
+    if (input.name.length === 0 || [...input.name].length > 100) {
+      throw fieldError('name', 'invalid_length', 'name must be 1 to 100 characters.');
+    }
+    if (hasControlCharacter(input.name)) {
+      const message = 'name must be a single line of text, without control characters such as line breaks or tabs.';
+      throw fieldError('name', CONTROL_CHARACTER_ISSUE, message);
+    }
+    const scopes = input.scopes ?? null;
+    for (const s of scopes ?? []) {
+      if (!isScope(s))
+        throw fieldError('scopes', 'invalid_value', `Unknown scope "${s}"; known: ${SCOPES.join(', ')}.`);
+    }
+    const user = await deps.users.row(trx, input.userId);
+    if (!user || user.removed_at) throw new NotFoundError('user');
+    const key = generateKey(input.env);
+    const now = clock.now();
+    const row = {
+      id: newId('key', now),
+      workspace_id: user.workspace_id,
+      user_id: user.id,
+      env: input.env,
+      name: input.name,
+      digest: digestKey(key),
+      prefix: displayPrefix(key),
+      scopes: scopes === null ? null : JSON.stringify([...new Set(scopes)]),
+      created_at: isoAt(now),
+      revoked_at: null,
+      last_used_at: null,
+      expires_at: input.expiresAt ?? null,
+      created_by: input.createdBy ?? null,
+      rolled_from: input.rolledFrom ?? null,
+    };
+    await keysRepository.insert(trx, row);
+    if (input.notify !== false) await keyNotice(trx, 'key.created', row);
+    return {
+      id: row.id,
+      key,
+      name: row.name,
+      env: row.env,
+      scopes: scopes === null ? [...SCOPES] : [...new Set(scopes)],
+      user_id: row.user_id,
+      workspace_id: row.workspace_id,
+      created_at: row.created_at,
+    };
+  }
+
+  /** Checks an Authorization header value; never throws for a bad key: a tagged result. */
+  async function verify(header: string | undefined): Promise<VerifyResult> {
+    return verifyNow(header);
+  }
+
+  /**
+   * verify, answering synchronously when no query is needed (malformed header, or a key verified
+   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, "Earlier changes" 5).
+   */
+  function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
+    const parsed = parseHeader(header);
+    if (!parsed.ok) return parsed;
+    const at = epoch?.();
+    if (at !== undefined) {
+      const hit = cached(parsed.digest);
+      if (hit && hit.epoch === at) return { ok: true, principal: hit.principal };
+    }
+    return verifyAt(parsed.digest, parsed.env, at);
+  }
+
+  /** The digest and environment of a well-formed `Bearer svc_…` header; the 401 code otherwise. */
+  function parseHeader(
+    header: string | undefined,
+  ): { ok: true; digest: string; env: Env } | { ok: false; code: 'missing_token' | 'invalid_token'; message?: string } {
+    if (header === undefined || header === '') return { ok: false, code: 'missing_token' };
+    const m = /^Bearer ([^\s]+)$/.exec(header);
+    if (!m) return { ok: false, code: 'invalid_token', message: malformedHeader(header) };
+    const key = m[1] as string;
+    const parsed = parseKey(key);
+    if (!parsed) {
+      return { ok: false, code: 'invalid_token', message: MALFORMED_KEY };
+    }
+    return { ok: true, digest: digestKey(key), env: parsed.env };
+  }
+
+  /**
+   * The principal verified for `digest` and the epoch it was filed under, unless it has expired since;
+   * valid only while that epoch is the current one (the caller checks: Dialect.keysEpoch, or the
+   * shared epoch in Redis, src/modules/keys/keys-epoch.ts).
+   */
+  function cached(digest: string): { principal: ApiKeyPrincipal; epoch: KeysEpoch } | undefined {
+    const hit = verified.get(digest);
+    return hit && hit.expiresMs > clock.now() ? hit : undefined;
+  }
+
+  /**
+   * Reads the key from the database and, with an epoch `at` read before the query, files the answer
+   * under it: a write that committed meanwhile has moved the epoch on, so the entry is stale at once.
+   */
+  async function verifyAt(digest: string, env: Env, at: KeysEpoch | undefined): Promise<VerifyResult> {
+    const row = await keysRepository.findByDigest(db, digest);
+    if (!row || !digestsEqual(row.digest, digest) || row.env !== env) {
+      return { ok: false, code: 'invalid_token' };
+    }
+    // docs/api.md#keys-scopes-and-roles: a key whose owner was removed stops working like a revoked one.
+    if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
+    const expiresMs = row.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(row.expires_at);
+    if (expiresMs <= clock.now()) return { ok: false, code: 'expired_token' };
+    const principal: ApiKeyPrincipal = Object.freeze({
+      kind: 'api_key',
+      keyId: row.id,
+      userId: row.user_id,
+      workspaceId: row.workspace_id,
+      env: row.env,
+      role: row.role,
+      scopes: row.scopes === null ? null : Object.freeze(JSON.parse(row.scopes) as string[]),
+    });
+    if (at !== undefined) {
+      if (verified.size >= MAX_CACHED) verified.clear();
+      verified.set(digest, { epoch: at, principal, expiresMs });
+    }
+    return { ok: true, principal };
+  }
+
+  /** Keys of a workspace, never with secrets. */
+  async function list(workspaceId: string) {
+    if (!(await deps.users.workspaceExists(db, workspaceId))) throw new NotFoundError('workspace');
+    const rows = await keysRepository.listByWorkspace(db, workspaceId);
+    return rows.map((r) => ({
+      ...r,
+      scopes: r.scopes === null ? [...SCOPES] : (JSON.parse(r.scopes) as string[]),
+    }));
+  }
+
+  /**
+   * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive revocation lock
+   * waits only for writes with the key already running; any write that commits later sees the revocation.
+   */
+  async function revoke(keyId: string, inTrx?: Db) {
+    if (!isId('key', keyId)) throw new NotFoundError('API key');
+    const at = isoAt(clock.now());
+    // One short transaction (docs/api.md#keys-scopes-and-roles: a revocation commits at once, whatever the load).
+    const run = async (trx: Db) => {
+      if (await keysRepository.revoke(trx, keyId, at)) {
+        // After the update: a write that changed the same row first must not wait for us while we wait for it.
+        await deps.dialect.holdExclusive(trx, keyLock(keyId));
+        const row = await keysRepository.findById(trx, keyId);
+        if (row) await keyNotice(trx, 'key.revoked', row);
+        return at;
+      }
+      const existing = await keysRepository.findById(trx, keyId);
+      if (!existing) throw new NotFoundError('API key');
+      return existing.revoked_at ?? at; // revoked before: the first revocation's time
+    };
+    const revokedAt = await (inTrx ? run(inTrx) : deps.dialect.writeTransaction(db, run));
+    return { id: keyId, revoked_at: revokedAt };
+  }
+
+  /**
+   * Moves keys' `last_used_at` forward to the minute they were last used, in the usage flush's
+   * transaction (docs/usage.md). It does not change whether a key verifies, so cached keys stay valid.
+   */
+  function recordUse(trx: WriteTx, lastUsed: ReadonlyMap<string, number>): Promise<void> {
+    return keysRepository.touchLastUsed(
+      trx,
+      [...lastUsed].map(([keyId, minute]) => [keyId, isoAt(minute)] as const),
+    );
+  }
+
+  /**
+   * Writes `key.expiring` (to the owner and the admins, docs/notifications.md#security-notifications)
+   * for every unrevoked key whose `expires_at` is within the next 7 days (that millisecond included)
+   * and still ahead, once per key: the conditional mark in the notice's transaction lets one of
+   * several workers win. A rolled key was told by `key.rolled`. Returns how many keys were told.
+   */
+  async function notifyExpiring(actor: Actor): Promise<number> {
+    if (!deps.writeAs) throw new Error('notifyExpiring needs the write runner');
+    const writeAs = deps.writeAs;
+    let told = 0;
+    for (;;) {
+      const nowMs = clock.now();
+      const now = isoAt(nowMs);
+      const due = await keysRepository.expiringUnnoticed(db, now, isoAt(nowMs + EXPIRY_NOTICE_MS), EXPIRY_BATCH);
+      if (due.length === 0) return told;
+      told += await writeAs(actor, async (trx) => {
+        let n = 0;
+        for (const k of due) {
+          if (!(await keysRepository.markExpiryNoticed(trx, k.id, now))) continue;
+          const owner = await deps.users.row(trx, k.user_id);
+          if (!owner || owner.removed_at) continue; // the key stopped working with its owner's removal
+          await keyNotice(trx, 'key.expiring', k, { expires_at: k.expires_at ?? now });
+          n++;
+        }
+        return n;
+      });
+      if (due.length < EXPIRY_BATCH) return told;
+    }
+  }
+
+  return {
+    create,
+    verify,
+    verifyNow,
+    parseHeader,
+    cached,
+    verifyAt,
+    list,
+    revoke,
+    recordUse,
+    keyNotice,
+    notifyExpiring,
+  };
+}
+export type KeyRegistry = ReturnType<typeof createKeyRegistry>;

@@ -1,0 +1,73 @@
+import type { Db, Dialect } from '../../db/dialect.js';
+import type { Role } from '../../db/types.js';
+import { NotFoundError } from '../../kernel/errors.js';
+import { type Principal, requireAdmin } from '../../kernel/principal.js';
+import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
+import type { NotificationsService } from '../notifications/notifications.service.js';
+import type { User } from '../users/users.schemas.js';
+import type { UsersService } from '../users/users.service.js';
+
+/**
+ * Members as an admin manages them (the console's members page, `wsvc users invite`), on top of the
+ * users service: invites (the user, their single-use link from console-auth and its email, in one
+ * transaction), role changes and removals, with the checks that the caller's workspace and role allow
+ * the change (docs/api.md#keys-scopes-and-roles).
+ */
+export function createMembersService(deps: {
+  db: Db;
+  dialect: Dialect;
+  users: UsersService;
+  /** console-auth: the invite link, the workspace's name, the invites not yet used. */
+  links: Pick<ConsoleAuthService, 'makeLink' | 'membershipsIn' | 'pendingInvites'>;
+  /** The notification outbox (docs/notifications.md): the invite email, in the invite's transaction. */
+  notifications?: Pick<NotificationsService, 'linkNotice'>;
+}) {
+  const { db, dialect, users } = deps;
+
+  /** Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction. */
+  async function invite(
+    workspaceId: string,
+    input: { email: string; role: Role; name?: string },
+    inTrx?: Db,
+  ): Promise<{ user: User; invite_url: string; expires_at: string }> {
+    const run = async (trx: Db) => {
+      const user = await users.create({ workspaceId, email: input.email, role: input.role, name: input.name }, trx);
+      const link = await deps.links.makeLink('invite', user.email, { workspaceId, userId: user.id }, trx);
+      if (deps.notifications) {
+        const ws = (await deps.links.membershipsIn(trx, user.email)).find((m) => m.workspace_id === workspaceId);
+        await deps.notifications.linkNotice(trx, {
+          type: 'invite',
+          workspaceId,
+          userId: user.id,
+          url: link.url,
+          data: { workspace_name: ws?.workspace_name ?? workspaceId, role: user.role, expires_at: link.expires_at },
+        });
+      }
+      return { user, invite_url: link.url, expires_at: link.expires_at };
+    };
+    return inTrx ? run(inTrx) : dialect.writeTransaction(db, run);
+  }
+
+  async function memberOrThrow(principal: Principal, userId: string) {
+    const m = await users.memberOf(db, principal.workspaceId, userId);
+    if (!m) throw new NotFoundError('member');
+    return m;
+  }
+
+  return {
+    invite,
+    /** The workspace's invites not used yet (the members page). */
+    pendingInvites: (workspaceId: string) => deps.links.pendingInvites(workspaceId),
+    async setRole(principal: Principal, userId: string, role: Role) {
+      requireAdmin(principal);
+      await memberOrThrow(principal, userId);
+      return users.setRole(userId, role);
+    },
+    async remove(principal: Principal, userId: string) {
+      requireAdmin(principal);
+      await memberOrThrow(principal, userId);
+      return users.remove(userId);
+    },
+  };
+}
+export type MembersService = ReturnType<typeof createMembersService>;
