@@ -27,23 +27,32 @@ type ClosingSocket = Socket & { destroySoon?: () => void };
 export function lingerOnClose(request: IncomingMessage): void {
   const socket = request.socket as ClosingSocket | null;
   if (!socket || socket.destroyed) return;
-  socket.destroySoon = () => linger(socket, request);
+  // Counted from the moment the answer is decided, not from when its bytes are flushed: on a loaded
+  // machine the client may send many megabytes in between, and they count against the bound too.
+  const answeredBytes = socket.bytesRead;
+  socket.destroySoon = () => linger(socket, request, answeredBytes);
 }
 
-function linger(socket: Socket, request: IncomingMessage): void {
+function linger(socket: Socket, request: IncomingMessage, startBytes: number): void {
   if (socket.destroyed) return;
   if (socket.writable) socket.end();
   const started = Date.now();
-  const startBytes = socket.bytesRead;
-  let lastBytes = startBytes;
+  let lastBytes = socket.bytesRead;
   let lastProgress = started;
-  // The body's bytes as the parser drains them (Node has dumped the request: nothing is kept), so
+  // Past the byte bound: read no more, and close once the answer is out (the timers below still
+  // close it if the client never reads it).
+  let stopped = false;
+  const enough = () => {
+    if (stopped || socket.bytesRead - startBytes < LINGER_MAX_BYTES) return;
+    stopped = true;
+    socket.pause();
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  };
+  enough();
+  // Checked on each chunk the parser drains (Node has dumped the request: nothing is kept), so
   // that the byte bound holds to the chunk however fast the client sends.
-  let drained = 0;
-  request.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained >= LINGER_MAX_BYTES) socket.destroy();
-  });
+  request.on('data', enough);
   const timer = setInterval(() => {
     const now = Date.now();
     const read = socket.bytesRead;
@@ -51,9 +60,8 @@ function linger(socket: Socket, request: IncomingMessage): void {
       lastBytes = read;
       lastProgress = now;
     }
-    const done =
-      now - started >= LINGER_MAX_MS || now - lastProgress >= LINGER_IDLE_MS || read - startBytes >= LINGER_MAX_BYTES;
-    if (done) socket.destroy();
+    if (now - started >= LINGER_MAX_MS || now - lastProgress >= LINGER_IDLE_MS) socket.destroy();
+    else enough();
   }, CHECK_MS);
   timer.unref();
   socket.once('close', () => clearInterval(timer));
