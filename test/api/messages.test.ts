@@ -9,7 +9,7 @@ import { expectValidation } from '../helpers/expect.js';
 import { startWsvc, stopProcess } from '../helpers/processes.js';
 
 // Backends: sqlite — validation and settings messages, decided before anything is read or written
-// Tier: quick
+// Tier: full — starts a wsvc process for each settings message it checks
 // Errors that name the fix (docs/api.md#validation): allowed values listed, forms said in words,
 // settings named with the value given, and the setting that allows local webhook URLs mentioned.
 

@@ -5,7 +5,7 @@ import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.j
 import { expectError } from '../helpers/expect.js';
 
 // Backends: both — plan changes are stored and read back through the console API
-// Tier: quick
+// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), for the billing pages' admin and member
 // The console's billing API (docs/console.md#billing): the subscription and invoices through the
 // /v1 mirror (admins), the plans and "Change plan" as console routes (admins change; CSRF). The
 // default D28 plans; time is the injected clock.

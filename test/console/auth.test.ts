@@ -4,7 +4,7 @@ import { type ConsoleClient, linkToken, ORIGIN, PASSWORD, signIn, signInWithLink
 import { expectError } from '../helpers/expect.js';
 
 // Backends: both — sessions, single-use links and sign-in throttling live in the database
-// Tier: quick
+// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), dozens of them here
 // Every sign-in costs one scrypt hash (OWASP parameters, about a second of one core): a loaded
 // machine needs more than the default time per test.
 vi.setConfig({ testTimeout: 120_000 });

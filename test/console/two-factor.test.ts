@@ -1,5 +1,5 @@
 // Backends: both — second factors, pending sign-ins, the throttle and notifications are rows in the database.
-// Tier: quick
+// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), with each factor's enrolment and sign-in
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { stepAt, totpCode } from '../../src/modules/mfa/totp.js';

@@ -1,5 +1,5 @@
 // Backends: both — an older row (a key name stored before names refused control characters) is read from storage into the email
-// Tier: quick
+// Tier: full — runs the wsvc CLI and a real SMTP server for each email
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -9,7 +9,7 @@ import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { openTestStorage } from '../helpers/storage.js';
 
 // Backends: both — emails written in the transaction that makes the link, also by the CLI on the same database
-// Tier: quick
+// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), after each emailed link is redeemed over SMTP
 // Invites and password resets by email (docs/notifications.md): the console's invite, `wsvc users
 // invite` (the real command in a child process on the same database) and "forgot password" write
 // their email in the transaction that makes the link; the worker's job sends it over real SMTP to a

@@ -10,7 +10,7 @@ import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { testWorker } from '../helpers/worker.js';
 
 // Backends: both — preferences are stored per person and read when notifying
-// Tier: quick
+// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), then a real SMTP round trip per preference
 // Notification preferences (docs/notifications.md#preferences): per person and category, email and
 // in-app; security cannot be turned off; List-Unsubscribe on optional categories only. A real
 // endpoint failing against a loopback receiver, a real SMTP server, console sessions.

@@ -6,7 +6,7 @@ import { expectError } from '../helpers/expect.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
 // Backends: both — exactly one notification per change, none when its transaction rolls back
-// Tier: quick
+// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), for each security email it triggers over SMTP
 // Security notifications (docs/notifications.md#security-notifications): each change writes exactly
 // one notification per recipient in its own transaction, and none when it fails or rolls back.
 // Through the real HTTP routes (API keys and console session), the services the CLI calls, a real
