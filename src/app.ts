@@ -226,7 +226,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
     async (api) => {
-      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth });
+      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, hasWorkspace: services.workspaces.any });
       await api.register(membersRoutes, { members: services.members });
       await api.register(mfaRoutes, {
         mfa: services.mfa,
