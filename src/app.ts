@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type Config, publicUrl, trustProxy } from './config.js';
@@ -67,6 +67,8 @@ export interface AppDeps {
   services?: Services;
   /** Where log lines go (default stdout); tests read them. */
   logStream?: DestinationStream;
+  /** Sees every route as it is registered (scripts/architecture-facts.ts lists them in ARCHITECTURE.md). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Idle time a keep-alive connection is held between requests (above common balancers' 60 s). */
@@ -109,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
   });
+  if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
 
   // Redis behind a circuit breaker: a hung Redis costs one timeout, then requests skip it.
   const redis = deps.redis
@@ -223,7 +226,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
     async (api) => {
-      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth });
+      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, hasWorkspace: services.workspaces.any });
       await api.register(membersRoutes, { members: services.members });
       await api.register(mfaRoutes, {
         mfa: services.mfa,

@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 import { expected } from './lib/expected.js';
 import { loadPlans, PlansFileError } from './modules/billing/plans.js';
 
-/** Every setting the service reads from the environment, with its default (README "Settings"). */
+/** Every setting the service reads from the environment, with its default (docs/settings.md). */
 const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', 'x-expected': 'a host name or IP address to listen on' }),

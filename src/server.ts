@@ -8,6 +8,11 @@ import { systemClock } from './kernel/clock.js';
 import { createServices } from './services.js';
 import { type RunningWorker, runDeliveryWorker } from './worker.js';
 
+/** The server's first log line while no workspace exists. */
+export const FIRST_RUN_HINT =
+  'No workspace yet: create the first with `npx wsvc workspaces create --name <name> --admin-email <you@example.com>`, ' +
+  'then open the console link it prints to choose your password.';
+
 export interface RunningServer {
   app: FastifyInstance;
   storage: Storage;
@@ -34,6 +39,8 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
   };
   const services = createServices({ storage, clock: systemClock, config, log: workerLog });
   app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
+  // A fresh install: the first line says what to do first (docs/console.md, the first sign-in).
+  if (!(await services.workspaces.any())) app.log.info(FIRST_RUN_HINT);
   // Start with shared counters when Redis is there; if it is not, serve anyway (fail-open).
   if (redis) await waitForRedis(redis);
   for (const warning of settingWarnings(config)) app.log.warn(warning);

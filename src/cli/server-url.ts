@@ -8,7 +8,7 @@ import { type Config, publicUrl } from '../config.js';
 // Each server owns its own record, `<database file>.server-url.<pid>`, written when it listens and
 // removed when it stops, so two servers on one database never overwrite or remove each other's
 // (docs/operations.md#first-run-links). PostgreSQL deployments set PUBLIC_URL for every process
-// instead (README "The console").
+// instead (docs/console.md, the first sign-in).
 
 /** The records' common prefix: `<database file>.server-url`; none for PostgreSQL or an in-memory database. */
 export function serverUrlFile(config: Config): string | null {

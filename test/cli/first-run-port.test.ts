@@ -9,7 +9,7 @@ import { startWsvc, stopProcess } from '../helpers/processes.js';
 
 // Backends: sqlite — the URL file beside a SQLite database (PostgreSQL deployments set PUBLIC_URL)
 // Tier: full — a server and CLI child processes
-// First run on a second port (README "The console"): `PORT=18080 npm start` in one shell,
+// First run on a second port (docs/console.md, the first sign-in): `PORT=18080 npm start` in one shell,
 // `npx wsvc workspaces create` without PORT in another. The server records the URL it answers on
 // beside its SQLite database, so the set-password link the CLI prints points at it; the link's page
 // names the account. SQLite only: the record is a file beside the database (PostgreSQL deployments

@@ -136,7 +136,7 @@ console.log(JSON.stringify({ id: made.id, names, code, verify: typeof verifyWebh
       verify: 'function',
     });
     // The TypeScript examples of the docs compile against the installed package, strictly.
-    const docs = ['README.md', 'docs/client.md', 'packages/client/README.md'];
+    const docs = ['README.md', 'docs/using.md', 'docs/client.md', 'packages/client/README.md'];
     const snippets: string[] = [];
     for (const doc of docs) {
       const text = await readFile(join(ROOT, doc), 'utf8');

@@ -11,11 +11,11 @@ import { testWorker } from '../helpers/worker.js';
 
 // Backends: both — the secrets' overlap is stored and compared to the millisecond
 // Tier: quick
-// Secret rotation seen by the README's own receiver (docs/api.md#webhooks): through the overlap,
+// Secret rotation seen by the receiver of docs/using.md (docs/api.md#webhooks): through the overlap,
 // X-Service-Signature stays keyed with the old secret and webhook-signature carries both; from
 // the millisecond the old secret expires, only the new one signs. The clock is injected and stands
 // still unless the test moves it, so "just before" and "at" the expiry are exact; the deliveries
-// are real HTTP to the README receiver run as printed, in its own process.
+// are real HTTP to that receiver run as printed, in its own process.
 
 let now = Date.now();
 const clock = { now: () => now };
@@ -34,9 +34,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The receiver of README.md that needs no client ("verify `X-Service-Signature` on the raw body"), listening on a free port instead of 3000. */
+/** The receiver of docs/using.md that needs no client ("verify `X-Service-Signature` on the raw body"), listening on a free port instead of 3000. */
 function readmeReceiver(): string {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../../docs/using.md', import.meta.url), 'utf8');
   const from = readme.indexOf('verify `X-Service-Signature` on the raw body');
   const block = /```js\n([\s\S]*?)```/.exec(readme.slice(from));
   const code = block?.[1] ?? '';

@@ -37,8 +37,20 @@ const NoContent = Type.Null({ description: 'Done' });
  */
 export const consoleRoutes: FastifyPluginAsyncTypebox<{
   consoleAuth: ConsoleAuthService;
-}> = async (app, { consoleAuth }) => {
+  /** Whether any workspace exists (the workspaces service's `any`, wired in app.ts). */
+  hasWorkspace: () => Promise<boolean>;
+}> = async (app, { consoleAuth, hasWorkspace }) => {
   const describe = (open: OpenSession) => describeSession(consoleAuth, open);
+
+  // A fresh install: the sign-in page says to create the first workspace with the CLI (docs/console.md).
+  app.get(
+    '/first-run',
+    {
+      config: { console: 'public' },
+      schema: { hide, response: { 200: DataOf(Type.Object({ has_workspace: Type.Boolean() })) } },
+    },
+    async () => ({ data: { has_workspace: await hasWorkspace() } }),
+  );
 
   app.get(
     '/session',

@@ -13,6 +13,11 @@ export const workspacesRepository = {
     await withRowLock(db, db.selectFrom('workspaces').select('id').where('id', '=', id)).execute();
   },
 
+  /** Whether the database holds any workspace (a fresh install holds none). */
+  async any(db: Db): Promise<boolean> {
+    return (await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst()) !== undefined;
+  },
+
   /** Every workspace, oldest first, with its number of current members (CLI). */
   listWithMemberCounts(db: Db) {
     return db

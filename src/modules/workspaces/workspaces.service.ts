@@ -77,10 +77,15 @@ export function createWorkspacesService(deps: {
     return rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at, members: Number(r.members) }));
   }
 
+  /** Whether any workspace exists: none on a fresh install (the server's first log line says what to do). */
+  function any(): Promise<boolean> {
+    return workspacesRepository.any(deps.db);
+  }
+
   /** Locks the workspace's row until `trx` ends: serialises a per-workspace limit (webhooks). */
   function lock(trx: Db, workspaceId: string): Promise<void> {
     return workspacesRepository.lock(trx, workspaceId);
   }
 
-  return { create, list, lock };
+  return { create, list, any, lock };
 }

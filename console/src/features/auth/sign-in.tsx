@@ -48,6 +48,11 @@ export default function SignInPage() {
     },
     onSuccess: (res) => open(res.data),
   });
+  // A fresh install has no workspace to sign in to yet: say how to create the first.
+  const firstRun = useQuery({
+    queryKey: ['first-run'],
+    queryFn: () => api<{ data: { has_workspace: boolean } }>('/first-run'),
+  });
   const first = session.data?.memberships[0];
   if (session.data?.stage === 'enrol') return <Navigate to="/two-factor-setup" replace />;
   if (session.data && first && !signIn.isPending && !pending) {
@@ -57,6 +62,13 @@ export default function SignInPage() {
   const { message } = (location.state as { message?: string } | null) ?? {};
   return (
     <AuthFrame title="Sign in">
+      {firstRun.data?.data.has_workspace === false ? (
+        <p className="notice" role="status" data-testid="first-run">
+          No workspace exists yet. On the server, create the first with{' '}
+          <code>npx wsvc workspaces create --name &lt;name&gt; --admin-email &lt;you@example.com&gt;</code> and open the
+          console link it prints to choose your password.
+        </p>
+      ) : null}
       {message ? (
         <p className="notice" role="status">
           {message}

@@ -1,0 +1,227 @@
+// The facts of ARCHITECTURE.md, generated from the code (`npm run docs:facts` rewrites them;
+// test/architecture/facts.test.ts fails when the committed text differs). Each fact sits between
+// `<!-- generated:<name> -->` and `<!-- /generated:<name> -->`; the prose around them is written by hand.
+//
+// - layers:     the layer and room graph, as `npm run deps` computes it (scripts/check-deps.mjs);
+// - tables:     each table, the migration that creates it, the files that write it and the other files that read it;
+// - migrations: the migrations a fresh database applies, in order, and the tables each creates or alters;
+// - principals: the principal kinds (src/kernel/principal.ts) and the system actors the code names;
+// - routes:     every route of the live app (src/app.ts) with the credential it takes.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { RouteOptions } from 'fastify';
+// @ts-expect-error: a plain JavaScript script without types.
+import { checkDeps } from './check-deps.mjs';
+
+const ROOT = join(import.meta.dirname, '..');
+const FILE = 'ARCHITECTURE.md';
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const p = `${dir}/${e.name}`;
+    if (e.isDirectory()) out.push(...filesUnder(p));
+    else if (/\.ts$/.test(e.name) && !/\.test(-d)?\.ts$/.test(e.name)) out.push(p);
+  }
+  return out.sort();
+}
+const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
+const list = (xs: Iterable<string>) => [...xs].map((x) => `\`${x}\``).join(', ') || '—';
+
+async function layers(): Promise<string> {
+  const { graph } = (await checkDeps(ROOT)) as { graph: string };
+  return ['```', graph, '```'].join('\n');
+}
+
+/** Migration name → tables it creates and tables it alters. */
+function migrationTables(): { name: string; creates: string[]; alters: string[] }[] {
+  const order = [...read('src/db/migrate.ts').matchAll(/^ {2}'(\d{3}-[a-z-]+)': \w+,$/gm)].map((m) => m[1] ?? '');
+  return order.map((name) => {
+    const text = read(`src/db/migrations/${name}.ts`);
+    // A table built under a temporary name and renamed (SQLite's way to change constraints) counts as altered.
+    const renamed = new Set([...text.matchAll(/alterTable\(\s*'(\w+)'\s*\)\s*\.renameTo\(/g)].map((m) => m[1] ?? ''));
+    const creates = [...new Set([...text.matchAll(/createTable\(\s*'(\w+)'/g)].map((m) => m[1] ?? ''))].filter(
+      (t) => !renamed.has(t),
+    );
+    const alters = [
+      ...new Set(
+        [...text.matchAll(/(?:alterTable|dropTable)\(\s*'(\w+)'/g)]
+          .map((m) => m[1] ?? '')
+          .filter((t) => !renamed.has(t)),
+      ),
+    ].filter((t) => !creates.includes(t));
+    return { name, creates, alters };
+  });
+}
+
+function migrations(): string {
+  const rows = migrationTables().map((m, i) => `| ${i + 1} | \`${m.name}\` | ${list(m.creates)} | ${list(m.alters)} |`);
+  return [
+    `A fresh database applies ${rows.length} migrations (\`src/db/migrate.ts\`, in this order):`,
+    '',
+    '| # | Migration | Creates | Alters |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+function tables(): string {
+  const created = new Map<string, string>();
+  for (const m of migrationTables()) for (const t of m.creates) if (!created.has(t)) created.set(t, m.name);
+  const writers = new Map<string, Set<string>>();
+  const readers = new Map<string, Set<string>>();
+  const add = (map: Map<string, Set<string>>, t: string, f: string) => {
+    if (!map.has(t)) map.set(t, new Set());
+    map.get(t)?.add(f);
+  };
+  for (const f of filesUnder('src').filter((f) => !f.startsWith('src/db/migrations/'))) {
+    const text = read(f);
+    const short = f.replace(/^src\/(modules\/)?/, '');
+    for (const m of text.matchAll(/\b(?:insertInto|updateTable|deleteFrom)\(\s*'(\w+)/g))
+      add(writers, m[1] ?? '', short);
+    for (const m of text.matchAll(/\b(?:selectFrom|innerJoin|leftJoin)\(\s*'(\w+)/g)) add(readers, m[1] ?? '', short);
+  }
+  const rows = [...created].map(([t, migration]) => {
+    const w = writers.get(t) ?? new Set();
+    const r = [...(readers.get(t) ?? [])].filter((f) => !w.has(f));
+    return `| \`${t}\` | \`${migration}\` | ${list(w)} | ${list(r)} |`;
+  });
+  return [
+    'Written by: the files whose queries insert, update or delete the table (Kysely `insertInto`, `updateTable`,',
+    '`deleteFrom` with the table named). Also read by: other files that select from or join it.',
+    '',
+    '| Table | Created in | Written by | Also read by |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+function principals(): string {
+  const text = read('src/kernel/principal.ts');
+  const kinds = [
+    ...text.matchAll(/\/\*\*\s*([^*]+?)\s*\*\/\s*export interface (\w+) extends PrincipalBase \{\s*kind: '(\w+)';/g),
+  ].map((m) => `| \`${m[3]}\` | \`${m[2]}\` | ${(m[1] ?? '').replace(/\s+/g, ' ')} |`);
+  const names = text.match(/export type SystemActorName = ([^;]+);/)?.[1] ?? '?';
+  const used = new Map<string, Set<string>>();
+  for (const f of filesUnder('src')) {
+    for (const m of read(f).matchAll(/systemActor\(\s*'([^']+)'/g)) {
+      const name = m[1] ?? '';
+      if (!used.has(name)) used.set(name, new Set());
+      used.get(name)?.add(f.replace(/^src\//, ''));
+    }
+  }
+  const actors = [...used]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([n, files]) => `| \`${n}\` | ${list([...files].sort())} |`);
+  return [
+    'Principal kinds (`Principal` in `src/kernel/principal.ts`):',
+    '',
+    '| kind | type | who |',
+    '|---|---|---|',
+    ...kinds,
+    '',
+    `System actors (\`SystemActorName\` = ${names.replace(/\|/g, '\\|')}), as the code names them:`,
+    '',
+    '| actor | named in |',
+    '|---|---|',
+    ...actors,
+  ].join('\n');
+}
+
+async function routes(): Promise<string> {
+  const { buildApp } = await import('../src/app.js');
+  const { loadConfig } = await import('../src/config.js');
+  const { openStorage } = await import('../src/db/database.js');
+  // Every optional route on (metrics), no log, a database that is never queried.
+  const config = loadConfig(
+    {},
+    {
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: 'sqlite::memory:',
+      METRICS_TOKEN: 'architecture-facts-only',
+      USAGE_METERING: 'off',
+    },
+  );
+  const storage = openStorage({ url: config.DATABASE_URL });
+  const seen: { method: string; url: string; config: Record<string, unknown>; hide: boolean }[] = [];
+  const app = await buildApp({
+    config,
+    storage,
+    onRoute: (r: RouteOptions) => {
+      for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
+        seen.push({
+          method,
+          url: r.url,
+          config: (r.config ?? {}) as Record<string, unknown>,
+          hide: Boolean((r.schema as { hide?: boolean } | undefined)?.hide),
+        });
+      }
+    },
+  });
+  await app.ready();
+  await app.close();
+  await storage.close();
+
+  const auth = (r: (typeof seen)[number]) => {
+    if (r.config.scope) return `API key, scope \`${r.config.scope}\``;
+    if (r.config.console === 'public') return 'none (console sign-in steps)';
+    if (r.config.console === 'session')
+      return r.config.enrol ? 'console session (also one that must first add a second factor)' : 'console session';
+    if (r.config.console === 'actor') return 'console session in a workspace (`X-Workspace-Id`, `X-Env`)';
+    if (r.url === '/metrics') return '`METRICS_TOKEN`';
+    return 'none';
+  };
+  // The console's copy of /v1, the API explorer's files and the console's built files are summed up below the table.
+  const mirror = (r: (typeof seen)[number]) => r.url.startsWith('/console/api/v1/');
+  const files = (r: (typeof seen)[number]) =>
+    r.url.startsWith('/docs/') ||
+    (r.url.startsWith('/console/') && !r.url.startsWith('/console/api/') && r.url !== '/console/*');
+  const shown = seen.filter((r) => r.method !== 'HEAD' && !r.config.unmatched);
+  const rows = shown.filter((r) => !mirror(r) && !files(r)).map((r) => `| ${r.method} | \`${r.url}\` | ${auth(r)} |`);
+  const mirrored = shown.filter(mirror).length;
+  return [
+    '| Method | Path | Credential |',
+    '|---|---|---|',
+    ...[...new Set(rows)],
+    '',
+    `Besides these, the ${mirrored} \`/v1\` routes are registered again under \`/console/api/v1\` (hidden from the`,
+    'OpenAPI document), where a console session in a workspace takes the place of the API key (same scopes); the',
+    'API explorer serves its files under `/docs/`, and the console its built files under `/console/`.',
+  ].join('\n');
+}
+
+/** Every generated section, by name. */
+export async function generateFacts(): Promise<Record<string, string>> {
+  return {
+    layers: await layers(),
+    tables: tables(),
+    migrations: migrations(),
+    principals: principals(),
+    routes: await routes(),
+  };
+}
+
+/** `text` with each generated section replaced by `facts`; throws when a marker is missing. */
+export function applyFacts(text: string, facts: Record<string, string>): string {
+  let out = text;
+  for (const [name, body] of Object.entries(facts)) {
+    const open = `<!-- generated:${name} -->`;
+    const close = `<!-- /generated:${name} -->`;
+    const re = new RegExp(`${open}[\\s\\S]*?${close}`);
+    if (!re.test(out)) throw new Error(`${FILE}: no ${open} … ${close} markers`);
+    out = out.replace(re, () => `${open}\n${body}\n${close}`);
+  }
+  return out;
+}
+
+export const ARCHITECTURE_FILE = join(ROOT, FILE);
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const before = readFileSync(ARCHITECTURE_FILE, 'utf8');
+  const after = applyFacts(before, await generateFacts());
+  writeFileSync(ARCHITECTURE_FILE, after);
+  console.log(
+    `${relative(process.cwd(), ARCHITECTURE_FILE) || FILE}: ${before === after ? 'up to date' : 'facts rewritten'}`,
+  );
+}

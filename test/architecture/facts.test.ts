@@ -1,0 +1,35 @@
+// Backends: sqlite — reads source files and builds the app once on an in-memory SQLite database that is never queried.
+// Tier: quick — a few seconds; a fact in ARCHITECTURE.md that drifts from the code fails `npm test`.
+// The generated sections of ARCHITECTURE.md (the layer graph, the table owners, the migrations, the
+// principals and the routes) are what scripts/architecture-facts.ts writes from the code today.
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ARCHITECTURE_FILE, applyFacts, generateFacts } from '../../scripts/architecture-facts.js';
+
+describe('ARCHITECTURE.md facts', () => {
+  let facts: Record<string, string>;
+  beforeAll(async () => {
+    facts = await generateFacts();
+  });
+
+  it('match the code (regenerate with `npm run docs:facts`)', () => {
+    const committed = readFileSync(ARCHITECTURE_FILE, 'utf8');
+    const expected = applyFacts(committed, facts);
+    const stale = Object.keys(facts).filter((name) => {
+      const section = new RegExp(`<!-- generated:${name} -->[\\s\\S]*?<!-- /generated:${name} -->`);
+      return committed.match(section)?.[0] !== expected.match(section)?.[0];
+    });
+    expect(stale, `ARCHITECTURE.md differs from the code in: ${stale.join(', ')}; run \`npm run docs:facts\``).toEqual(
+      [],
+    );
+  });
+
+  it('name every migration of src/db/migrate.ts, the tables and the routes', () => {
+    const migrations = readFileSync(new URL('../../src/db/migrate.ts', import.meta.url), 'utf8').match(
+      /^ {2}'\d{3}-[a-z-]+': \w+,$/gm,
+    );
+    expect(facts.migrations).toContain(`applies ${migrations?.length} migrations`);
+    expect(facts.tables).toContain('| `deliveries` |');
+    expect(facts.routes).toContain('| POST | `/v1/resources` | API key, scope `resources:write` |');
+  });
+});
