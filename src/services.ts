@@ -24,7 +24,7 @@ import { smtpTransport } from './modules/notifications/smtp.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createSsoService, type SsoFetch } from './modules/sso/sso.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
-import { systemCheck } from './modules/users/user-check.js';
+import { memberRole, systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
 import { createEndpointHealth } from './modules/webhooks/endpoint-health.js';
@@ -75,7 +75,7 @@ export function createServices(deps: {
     api_key: apiKeyCheck(dialect, clock),
     system: systemCheck(dialect),
   };
-  const writeAs = createWriteRunner({ db, dialect, checks });
+  const writeAs = createWriteRunner({ db, dialect, checks, roleOf: memberRole });
   // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
   const integrations = createIntegrationsService({
     db,
@@ -186,7 +186,7 @@ export function createServices(deps: {
     notify: notifySecurity,
     passkeyFactor: passkeys.secondFactor,
   });
-  const members = createMembersService({ db, dialect, users, links: consoleAuth, notifications });
+  const members = createMembersService({ db, dialect, writeAs, users, links: consoleAuth, notifications });
   const usage = createUsageService({
     db,
     clock,
