@@ -139,6 +139,7 @@ export function createServices(deps: {
     db,
     dialect,
     clock,
+    writeAs,
     users,
     publicUrl: () => publicUrl(deps.config),
     notifications,
@@ -278,7 +279,10 @@ export function createServices(deps: {
       id: 'purge-sign-in-steps',
       name: 'purge-sign-in-steps: sign-in failures older than 15 min, expired pending sign-ins, passkey challenges and SSO sign-ins',
       everyMs: 10 * 60_000,
-      run: async () => (await consoleAuth.purgeFailures()) + (await mfa.purgeChallenges()) + (await sso.purge()),
+      run: async () => {
+        const actor = systemActor('scheduler:purge-sign-in-steps');
+        return (await consoleAuth.purgeFailures(actor)) + (await mfa.purgeChallenges(actor)) + (await sso.purge(actor));
+      },
     },
     {
       id: 'usage-rollup',

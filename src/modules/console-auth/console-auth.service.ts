@@ -3,7 +3,7 @@ import type { ConsoleSessionsTable, Env } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { SessionPrincipal } from '../../kernel/principal.js';
+import type { Actor, SessionPrincipal } from '../../kernel/principal.js';
 import { sessionLock } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
@@ -40,7 +40,7 @@ const TOUCH_EVERY_MS = MINUTE;
  * to the rest of the code.
  */
 export function createConsoleAuthService(deps: ConsoleAuthDeps) {
-  const { db, dialect, clock } = deps;
+  const { db, dialect, clock, writeAs } = deps;
   const idleMs = (deps.sessions ?? DEFAULT_SESSIONS).idleMin * MINUTE;
   const absoluteMs = (deps.sessions ?? DEFAULT_SESSIONS).maxH * HOUR;
   // The steps after a password (sign-in-steps.ts); they open sessions and count failures through this service.
@@ -251,7 +251,9 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
       });
       if (n === 0) throw new NotFoundError('session');
     },
-    purgeFailures: () => repo.purgeFailures(db, isoAt(clock.now() - THROTTLE_WINDOW_MS)),
+    /** The purge-sign-in-steps job's part, as its system actor. */
+    purgeFailures: (actor: Actor) =>
+      writeAs(actor, (trx) => repo.purgeFailures(trx, isoAt(clock.now() - THROTTLE_WINDOW_MS))),
   };
 }
 export type ConsoleAuthService = ReturnType<typeof createConsoleAuthService>;

@@ -2,7 +2,7 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { Principal } from '../../kernel/principal.js';
+import type { Actor, Principal } from '../../kernel/principal.js';
 import { requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
 import type { WriteRunner } from '../auth/write-runner.js';
@@ -38,7 +38,7 @@ export function createMfaService(deps: {
   /** Checks a passkey given as the second factor, in the sign-in's transaction (passkeys.service.ts). */
   passkeyFactor?: (trx: Db, email: string, response: unknown) => Promise<boolean>;
 }) {
-  const { db, dialect, clock } = deps;
+  const { db, dialect, clock, writeAs } = deps;
   const write = <T>(fn: (trx: Db) => Promise<T>) => dialect.writeTransaction(db, fn, { keepsKeys: true });
 
   /** Tells a person about a change to their own sign-in, once, in their oldest workspace (as "password changed"). */
@@ -273,7 +273,8 @@ export function createMfaService(deps: {
     requiresSecondFactor: async (workspaceIds: string[]) => (await repo.requiring(db, workspaceIds)).length > 0,
     /** Whether the person has a second factor (TOTP confirmed or a passkey). */
     hasFactor: async (email: string) => (await repo.withFactor(db, [email])).has(email),
-    purgeChallenges: () => repo.purgeChallenges(db, isoAt(clock.now())),
+    /** The purge-sign-in-steps job's part, as its system actor. */
+    purgeChallenges: (actor: Actor) => writeAs(actor, (trx) => repo.purgeChallenges(trx, isoAt(clock.now()))),
   };
 }
 export type MfaService = ReturnType<typeof createMfaService>;

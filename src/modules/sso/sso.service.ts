@@ -3,7 +3,7 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
-import type { Principal } from '../../kernel/principal.js';
+import type { Actor, Principal } from '../../kernel/principal.js';
 import { requireAdmin } from '../../kernel/principal.js';
 import type { WriteRunner } from '../auth/write-runner.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
@@ -64,7 +64,7 @@ export function createSsoService(deps: {
   fetch?: oidc.CustomFetch;
   timeoutMs?: number;
 }) {
-  const { db, dialect, clock } = deps;
+  const { db, dialect, clock, writeAs } = deps;
   const redirectUri = () => `${deps.publicUrl()}/console/sso/callback`;
 
   /** The provider's configuration (discovery), with our client; throws 503 sso_unavailable when it does not answer. */
@@ -324,7 +324,8 @@ export function createSsoService(deps: {
     finish,
     ssoOnly,
     redirectUri,
-    purge: () => repo.purge(db, isoAt(clock.now())),
+    /** The purge-sign-in-steps job's part, as its system actor. */
+    purge: (actor: Actor) => writeAs(actor, (trx) => repo.purge(trx, isoAt(clock.now()))),
   };
 }
 export type SsoService = ReturnType<typeof createSsoService>;
