@@ -115,7 +115,7 @@ export function createServices(deps: {
     leaseMs: deps.config.MAIL_LEASE_MS,
   });
   const keyRegistry = createKeyRegistry({ db, dialect, clock, users, notifications, writeAs });
-  const keys = createKeysService({ db, dialect, clock, checks, registry: keyRegistry });
+  const keys = createKeysService({ db, dialect, clock, writeAs, registry: keyRegistry });
   const events = createEventsService({ db });
   const health = createEndpointHealth({
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
@@ -187,7 +187,7 @@ export function createServices(deps: {
     notify: notifySecurity,
     passkeyFactor: passkeys.secondFactor,
   });
-  const members = createMembersService({ db, dialect, writeAs, users, links: consoleAuth, notifications });
+  const members = createMembersService({ writeAs, users, links: consoleAuth, notifications });
   const usage = createUsageService({
     db,
     clock,
@@ -211,6 +211,7 @@ export function createServices(deps: {
     notify: (trx, notice) => notifications.billingNotice(trx, notice),
   });
   const workspaces = createWorkspacesService({
+    writeAs,
     db,
     dialect,
     clock,

@@ -1,7 +1,7 @@
-import type { Db, Dialect } from '../../db/dialect.js';
+import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
 import { NotFoundError } from '../../kernel/errors.js';
-import { type Principal, requireAdmin } from '../../kernel/principal.js';
+import { type Principal, requireAdmin, systemActor } from '../../kernel/principal.js';
 import type { WriteRunner } from '../auth/write-runner.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
@@ -15,8 +15,6 @@ import type { UsersService } from '../users/users.service.js';
  * the change (docs/api.md#keys-scopes-and-roles).
  */
 export function createMembersService(deps: {
-  db: Db;
-  dialect: Dialect;
   /** The console's changes run as its session's principal, re-checked at commit (session open, still an admin). */
   writeAs: WriteRunner;
   users: UsersService;
@@ -25,7 +23,7 @@ export function createMembersService(deps: {
   /** The notification outbox (docs/notifications.md): the invite email, in the invite's transaction. */
   notifications?: Pick<NotificationsService, 'linkNotice'>;
 }) {
-  const { db, dialect, users, writeAs } = deps;
+  const { users, writeAs } = deps;
   /** An admin's change: the principal re-checked at commit, still an admin then; users' role or removal may change. */
   /** An admin's change to their own membership is checked before it (the check after would see the change). */
   const asAdmin = <T>(principal: Principal, fn: (trx: Db) => Promise<T>, target?: string) =>
@@ -52,7 +50,8 @@ export function createMembersService(deps: {
       }
       return { user, invite_url: link.url, expires_at: link.expires_at };
     };
-    return inTrx ? run(inTrx) : dialect.writeTransaction(db, run);
+    // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
+    return inTrx ? run(inTrx) : writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
   }
 
   async function memberOrThrow(trx: Db, principal: Principal, userId: string) {
