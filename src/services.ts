@@ -74,6 +74,9 @@ export function createServices(deps: {
   const checks: PrincipalChecks = {
     api_key: apiKeyCheck(dialect, clock),
     system: systemCheck(dialect),
+    // Someone signing in, or a person on their own sign-in: the change itself checks the credential they present.
+    anonymous: async () => true,
+    person: async () => true,
   };
   const writeAs = createWriteRunner({ db, dialect, checks, roleOf: memberRole });
   // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
@@ -158,6 +161,7 @@ export function createServices(deps: {
   const passkeys = createPasskeysService({
     db,
     dialect,
+    writeAs,
     clock,
     publicUrl: () => publicUrl(deps.config),
     memberships: consoleAuth.membershipsIn,
