@@ -24,7 +24,7 @@ import { smtpTransport } from './modules/notifications/smtp.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createSsoService, type SsoFetch } from './modules/sso/sso.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
-import { systemCheck } from './modules/users/user-check.js';
+import { memberRole, systemCheck } from './modules/users/user-check.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
 import { createEndpointHealth } from './modules/webhooks/endpoint-health.js';
@@ -74,8 +74,11 @@ export function createServices(deps: {
   const checks: PrincipalChecks = {
     api_key: apiKeyCheck(dialect, clock),
     system: systemCheck(dialect),
+    // Someone signing in, or a person on their own sign-in: the change itself checks the credential they present.
+    anonymous: async () => true,
+    person: async () => true,
   };
-  const writeAs = createWriteRunner({ db, dialect, checks });
+  const writeAs = createWriteRunner({ db, dialect, checks, roleOf: memberRole });
   // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
   const integrations = createIntegrationsService({
     db,
@@ -115,7 +118,7 @@ export function createServices(deps: {
     leaseMs: deps.config.MAIL_LEASE_MS,
   });
   const keyRegistry = createKeyRegistry({ db, dialect, clock, users, notifications, writeAs });
-  const keys = createKeysService({ db, dialect, clock, checks, registry: keyRegistry });
+  const keys = createKeysService({ db, dialect, clock, writeAs, registry: keyRegistry });
   const events = createEventsService({ db });
   const health = createEndpointHealth({
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
@@ -139,6 +142,7 @@ export function createServices(deps: {
     db,
     dialect,
     clock,
+    writeAs,
     users,
     publicUrl: () => publicUrl(deps.config),
     notifications,
@@ -157,6 +161,7 @@ export function createServices(deps: {
   const passkeys = createPasskeysService({
     db,
     dialect,
+    writeAs,
     clock,
     publicUrl: () => publicUrl(deps.config),
     memberships: consoleAuth.membershipsIn,
@@ -186,7 +191,7 @@ export function createServices(deps: {
     notify: notifySecurity,
     passkeyFactor: passkeys.secondFactor,
   });
-  const members = createMembersService({ db, dialect, users, links: consoleAuth, notifications });
+  const members = createMembersService({ writeAs, users, links: consoleAuth, notifications });
   const usage = createUsageService({
     db,
     clock,
@@ -210,6 +215,7 @@ export function createServices(deps: {
     notify: (trx, notice) => notifications.billingNotice(trx, notice),
   });
   const workspaces = createWorkspacesService({
+    writeAs,
     db,
     dialect,
     clock,
@@ -278,7 +284,10 @@ export function createServices(deps: {
       id: 'purge-sign-in-steps',
       name: 'purge-sign-in-steps: sign-in failures older than 15 min, expired pending sign-ins, passkey challenges and SSO sign-ins',
       everyMs: 10 * 60_000,
-      run: async () => (await consoleAuth.purgeFailures()) + (await mfa.purgeChallenges()) + (await sso.purge()),
+      run: async () => {
+        const actor = systemActor('scheduler:purge-sign-in-steps');
+        return (await consoleAuth.purgeFailures(actor)) + (await mfa.purgeChallenges(actor)) + (await sso.purge(actor));
+      },
     },
     {
       id: 'usage-rollup',

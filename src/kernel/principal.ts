@@ -55,8 +55,35 @@ export function systemActor(name: SystemActorName): SystemActor {
   return Object.freeze({ kind: 'system', name, userId: null });
 }
 
-/** Whoever a write runs for: a caller (principal) or the service itself (system actor). */
-export type Actor = Principal | SystemActor;
+/**
+ * Someone not yet a principal: a sign-in and its steps (`sign-in`), a single-use link asked for or redeemed (`link`),
+ * a single sign-on arrival (`sso`). The credential they present (password, pending sign-in, link, identity provider's
+ * answer) is checked by the change itself; the write runner's check of them passes.
+ */
+export interface AnonymousActor {
+  kind: 'anonymous';
+  via: 'sign-in' | 'link' | 'sso';
+  userId: null;
+}
+export function anonymousActor(via: AnonymousActor['via']): AnonymousActor {
+  return Object.freeze({ kind: 'anonymous', via, userId: null });
+}
+
+/**
+ * A person signed in to the console acting on their own sign-in, in no workspace: their sessions, second factors and
+ * passkeys. The session (or pending sign-in) was resolved before the change; the write runner's check passes.
+ */
+export interface PersonActor {
+  kind: 'person';
+  email: string;
+  userId: null;
+}
+export function personActor(email: string): PersonActor {
+  return Object.freeze({ kind: 'person', email, userId: null });
+}
+
+/** Whoever a write runs for: a caller (principal), the service itself (system actor), or someone signing in. */
+export type Actor = Principal | SystemActor | AnonymousActor | PersonActor;
 
 /**
  * Who is calling, for every service call: the transport (HTTP key auth, the console's session, the
@@ -91,6 +118,10 @@ export function principalId(p: Actor): string {
       return `session:${p.sessionId}`;
     case 'system':
       return `system:${p.name}`;
+    case 'anonymous':
+      return `anonymous:${p.via}`;
+    case 'person':
+      return `person:${p.email}`;
   }
 }
 

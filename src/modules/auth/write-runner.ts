@@ -1,6 +1,7 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import { type AppError, SessionEndedError, UnauthorizedError } from '../../kernel/errors.js';
+import { type AppError, ForbiddenError, SessionEndedError, UnauthorizedError } from '../../kernel/errors.js';
 import type { Actor } from '../../kernel/principal.js';
+import type { Role } from '../../kernel/roles.js';
 
 /**
  * Re-checks, as the last statement of a write transaction, that a principal's credential still holds
@@ -22,6 +23,11 @@ export const sessionLock = (sessionId: string) => `session:${sessionId}`;
  */
 export function credentialEnded(principal: Actor): AppError {
   return principal.kind === 'session' ? new SessionEndedError() : new UnauthorizedError('expired_token');
+}
+
+/** requireAdmin's answer (kernel/principal.ts), given at commit when the principal is no longer an admin. */
+function notAdmin(): AppError {
+  return new ForbiddenError('Only workspace admins can do this.');
 }
 
 /** One check per kind of principal, registered by the wiring (services.ts). */
@@ -49,25 +55,48 @@ export interface WriteHooks<T> {
  * `opts.changesKeys`, `fn` must not write API keys, sessions or users' role or removal: such
  * transactions leave this process's cache of verified keys valid (`Dialect.keysEpoch`).
  */
-export function createWriteRunner(deps: { db: Db; dialect: Dialect; checks: PrincipalChecks }) {
+export function createWriteRunner(deps: {
+  db: Db;
+  dialect: Dialect;
+  checks: PrincipalChecks;
+  /**
+   * The current role of a user who is still a member (undefined otherwise), read in `trx` after the principal's
+   * check, which holds the user's revocation lock: a role change that commits first is seen, a later one waits.
+   */
+  roleOf?: (trx: Db, userId: string) => Promise<Role | undefined>;
+}) {
   return async function writeAs<T>(
     principal: Actor,
     fn: (trx: WriteTx) => Promise<T>,
     hooks?: WriteHooks<T>,
-    /** `changesKeys`: `fn` may write API keys or users (the CLI's commands): cached keys are re-verified after. */
-    opts?: { changesKeys?: boolean },
+    /**
+     * `changesKeys`: `fn` may write API keys or users (the CLI's commands): cached keys are re-verified after.
+     * `adminOnly`: the user the principal acts for must still be an admin at commit (403 forbidden otherwise), so
+     * an admin demoted while the change runs changes nothing; a system actor acting for no one passes.
+     */
+    opts?: { changesKeys?: boolean; adminOnly?: boolean; checkFirst?: boolean },
   ): Promise<T> {
     const check = deps.checks[principal.kind] as PrincipalCheck | undefined;
     // Fail closed: a kind nobody registered a check for cannot write.
     if (!check) throw new Error(`no principal check registered for kind "${principal.kind}"`);
+    const recheck = async (trx: Db) => {
+      if (!(await check(trx, principal))) throw credentialEnded(principal);
+      if (opts?.adminOnly && principal.userId !== null) {
+        if (!deps.roleOf) throw new Error('adminOnly needs the runner to read roles (roleOf)');
+        if ((await deps.roleOf(trx, principal.userId)) !== 'admin') throw notAdmin();
+      }
+    };
     return deps.dialect.writeTransaction(
       deps.db,
       async (trx) => {
+        // First only when the change ends or narrows the principal's own credential (an admin's own role or
+        // removal): the check would see the change itself. Its locks are then held for the whole transaction.
+        if (opts?.checkFirst) await recheck(trx);
         await hooks?.before?.(trx);
         const result = await fn(trx as WriteTx);
         await hooks?.after?.(trx, result);
         // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
-        if (!(await check(trx, principal))) throw credentialEnded(principal);
+        if (!opts?.checkFirst) await recheck(trx);
         return result;
       },
       { keepsKeys: !opts?.changesKeys },

@@ -1,5 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Clock } from '../../kernel/clock.js';
+import type { WriteRunner } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
 import type { SignInGate } from './sign-in-steps.js';
@@ -9,6 +10,8 @@ export interface ConsoleAuthDeps {
   db: Db;
   dialect: Dialect;
   clock: Clock;
+  /** The write runner: every write of sign-in, sessions and links, as the actor it is made for. */
+  writeAs: WriteRunner;
   users: UsersService;
   /** Base URL of every link (PUBLIC_URL). */
   publicUrl: () => string;

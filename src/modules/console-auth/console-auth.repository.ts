@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import type { ConsoleLinksTable, ConsolePendingSignInsTable, ConsoleSessionsTable, Role } from '../../db/types.js';
+import type { WriteTx } from '../auth/write-runner.js';
 
 export interface Membership {
   workspace_id: string;
@@ -189,7 +190,7 @@ export const consoleAuthRepository = {
   },
 
   /** Deletes failures and pending sign-ins older than `before`; returns how many rows went. */
-  async purgeFailures(db: Db, before: string): Promise<number> {
+  async purgeFailures(db: WriteTx, before: string): Promise<number> {
     const a = await db.deleteFrom('console_pending_sign_ins').where('expires_at', '<', before).executeTakeFirst();
     const b = await db.deleteFrom('console_sign_in_failures').where('at', '<', before).executeTakeFirst();
     return Number(a.numDeletedRows) + Number(b.numDeletedRows);

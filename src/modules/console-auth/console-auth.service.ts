@@ -3,7 +3,7 @@ import type { ConsoleSessionsTable, Env } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { SessionPrincipal } from '../../kernel/principal.js';
+import { type Actor, anonymousActor, personActor, type SessionPrincipal } from '../../kernel/principal.js';
 import { sessionLock } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
@@ -40,11 +40,20 @@ const TOUCH_EVERY_MS = MINUTE;
  * to the rest of the code.
  */
 export function createConsoleAuthService(deps: ConsoleAuthDeps) {
-  const { db, dialect, clock } = deps;
+  const { db, dialect, clock, writeAs } = deps;
   const idleMs = (deps.sessions ?? DEFAULT_SESSIONS).idleMin * MINUTE;
   const absoluteMs = (deps.sessions ?? DEFAULT_SESSIONS).maxH * HOUR;
   // The steps after a password (sign-in-steps.ts); they open sessions and count failures through this service.
-  const steps = createSignInSteps({ db, dialect, clock, gate: deps.gate, openSession, throttle, recordFailure });
+  const steps = createSignInSteps({
+    db,
+    dialect,
+    clock,
+    writeAs,
+    gate: deps.gate,
+    openSession,
+    throttle,
+    recordFailure,
+  });
   const { afterPassword, nextStep, startPending } = steps;
 
   /** Ends sessions of a person under their exclusive locks, so no write of theirs is still in flight. */
@@ -118,15 +127,11 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
   /** Records a failed sign-in (a wrong password, second factor or passkey) against each throttle subject. */
   async function recordFailure(email: string, ip: string): Promise<void> {
     const at = isoAt(clock.now());
-    await dialect.writeTransaction(
-      db,
-      async (trx) => {
-        for (const subject of Object.values(subjects(email, ip))) {
-          await repo.insertFailure(trx, newId('request'), subject, at);
-        }
-      },
-      { keepsKeys: true },
-    );
+    await writeAs(anonymousActor('sign-in'), async (trx) => {
+      for (const subject of Object.values(subjects(email, ip))) {
+        await repo.insertFailure(trx, newId('request'), subject, at);
+      }
+    });
   }
 
   /** Opens a session (a sign-in step passed): a fresh token, stored as a digest. */
@@ -138,7 +143,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
   ): Promise<OpenSession & { token: string }> {
     const opened = newSession(email, clock.now(), client, kind);
     if (inTrx) await repo.insertSession(inTrx, opened.session);
-    else await dialect.writeTransaction(db, (trx) => repo.insertSession(trx, opened.session), { keepsKeys: true });
+    else await writeAs(anonymousActor('sign-in'), (trx) => repo.insertSession(trx, opened.session));
     return opened;
   }
 
@@ -178,7 +183,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     }
     if (now - Date.parse(session.last_seen_at) >= TOUCH_EVERY_MS) {
       const at = isoAt(now);
-      await dialect.writeTransaction(db, (trx) => repo.touchSession(trx, session.id, at), { keepsKeys: true });
+      await writeAs(personActor(session.email), (trx) => repo.touchSession(trx, session.id, at));
       session.last_seen_at = at;
     }
     return { session, csrfToken: csrfTokenFor(token) };
@@ -200,14 +205,10 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
 
   async function signOut(session: ConsoleSessionsTable): Promise<void> {
     const at = isoAt(clock.now());
-    await dialect.writeTransaction(
-      db,
-      async (trx) => {
-        await dialect.holdExclusive(trx, sessionLock(session.id));
-        await repo.endSessions(trx, session.email, at, { id: session.id });
-      },
-      { keepsKeys: true },
-    );
+    await writeAs(personActor(session.email), async (trx) => {
+      await dialect.holdExclusive(trx, sessionLock(session.id));
+      await repo.endSessions(trx, session.email, at, { id: session.id });
+    });
   }
 
   // Passwords and single-use links (password-links.ts): they end sessions and open one, after the
@@ -246,12 +247,12 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
     async endSession(email: string, id: string) {
       const at = isoAt(clock.now());
-      const n = await dialect.writeTransaction(db, (trx) => endSessionsLocked(trx, email, at, { id }), {
-        keepsKeys: true,
-      });
+      const n = await writeAs(personActor(email), (trx) => endSessionsLocked(trx, email, at, { id }));
       if (n === 0) throw new NotFoundError('session');
     },
-    purgeFailures: () => repo.purgeFailures(db, isoAt(clock.now() - THROTTLE_WINDOW_MS)),
+    /** The purge-sign-in-steps job's part, as its system actor. */
+    purgeFailures: (actor: Actor) =>
+      writeAs(actor, (trx) => repo.purgeFailures(trx, isoAt(clock.now() - THROTTLE_WINDOW_MS))),
   };
 }
 export type ConsoleAuthService = ReturnType<typeof createConsoleAuthService>;

@@ -2,6 +2,7 @@ import type { Db } from '../../db/dialect.js';
 import type { ConsoleLinkPurpose, ConsoleSessionsTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError } from '../../kernel/errors.js';
+import { anonymousActor, personActor } from '../../kernel/principal.js';
 import type { SecondFactorMethod } from '../../kernel/sign-in-methods.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
@@ -35,7 +36,7 @@ export function createPasswordLinks(
     ): OpenSession & { token: string };
   } & Pick<ReturnType<typeof createSignInSteps>, 'nextStep' | 'startPending'>,
 ) {
-  const { db, dialect, clock } = deps;
+  const { db, clock, writeAs } = deps;
   const { endSessionsLocked, newSession, nextStep, startPending } = sessions;
 
   /** Makes a single-use link; the token is in the URL and nowhere else. */
@@ -97,8 +98,8 @@ export function createPasswordLinks(
         return { methods: [] as SecondFactorMethod[], stage: 'full' as const };
       throw e;
     });
-    return dialect.writeTransaction(
-      db,
+    return writeAs(
+      anonymousActor('link'),
       async (trx): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
         const link = await repo.findLink(trx, digest);
         const now = clock.now();
@@ -119,7 +120,6 @@ export function createPasswordLinks(
         await repo.insertSession(trx, opened.session);
         return opened;
       },
-      { keepsKeys: true },
     );
   }
 
@@ -136,7 +136,7 @@ export function createPasswordLinks(
     const email = normalizeEmail(emailInput);
     if ((await repo.memberships(inTrx ?? db, email)).length === 0) return undefined;
     if (inTrx) return makeLink('reset', email, {}, inTrx);
-    return dialect.writeTransaction(db, (trx) => makeLink('reset', email, {}, trx), { keepsKeys: true });
+    return writeAs(anonymousActor('link'), (trx) => makeLink('reset', email, {}, trx));
   }
 
   /**
@@ -151,20 +151,16 @@ export function createPasswordLinks(
     const first = memberships[0];
     const notifications = deps.notifications;
     if (first && notifications) {
-      await dialect.writeTransaction(
-        db,
-        async (trx) => {
-          const link = await makeLink('reset', email, {}, trx);
-          await notifications.linkNotice(trx, {
-            type: 'password.reset',
-            workspaceId: first.workspace_id,
-            userId: first.user_id,
-            url: link.url,
-            data: { workspace_name: first.workspace_name, expires_at: link.expires_at },
-          });
-        },
-        { keepsKeys: true },
-      );
+      await writeAs(anonymousActor('link'), async (trx) => {
+        const link = await makeLink('reset', email, {}, trx);
+        await notifications.linkNotice(trx, {
+          type: 'password.reset',
+          workspaceId: first.workspace_id,
+          userId: first.user_id,
+          url: link.url,
+          data: { workspace_name: first.workspace_name, expires_at: link.expires_at },
+        });
+      });
     }
     return { userIds: memberships.map((m) => m.user_id) };
   }
@@ -181,15 +177,11 @@ export function createPasswordLinks(
     if (weak) throw fieldError('new_password', 'too_common', weak);
     const hash = await hashPassword(next);
     const at = isoAt(clock.now());
-    await dialect.writeTransaction(
-      db,
-      async (trx) => {
-        await repo.upsertCredential(trx, session.email, hash, at);
-        await endSessionsLocked(trx, session.email, at, { except: session.id });
-        await passwordChanged(trx, session.email, at);
-      },
-      { keepsKeys: true },
-    );
+    await writeAs(personActor(session.email), async (trx) => {
+      await repo.upsertCredential(trx, session.email, hash, at);
+      await endSessionsLocked(trx, session.email, at, { except: session.id });
+      await passwordChanged(trx, session.email, at);
+    });
   }
 
   return { makeLink, redeemLink, describeLink, forgotPassword, resetLink, changePassword };

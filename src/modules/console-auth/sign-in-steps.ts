@@ -3,7 +3,9 @@ import type { ConsoleSessionsTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import { anonymousActor, personActor } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SessionStage, SignInMethod } from '../../kernel/sign-in-methods.js';
+import type { WriteRunner } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
@@ -51,6 +53,7 @@ interface StepDeps {
   db: Db;
   dialect: Dialect;
   clock: Clock;
+  writeAs: WriteRunner;
   gate?: () => SignInGate;
   openSession(email: string, client: Client, kind: SessionKind, inTrx?: Db): Promise<OpenSession & { token: string }>;
   throttle(email: string | null, ip: string): Promise<void>;
@@ -64,7 +67,7 @@ type Client = { ip: string; userAgent?: string };
  * step, a passkey alone, and which workspaces a session reaches.
  */
 export function createSignInSteps(deps: StepDeps) {
-  const { db, dialect, clock, openSession, throttle, recordFailure } = deps;
+  const { db, clock, writeAs, openSession, throttle, recordFailure } = deps;
   /**
    * The steps after a right password (docs/sign-in.md#signing-in): refused where every workspace requires
    * single sign-on; a second factor asked for when the person has one; else a session, limited to
@@ -77,9 +80,9 @@ export function createSignInSteps(deps: StepDeps) {
   ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const next = await nextStep(email, memberships);
     if (next.methods.length > 0) {
-      const pending = await dialect.writeTransaction(db, (trx) => startPending(trx, email, client.ip, next.methods), {
-        keepsKeys: true,
-      });
+      const pending = await writeAs(anonymousActor('sign-in'), (trx) =>
+        startPending(trx, email, client.ip, next.methods),
+      );
       return { secondFactor: pending };
     }
     return openSession(email, client, { method: 'password', stage: next.stage });
@@ -137,16 +140,12 @@ export function createSignInSteps(deps: StepDeps) {
     const pending = isTokenShaped(token) ? await repo.findPending(db, tokenDigest(token)) : undefined;
     if (!pending || pending.used_at !== null || Date.parse(pending.expires_at) <= clock.now()) throw stale();
     await throttle(pending.email, client.ip);
-    const out = await dialect.writeTransaction(
-      db,
-      async (trx) => {
-        const method = await check(trx, pending.email);
-        if (!method) return undefined;
-        if (!(await repo.takePending(trx, pending.digest, isoAt(clock.now())))) throw stale();
-        return openSession(pending.email, client, { method }, trx);
-      },
-      { keepsKeys: true },
-    );
+    const out = await writeAs(anonymousActor('sign-in'), async (trx) => {
+      const method = await check(trx, pending.email);
+      if (!method) return undefined;
+      if (!(await repo.takePending(trx, pending.digest, isoAt(clock.now())))) throw stale();
+      return openSession(pending.email, client, { method }, trx);
+    });
     if (out) return out;
     await recordFailure(pending.email, client.ip);
     throw new AppError(401, 'invalid_code', 'That code is wrong or was already used; enter the current one.');
@@ -178,18 +177,14 @@ export function createSignInSteps(deps: StepDeps) {
 
   /** A passkey sign-in that failed: counted against the address (there is no email to count against). */
   async function passkeyFailed(ip: string): Promise<void> {
-    await dialect.writeTransaction(
-      db,
-      (trx) => repo.insertFailure(trx, newId('request'), `ip:${ip}`, isoAt(clock.now())),
-      {
-        keepsKeys: true,
-      },
+    await writeAs(anonymousActor('sign-in'), (trx) =>
+      repo.insertFailure(trx, newId('request'), `ip:${ip}`, isoAt(clock.now())),
     );
   }
 
   /** Once a person in the enrol stage has a second factor, their sessions reach every page again. */
   async function finishEnrolment(email: string): Promise<void> {
-    await dialect.writeTransaction(db, (trx) => repo.finishEnrolment(trx, email), { keepsKeys: true });
+    await writeAs(personActor(email), (trx) => repo.finishEnrolment(trx, email));
   }
 
   /**

@@ -4,7 +4,7 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import type { NotificationTypeOf } from '../../kernel/notification-types.js';
-import type { Actor, ApiKeyPrincipal } from '../../kernel/principal.js';
+import { type Actor, type ApiKeyPrincipal, systemActor } from '../../kernel/principal.js';
 import { isScope, SCOPES } from '../../kernel/scopes.js';
 import { CONTROL_CHARACTER_ISSUE, hasControlCharacter } from '../../kernel/text.js';
 import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
@@ -261,7 +261,12 @@ export function createKeyRegistry(deps: {
       if (!existing) throw new NotFoundError('API key');
       return existing.revoked_at ?? at; // revoked before: the first revocation's time
     };
-    const revokedAt = await (inTrx ? run(inTrx) : deps.dialect.writeTransaction(db, run));
+    const write = () => {
+      // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
+      if (!deps.writeAs) throw new Error('revoke needs the write runner or a transaction');
+      return deps.writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
+    };
+    const revokedAt = await (inTrx ? run(inTrx) : write());
     return { id: keyId, revoked_at: revokedAt };
   }
 

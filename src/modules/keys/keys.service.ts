@@ -6,8 +6,8 @@ import { isId } from '../../kernel/ids.js';
 import type { Principal } from '../../kernel/principal.js';
 import { SCOPES } from '../../kernel/scopes.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import type { PrincipalChecks, WriteHooks } from '../auth/write-runner.js';
-import { credentialEnded, keyLock } from '../auth/write-runner.js';
+import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
+import { keyLock } from '../auth/write-runner.js';
 import type { KeyRegistry } from './key-registry.service.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
@@ -43,7 +43,7 @@ export function createKeysService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  checks: PrincipalChecks;
+  writeAs: WriteRunner;
   registry: Pick<KeyRegistry, 'create' | 'keyNotice'>;
 }) {
   const { db, dialect, clock } = deps;
@@ -61,9 +61,9 @@ export function createKeysService(deps: {
   }
 
   /**
-   * A write to keys, re-checking the caller last like writeAs (401 expired_token, nothing written), or
-   * first when the caller revokes its own key (the check would see its own revocation). Not
-   * `keepsKeys`: cached verified keys are dropped at its commit.
+   * A write to keys through the write runner: the caller re-checked last (401 expired_token, nothing written), or
+   * first when the caller revokes its own key (the check would see its own revocation). `changesKeys`: cached
+   * verified keys are dropped at its commit.
    */
   function writeKeys<T>(
     p: Principal,
@@ -71,16 +71,7 @@ export function createKeysService(deps: {
     hooks?: WriteHooks<T>,
     opts: { checkFirst?: boolean } = {},
   ): Promise<T> {
-    const check = deps.checks[p.kind] as ((trx: Db, p: Principal) => Promise<boolean>) | undefined;
-    if (!check) throw new Error(`no principal check registered for kind "${p.kind}"`);
-    return dialect.writeTransaction(db, async (trx) => {
-      if (opts.checkFirst && !(await check(trx, p))) throw credentialEnded(p);
-      await hooks?.before?.(trx);
-      const result = await fn(trx);
-      await hooks?.after?.(trx, result);
-      if (!opts.checkFirst && !(await check(trx, p))) throw credentialEnded(p);
-      return result;
-    });
+    return deps.writeAs(p, fn, hooks, { changesKeys: true, checkFirst: opts.checkFirst });
   }
 
   async function list(p: Principal, filter: { env?: Env }, page: PageRequest): Promise<Page<ApiKey>> {

@@ -23,8 +23,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService 
     '/members',
     { config: { console: 'actor' }, schema: { hide, body: InviteBody, response: { 201: DataOf(InvitedSchema) } } },
     async (req, reply) => {
-      requireAdmin(req.principal);
-      const out = await members.invite(req.principal.workspaceId, req.body);
+      const out = await members.inviteAs(req.principal, req.body);
       const data = {
         user_id: out.user.id,
         email: out.user.email,

@@ -1,7 +1,8 @@
-import type { Db, Dialect } from '../../db/dialect.js';
+import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
 import { NotFoundError } from '../../kernel/errors.js';
-import { type Principal, requireAdmin } from '../../kernel/principal.js';
+import { type Principal, requireAdmin, systemActor } from '../../kernel/principal.js';
+import type { WriteRunner } from '../auth/write-runner.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { User } from '../users/users.schemas.js';
@@ -14,15 +15,19 @@ import type { UsersService } from '../users/users.service.js';
  * the change (docs/api.md#keys-scopes-and-roles).
  */
 export function createMembersService(deps: {
-  db: Db;
-  dialect: Dialect;
+  /** The console's changes run as its session's principal, re-checked at commit (session open, still an admin). */
+  writeAs: WriteRunner;
   users: UsersService;
   /** console-auth: the invite link, the workspace's name, the invites not yet used. */
   links: Pick<ConsoleAuthService, 'makeLink' | 'membershipsIn' | 'pendingInvites'>;
   /** The notification outbox (docs/notifications.md): the invite email, in the invite's transaction. */
   notifications?: Pick<NotificationsService, 'linkNotice'>;
 }) {
-  const { db, dialect, users } = deps;
+  const { users, writeAs } = deps;
+  /** An admin's change: the principal re-checked at commit, still an admin then; users' role or removal may change. */
+  /** An admin's change to their own membership is checked before it (the check after would see the change). */
+  const asAdmin = <T>(principal: Principal, fn: (trx: Db) => Promise<T>, target?: string) =>
+    writeAs(principal, fn, undefined, { changesKeys: true, adminOnly: true, checkFirst: target === principal.userId });
 
   /** Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction. */
   async function invite(
@@ -45,28 +50,46 @@ export function createMembersService(deps: {
       }
       return { user, invite_url: link.url, expires_at: link.expires_at };
     };
-    return inTrx ? run(inTrx) : dialect.writeTransaction(db, run);
+    // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
+    return inTrx ? run(inTrx) : writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
   }
 
-  async function memberOrThrow(principal: Principal, userId: string) {
-    const m = await users.memberOf(db, principal.workspaceId, userId);
+  async function memberOrThrow(trx: Db, principal: Principal, userId: string) {
+    const m = await users.memberOf(trx, principal.workspaceId, userId);
     if (!m) throw new NotFoundError('member');
     return m;
   }
 
   return {
     invite,
+    /** The console's invite (POST /members): an admin's, re-checked at commit like every change of theirs. */
+    async inviteAs(principal: Principal, input: { email: string; role: Role; name?: string }) {
+      requireAdmin(principal);
+      return asAdmin(principal, (trx) => invite(principal.workspaceId, input, trx));
+    },
     /** The workspace's invites not used yet (the members page). */
     pendingInvites: (workspaceId: string) => deps.links.pendingInvites(workspaceId),
     async setRole(principal: Principal, userId: string, role: Role) {
       requireAdmin(principal);
-      await memberOrThrow(principal, userId);
-      return users.setRole(userId, role);
+      return asAdmin(
+        principal,
+        async (trx) => {
+          await memberOrThrow(trx, principal, userId);
+          return users.setRole(userId, role, trx);
+        },
+        userId,
+      );
     },
     async remove(principal: Principal, userId: string) {
       requireAdmin(principal);
-      await memberOrThrow(principal, userId);
-      return users.remove(userId);
+      return asAdmin(
+        principal,
+        async (trx) => {
+          await memberOrThrow(trx, principal, userId);
+          return users.remove(userId, trx);
+        },
+        userId,
+      );
     },
   };
 }

@@ -6,6 +6,7 @@ import type {
   ConsoleRecoveryCodesTable,
   ConsoleWebauthnChallengesTable,
 } from '../../db/types.js';
+import type { WriteTx } from '../auth/write-runner.js';
 
 /** SQL for second factors: TOTP, recovery codes, passkeys and their challenges, and the workspace policy. */
 export const mfaRepository = {
@@ -145,7 +146,7 @@ export const mfaRepository = {
     return Number(r.numUpdatedRows) === 1 ? row : undefined;
   },
 
-  async purgeChallenges(db: Db, before: string): Promise<number> {
+  async purgeChallenges(db: WriteTx, before: string): Promise<number> {
     const r = await db.deleteFrom('console_webauthn_challenges').where('expires_at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);
   },

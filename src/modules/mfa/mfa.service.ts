@@ -2,8 +2,7 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { Principal } from '../../kernel/principal.js';
-import { requireAdmin } from '../../kernel/principal.js';
+import { type Actor, type Principal, personActor, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
 import type { WriteRunner } from '../auth/write-runner.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
@@ -38,8 +37,9 @@ export function createMfaService(deps: {
   /** Checks a passkey given as the second factor, in the sign-in's transaction (passkeys.service.ts). */
   passkeyFactor?: (trx: Db, email: string, response: unknown) => Promise<boolean>;
 }) {
-  const { db, dialect, clock } = deps;
-  const write = <T>(fn: (trx: Db) => Promise<T>) => dialect.writeTransaction(db, fn, { keepsKeys: true });
+  const { db, clock, writeAs } = deps;
+  /** A person's change to their own second factors (signed in, or in the enrol stage of a sign-in). */
+  const write = <T>(email: string, fn: (trx: Db) => Promise<T>) => writeAs(personActor(email), fn);
 
   /** Tells a person about a change to their own sign-in, once, in their oldest workspace (as "password changed"). */
   async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {
@@ -79,7 +79,7 @@ export function createMfaService(deps: {
   async function startTotp(email: string) {
     const secret = newTotpSecret();
     const at = isoAt(clock.now());
-    await write(async (trx) => {
+    await write(email, async (trx) => {
       const row = await repo.ensurePerson(trx, email, at);
       if (row?.totp_confirmed_at) {
         throw new ConflictError(
@@ -95,7 +95,7 @@ export function createMfaService(deps: {
   /** Confirms enrolment with a code of the app: TOTP is on, and ten recovery codes are answered once. Throws 400, 409. */
   async function confirmTotp(email: string, code: string): Promise<{ recovery_codes: string[] }> {
     const at = isoAt(clock.now());
-    return write(async (trx) => {
+    return write(email, async (trx) => {
       const row = await repo.person(trx, email);
       if (!row?.totp_secret || row.totp_confirmed_at) {
         throw new ConflictError('totp_not_pending', 'Start the setup of two-factor codes first (no setup is waiting).');
@@ -154,7 +154,7 @@ export function createMfaService(deps: {
   async function disableTotp(email: string, input: { password: string; code: string }): Promise<void> {
     await checkPassword(email, input.password);
     const at = isoAt(clock.now());
-    await write(async (trx) => {
+    await write(email, async (trx) => {
       const row = await repo.person(trx, email);
       if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Two-factor codes are not on.');
       await reauthenticate(trx, email, input);
@@ -168,7 +168,7 @@ export function createMfaService(deps: {
   async function regenerateRecoveryCodes(email: string, input: { password: string; code: string }) {
     await checkPassword(email, input.password);
     const at = isoAt(clock.now());
-    return write(async (trx) => {
+    return write(email, async (trx) => {
       const row = await repo.person(trx, email);
       if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Turn on two-factor codes first.');
       await reauthenticate(trx, email, input);
@@ -273,7 +273,8 @@ export function createMfaService(deps: {
     requiresSecondFactor: async (workspaceIds: string[]) => (await repo.requiring(db, workspaceIds)).length > 0,
     /** Whether the person has a second factor (TOTP confirmed or a passkey). */
     hasFactor: async (email: string) => (await repo.withFactor(db, [email])).has(email),
-    purgeChallenges: () => repo.purgeChallenges(db, isoAt(clock.now())),
+    /** The purge-sign-in-steps job's part, as its system actor. */
+    purgeChallenges: (actor: Actor) => writeAs(actor, (trx) => repo.purgeChallenges(trx, isoAt(clock.now()))),
   };
 }
 export type MfaService = ReturnType<typeof createMfaService>;

@@ -12,6 +12,8 @@ import type { ConsolePasskeysTable, WebauthnPurpose } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import { anonymousActor, personActor } from '../../kernel/principal.js';
+import type { WriteRunner } from '../auth/write-runner.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
 
@@ -61,18 +63,22 @@ function challengeOf(response: unknown): string {
 export function createPasskeysService(deps: {
   db: Db;
   dialect: Dialect;
+  /** Every write, as the person (or, a passkey sign-in before it knows them, as someone signing in). */
+  writeAs: WriteRunner;
   clock: Clock;
   /** PUBLIC_URL: its host name is the relying party id, its origin the one expected. */
   publicUrl: () => string;
   memberships: (trx: Db, email: string) => Promise<{ workspace_id: string; user_id: string }[]>;
   notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
 }) {
-  const { db, dialect, clock } = deps;
+  const { db, clock } = deps;
   const rp = () => {
     const url = new URL(deps.publicUrl());
     return { id: url.hostname, origin: url.origin };
   };
-  const write = <T>(fn: (trx: Db) => Promise<T>) => dialect.writeTransaction(db, fn, { keepsKeys: true });
+  /** A person's change to their own passkeys, or (no email yet) a passkey sign-in's. */
+  const write = <T>(email: string | null, fn: (trx: Db) => Promise<T>) =>
+    deps.writeAs(email === null ? anonymousActor('sign-in') : personActor(email), fn);
 
   async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], name: string, at: string) {
     const [first] = await deps.memberships(trx, email);
@@ -88,7 +94,7 @@ export function createPasskeysService(deps: {
 
   async function storeChallenge(challenge: string, purpose: WebauthnPurpose, email: string | null) {
     const now = clock.now();
-    await write((trx) =>
+    await write(email, (trx) =>
       repo.insertChallenge(trx, {
         challenge,
         purpose,
@@ -110,7 +116,7 @@ export function createPasskeysService(deps: {
   /** Options for navigator.credentials.create(): a resident key, user verification required, none of the person's passkeys again. */
   async function registrationOptions(email: string) {
     const now = isoAt(clock.now());
-    const person = await write((trx) => repo.ensurePerson(trx, email, now));
+    const person = await write(email, (trx) => repo.ensurePerson(trx, email, now));
     const existing = await repo.passkeys(db, email);
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
@@ -132,7 +138,7 @@ export function createPasskeysService(deps: {
   /** Verifies a new passkey (its challenge once, user verification done) and keeps it under `name`. Throws 400. */
   async function register(email: string, response: unknown, name: string): Promise<PasskeyInfo> {
     const at = isoAt(clock.now());
-    return write(async (trx) => {
+    return write(email, async (trx) => {
       const challenge = await takeChallenge(trx, response, 'register', email);
       if (!challenge) throw fieldError('response', 'expired', 'This passkey request expired or was used; start again.');
       const verified = await verifyRegistrationResponse({
@@ -201,7 +207,7 @@ export function createPasskeysService(deps: {
 
   /** Signs in with a passkey alone: the email of its person; throws 401 passkey_refused. */
   async function signIn(response: unknown): Promise<string> {
-    const email = await write(async (trx) => {
+    const email = await write(null, async (trx) => {
       const challenge = await takeChallenge(trx, response, 'sign_in', null);
       if (!challenge) return undefined;
       return (await assertionOf(trx, response, challenge, null))?.email;
@@ -217,14 +223,14 @@ export function createPasskeysService(deps: {
   }
 
   async function rename(email: string, id: string, name: string): Promise<void> {
-    const r = await write((trx) => repo.renamePasskey(trx, email, id, name));
+    const r = await write(email, (trx) => repo.renamePasskey(trx, email, id, name));
     if (Number(r.numUpdatedRows) === 0) throw new NotFoundError('passkey');
   }
 
   /** Removes a passkey of the person; they are told. Throws 404. */
   async function remove(email: string, id: string): Promise<void> {
     const at = isoAt(clock.now());
-    await write(async (trx) => {
+    await write(email, async (trx) => {
       const p = (await repo.passkeys(trx, email)).find((k) => k.id === id);
       if (!p) throw new NotFoundError('passkey');
       await repo.deletePasskey(trx, email, id);

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import type { SsoSignInsTable, WorkspaceSsoTable } from '../../db/types.js';
+import type { WriteTx } from '../auth/write-runner.js';
 
 /** SQL for each workspace's single sign-on and the sign-ins in flight. */
 export const ssoRepository = {
@@ -64,7 +65,7 @@ export const ssoRepository = {
     return Number(r.numUpdatedRows) === 1 ? row : undefined;
   },
 
-  async purge(db: Db, before: string): Promise<number> {
+  async purge(db: WriteTx, before: string): Promise<number> {
     const r = await db.deleteFrom('sso_sign_ins').where('expires_at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);
   },

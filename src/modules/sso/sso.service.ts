@@ -3,8 +3,8 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
-import type { Principal } from '../../kernel/principal.js';
-import { requireAdmin } from '../../kernel/principal.js';
+import type { Actor, Principal } from '../../kernel/principal.js';
+import { anonymousActor, requireAdmin } from '../../kernel/principal.js';
 import type { WriteRunner } from '../auth/write-runner.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
@@ -64,7 +64,7 @@ export function createSsoService(deps: {
   fetch?: oidc.CustomFetch;
   timeoutMs?: number;
 }) {
-  const { db, dialect, clock } = deps;
+  const { db, clock, writeAs } = deps;
   const redirectUri = () => `${deps.publicUrl()}/console/sso/callback`;
 
   /** The provider's configuration (discovery), with our client; throws 503 sso_unavailable when it does not answer. */
@@ -211,20 +211,17 @@ export function createSsoService(deps: {
     const verifier = oidc.randomPKCECodeVerifier();
     const browser = newToken();
     const now = clock.now();
-    await dialect.writeTransaction(
-      db,
-      (trx) =>
-        repo.insertSignIn(trx, {
-          state_digest: tokenDigest(state),
-          workspace_id: workspaceId,
-          browser_digest: tokenDigest(browser),
-          nonce,
-          code_verifier: verifier,
-          created_at: isoAt(now),
-          expires_at: isoAt(now + SIGN_IN_TTL_MS),
-          used_at: null,
-        }),
-      { keepsKeys: true },
+    await writeAs(anonymousActor('sso'), (trx) =>
+      repo.insertSignIn(trx, {
+        state_digest: tokenDigest(state),
+        workspace_id: workspaceId,
+        browser_digest: tokenDigest(browser),
+        nonce,
+        code_verifier: verifier,
+        created_at: isoAt(now),
+        expires_at: isoAt(now + SIGN_IN_TTL_MS),
+        used_at: null,
+      }),
     );
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri(),
@@ -248,12 +245,8 @@ export function createSsoService(deps: {
   async function finish(query: string, browser: string | undefined): Promise<SsoIdentity> {
     const params = new URLSearchParams(query);
     const state = params.get('state') ?? '';
-    const pending = await dialect.writeTransaction(
-      db,
-      (trx) => repo.takeSignIn(trx, tokenDigest(state), isoAt(clock.now())),
-      {
-        keepsKeys: true,
-      },
+    const pending = await writeAs(anonymousActor('sso'), (trx) =>
+      repo.takeSignIn(trx, tokenDigest(state), isoAt(clock.now())),
     );
     if (
       !pending ||
@@ -296,12 +289,17 @@ export function createSsoService(deps: {
 
   /** The member with this email, or (first arrival) a new one with the configured role, in one transaction. */
   async function arrive(email: string, workspaceId: string, role: Role): Promise<SsoIdentity> {
-    return dialect.writeTransaction(db, async (trx) => {
-      const member = await deps.memberByEmail(trx, email, workspaceId);
-      if (member) return { email, workspaceId, userId: member.id, created: false };
-      const user = await deps.users.create({ workspaceId, email, role }, trx);
-      return { email, workspaceId, userId: user.id, created: true };
-    });
+    return writeAs(
+      anonymousActor('sso'),
+      async (trx) => {
+        const member = await deps.memberByEmail(trx, email, workspaceId);
+        if (member) return { email, workspaceId, userId: member.id, created: false };
+        const user = await deps.users.create({ workspaceId, email, role }, trx);
+        return { email, workspaceId, userId: user.id, created: true };
+      },
+      undefined,
+      { changesKeys: true },
+    );
   }
 
   /** Of these memberships, the workspaces that require single sign-on of that member (not the break-glass admin). */
@@ -324,7 +322,8 @@ export function createSsoService(deps: {
     finish,
     ssoOnly,
     redirectUri,
-    purge: () => repo.purge(db, isoAt(clock.now())),
+    /** The purge-sign-in-steps job's part, as its system actor. */
+    purge: (actor: Actor) => writeAs(actor, (trx) => repo.purge(trx, isoAt(clock.now()))),
   };
 }
 export type SsoService = ReturnType<typeof createSsoService>;

@@ -3,7 +3,7 @@ import type { Role, UsersTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { Principal } from '../../kernel/principal.js';
+import { type Principal, systemActor } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { assertValid } from '../../lib/validate.js';
 import { credentialEnded, userLock, type WriteRunner } from '../auth/write-runner.js';
@@ -110,12 +110,15 @@ export function createUsersService(deps: {
       }
       return toUser(row);
     };
-    return trx ? run(trx) : dialect.writeTransaction(db, run);
+    return within(trx, run);
   }
 
-  /** Runs `fn` in the caller's transaction (the CLI's, as `cli`), or in one of its own. */
+  /**
+   * Runs `fn` in the caller's transaction (the CLI's, the console's, as their actor), or else through the write
+   * runner as the CLI's actor (the callers that pass none: tests and seeding); users' role and removal may change.
+   */
   function within<T>(trx: Db | undefined, fn: (trx: Db) => Promise<T>): Promise<T> {
-    return trx ? fn(trx) : dialect.writeTransaction(db, fn);
+    return trx ? fn(trx) : writeAs(systemActor('cli'), fn, undefined, { changesKeys: true });
   }
 
   /** docs/api.md#keys-scopes-and-roles: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */

@@ -57,7 +57,7 @@ export function createOutbox(deps: {
       actor,
       (trx) => {
         const tenant = (): Tenant => {
-          if (actor.kind === 'system' && !('workspaceId' in actor)) throw new Error('a system actor queues no event');
+          if (!('workspaceId' in actor)) throw new Error(`a ${actor.kind} actor without a workspace queues no event`);
           return tenantOf(actor);
         };
         const queue: Queue = {

@@ -2,8 +2,10 @@ import { Type } from '@sinclair/typebox';
 import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import { systemActor } from '../../kernel/principal.js';
 import { SingleLine } from '../../kernel/schemas.js';
 import { assertValid } from '../../lib/validate.js';
+import type { WriteRunner } from '../auth/write-runner.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { CreatedKey, KeyRegistry } from '../keys/key-registry.service.js';
@@ -29,6 +31,7 @@ export function createWorkspacesService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
+  writeAs: WriteRunner;
   users: UsersService;
   keys: KeyRegistry;
   /** Makes the admin's single-use set-password link (the console's first sign-in). */
@@ -68,7 +71,8 @@ export function createWorkspacesService(deps: {
       );
       return { workspace, user, keys: { live, test }, set_password_url: link.url };
     };
-    return inTrx ? run(inTrx) : deps.dialect.writeTransaction(deps.db, run);
+    // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
+    return inTrx ? run(inTrx) : deps.writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
   }
 
   /** Every workspace with its number of current members (CLI `workspaces list`). */
