@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { UnavailableError } from '../kernel/errors.js';
 import { carrying, type Db, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
+import { OwnSchemaIntrospector } from './postgres-introspector.js';
 import { type Param, prepared } from './prepared.js';
 import type { Database } from './types.js';
 
@@ -62,7 +63,10 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
     namedReader: async (name, text, values) => (await pool.query({ name, text, values: [...values] })).rows,
     statementNames,
   };
-  const db = new Kysely<Database>({ dialect: carrying(new PostgresDialect({ pool }), dialect) });
+  const carried = carrying(new PostgresDialect({ pool }), dialect);
+  const db = new Kysely<Database>({
+    dialect: { ...carried, createIntrospector: (k) => new OwnSchemaIntrospector(k) },
+  });
   return { db, dialect, pool };
 }
 

@@ -22,7 +22,10 @@ describe.skipIf(!pgUrl)('copying a SQLite database into PostgreSQL (docs/operati
   const path = join(tmpdir(), `wsvc-copy-${randomBytes(6).toString('hex')}.db`);
   afterAll(() => Promise.all(['', '-wal', '-shm'].map((s) => rm(path + s, { force: true }))));
 
-  it('copies every table so the API answers the same, and refuses a non-empty target', async () => {
+  // Two databases migrated and a third refused: 10 s alone, 30 s on a loaded 2-core machine.
+  it('copies every table so the API answers the same, and refuses a non-empty target', {
+    timeout: 90_000,
+  }, async () => {
     const sqliteStorage = openStorage({ url: `sqlite:${path}` });
     await migrateToLatest(sqliteStorage.db, sqliteStorage.dialect);
     const src = await startTestApp({ storage: { ...sqliteStorage, url: `sqlite:${path}` }, redisUrl: null });
