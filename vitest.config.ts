@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/sequencer.js';
 import { selection } from './test/tiers.js';
 
 // Where each test file runs is written in its header (`// Backends: …` and `// Tier: …`,
@@ -32,6 +33,8 @@ export default defineConfig({
     maxWorkers: Number(process.env.WSVC_TEST_WORKERS) || availableParallelism() + 1,
     // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first (and the console).
     globalSetup: ['test/global-setup.ts', 'test/chromium-broker.ts'],
+    // Longest expected first, both projects mixed (test/sequencer.ts): a run does not end on one long file.
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // expect.poll waits for what a page or a worker shows by itself: 1 s (Vitest's default) is short
