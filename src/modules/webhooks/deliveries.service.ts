@@ -145,8 +145,8 @@ export function createDeliveriesService(deps: {
           target: { type: 'delivery', id },
           env: principal.env,
           changes: {
-            status: { before: found.status, after: 'pending' },
-            webhook_id: { before: null, after: webhookId },
+            ...(found.status === 'pending' ? {} : { status: { before: found.status, after: 'pending' } }),
+            requeued_at: { before: null, after: now },
           },
         });
         // Read in the transaction: the response is what this change committed (and what a replay sends).
