@@ -15,6 +15,7 @@ import { lazyChildLogger, loggerOptions } from './http/logging.js';
 import { collectRoutes } from './http/method-not-allowed.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
+import { installRequestOrigin } from './http/origin.js';
 import { createPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -23,6 +24,8 @@ import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './kernel/clock.js';
 import { ErrorSchema } from './kernel/schemas.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
+import { AuditEntrySchema } from './modules/audit/audit.schemas.js';
 import { billingConsoleRoutes, billingRoutes } from './modules/billing/billing.routes.js';
 import {
   InvoiceLineSchema,
@@ -159,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     UpcomingInvoiceSchema,
     InvoiceSchema,
     SubscriptionSchema,
+    AuditEntrySchema,
   ]) {
     app.addSchema(schema);
   }
@@ -172,6 +176,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cookieMaxAgeS: config.CONSOLE_SESSION_MAX_H * 3600,
   });
   installNoUndeclaredInput(app);
+  installRequestOrigin(app);
   // The free plan's hard cap: counted from the usage meter, shared in Redis when there is one, no
   // write on the request path (docs/billing.md#the-free-cap).
   const planCap =
@@ -222,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(keysRoutes, { keys: services.keys });
     await v1.register(usageRoutes, { usage: services.usage });
     await v1.register(billingRoutes, { billing: services.billing });
+    await v1.register(auditRoutes, { audit: services.audit });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(

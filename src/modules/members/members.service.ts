@@ -1,5 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { type Principal, requireAdmin, systemActor } from '../../kernel/principal.js';
 import type { WriteRunner } from '../auth/write-runner.js';
@@ -26,7 +27,7 @@ export function createMembersService(deps: {
   const { users, writeAs } = deps;
   /** An admin's change: the principal re-checked at commit, still an admin then; users' role or removal may change. */
   /** An admin's change to their own membership is checked before it (the check after would see the change). */
-  const asAdmin = <T>(principal: Principal, fn: (trx: Db) => Promise<T>, target?: string) =>
+  const asAdmin = <T>(principal: Principal, fn: (trx: Db, audit: AuditTrail) => Promise<T>, target?: string) =>
     writeAs(principal, fn, undefined, { changesKeys: true, adminOnly: true, checkFirst: target === principal.userId });
 
   /** Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction. */

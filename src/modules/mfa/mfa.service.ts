@@ -1,4 +1,5 @@
 import type { Db, Dialect } from '../../db/dialect.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
@@ -39,7 +40,7 @@ export function createMfaService(deps: {
 }) {
   const { db, clock, writeAs } = deps;
   /** A person's change to their own second factors (signed in, or in the enrol stage of a sign-in). */
-  const write = <T>(email: string, fn: (trx: Db) => Promise<T>) => writeAs(personActor(email), fn);
+  const write = <T>(email: string, fn: (trx: Db, audit: AuditTrail) => Promise<T>) => writeAs(personActor(email), fn);
 
   /** Tells a person about a change to their own sign-in, once, in their oldest workspace (as "password changed"). */
   async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {

@@ -9,6 +9,7 @@ import {
 } from '@simplewebauthn/server';
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsolePasskeysTable, WebauthnPurpose } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
@@ -77,7 +78,7 @@ export function createPasskeysService(deps: {
     return { id: url.hostname, origin: url.origin };
   };
   /** A person's change to their own passkeys, or (no email yet) a passkey sign-in's. */
-  const write = <T>(email: string | null, fn: (trx: Db) => Promise<T>) =>
+  const write = <T>(email: string | null, fn: (trx: Db, audit: AuditTrail) => Promise<T>) =>
     deps.writeAs(email === null ? anonymousActor('sign-in') : personActor(email), fn);
 
   async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], name: string, at: string) {
