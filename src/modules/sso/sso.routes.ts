@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DataOf } from '../../kernel/schemas.js';
-import { describeSession } from '../console-auth/console.routes.js';
+import { clientOf, describeSession } from '../console-auth/console.routes.js';
 import { ConsoleSessionSchema } from '../console-auth/console-auth.schemas.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import {
@@ -94,7 +94,7 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{
       const who = await sso.finish(req.body.query, req.cookies[SSO_COOKIE]);
       const out = await consoleAuth.openSession(
         who.email,
-        { ip: req.ip, userAgent: req.headers['user-agent'] },
+        clientOf(req),
         { method: 'sso', workspaceId: who.workspaceId },
       );
       app.consoleCookie.set(reply, out.token);
