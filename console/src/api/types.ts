@@ -17,6 +17,7 @@ export type {
   SecondFactorNeeded,
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
+export type { AuditEntry } from '../../../src/modules/audit/audit.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
 export type { Integration, IntegrationMessageItem } from '../../../src/modules/integrations/integrations.schemas.js';
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
@@ -57,6 +58,7 @@ export interface List<T> {
   meta: PageMeta;
 }
 
+export type { AuditAction } from '../../../src/modules/audit/audit.catalogue.js';
 export type { DeliveryStatus } from '../../../src/kernel/delivery-statuses.js';
 // The closed sets, defined once on the server (type-only: the console bundles no server code).
 export type { Env } from '../../../src/kernel/environments.js';
