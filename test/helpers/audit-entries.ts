@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { expect } from 'vitest';
-import type { TestApp } from './app.js';
+import type { Storage } from '../../src/db/database.js';
 
 /** An audit entry as stored (audit_entries), its changes parsed. */
 export interface StoredEntry {
@@ -24,7 +24,7 @@ export interface StoredEntry {
 }
 
 /** Every entry of a workspace (or of every workspace), oldest first, read with SQL (not through the service under test). */
-export async function storedEntries(t: TestApp, workspaceId?: string): Promise<StoredEntry[]> {
+export async function storedEntries(t: { storage: Storage }, workspaceId?: string): Promise<StoredEntry[]> {
   const where = workspaceId ? sql`where workspace_id = ${workspaceId}` : sql``;
   const { rows } = await sql<Record<string, unknown>>`select * from audit_entries ${where} order by workspace_id, seq`.execute(
     t.storage.db,
@@ -41,7 +41,7 @@ export async function storedEntries(t: TestApp, workspaceId?: string): Promise<S
  * to any workspace.
  */
 export async function entriesOf(
-  t: TestApp,
+  t: { storage: Storage },
   workspaceId: string | null,
   change: () => Promise<unknown>,
 ): Promise<StoredEntry[]> {
