@@ -15,6 +15,7 @@ import { lazyChildLogger, loggerOptions } from './http/logging.js';
 import { collectRoutes } from './http/method-not-allowed.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
+import { installRequestOrigin } from './http/origin.js';
 import { createPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -172,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cookieMaxAgeS: config.CONSOLE_SESSION_MAX_H * 3600,
   });
   installNoUndeclaredInput(app);
+  installRequestOrigin(app);
   // The free plan's hard cap: counted from the usage meter, shared in Redis when there is one, no
   // write on the request path (docs/billing.md#the-free-cap).
   const planCap =

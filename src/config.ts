@@ -85,6 +85,8 @@ const ConfigSchema = Type.Object({
    * claims lapse; a worker killed after the SMTP server accepted an email sends it again after this.
    */
   MAIL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 120_000 }),
+  /** How long audit entries are kept (docs/api.md#audit-log): the purge job deletes older ones, keeping the chain's anchor. */
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 400 }),
   /** The From of every email. */
   MAIL_FROM: Type.String({
     minLength: 3,

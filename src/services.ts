@@ -1,8 +1,12 @@
 import { type Config, publicUrl } from './config.js';
 import type { Storage } from './db/database.js';
+import type { Db } from './db/dialect.js';
+import type { AuditActor } from './kernel/audit-actions.js';
 import type { Clock } from './kernel/clock.js';
-import { systemActor } from './kernel/principal.js';
+import { type Actor, systemActor } from './kernel/principal.js';
 import { createSignal } from './lib/signal.js';
+import { createAuditService } from './modules/audit/audit.service.js';
+import { createAuditAppender } from './modules/audit/audit-append.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { loadPlans } from './modules/billing/plans.js';
@@ -78,7 +82,26 @@ export function createServices(deps: {
     anonymous: async () => true,
     person: async () => true,
   };
-  const writeAs = createWriteRunner({ db, dialect, checks, roleOf: memberRole });
+  // The audit log (docs/api.md#audit-log): each write's entries, appended last in its transaction, name its actor.
+  const describeActor = async (trx: Db, actor: Actor): Promise<AuditActor> => {
+    switch (actor.kind) {
+      case 'api_key': {
+        const name = actor.keyName ?? (await keyRegistry.row(trx, actor.keyId))?.name ?? actor.keyId;
+        return { type: 'key', id: actor.keyId, name, user_id: actor.userId };
+      }
+      case 'session': {
+        const u = await users.row(trx, actor.userId);
+        return { type: 'user', id: actor.userId, name: u?.name || u?.email || actor.userId };
+      }
+      case 'system':
+        return { type: 'system', id: actor.name, name: actor.name };
+      default:
+        throw new Error(`a ${actor.kind} actor's audit entry must name the user concerned`);
+    }
+  };
+  const appendAudit = createAuditAppender({ clock, describe: describeActor });
+  const writeAs = createWriteRunner({ db, dialect, checks, roleOf: memberRole, audit: appendAudit });
+  const audit = createAuditService({ db, clock, writeAs, retentionDays: deps.config.AUDIT_RETENTION_DAYS });
   // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
   const integrations = createIntegrationsService({
     db,
@@ -313,8 +336,15 @@ export function createServices(deps: {
       everyMs: 60_000,
       run: () => billing.notifyUsage(systemActor('scheduler:billing-usage-notices')),
     },
+    {
+      id: 'purge-audit',
+      name: 'purge-audit: audit entries older than AUDIT_RETENTION_DAYS, the chain anchored at the last one deleted',
+      everyMs: 60 * 60_000,
+      run: () => audit.purgeExpired(systemActor('scheduler:purge-audit')),
+    },
   ];
   return {
+    audit,
     keyRegistry,
     keys,
     users,

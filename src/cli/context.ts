@@ -1,4 +1,5 @@
 import type { Storage } from '../db/database.js';
+import type { AuditTrail } from '../kernel/audit-actions.js';
 import { systemActor } from '../kernel/principal.js';
 import type { WriteTx } from '../modules/auth/write-runner.js';
 import type { Services } from '../services.js';
@@ -51,6 +52,8 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
  * A CLI command that writes: runs `fn` in one transaction of the write runner as the system actor
  * `cli` (checked like any principal), marked as changing keys or users (`changesKeys`).
  */
-export function cliWrite<T>(fn: (s: Services, trx: WriteTx) => Promise<T>): Promise<T> {
-  return withServices((s) => s.writeAs(systemActor('cli'), (trx) => fn(s, trx), undefined, { changesKeys: true }));
+export function cliWrite<T>(fn: (s: Services, trx: WriteTx, audit: AuditTrail) => Promise<T>): Promise<T> {
+  return withServices((s) =>
+    s.writeAs(systemActor('cli'), (trx, audit) => fn(s, trx, audit), undefined, { changesKeys: true }),
+  );
 }

@@ -18,6 +18,7 @@ import * as integrations from './migrations/017-integrations.js';
 import * as keyExpiryNotices from './migrations/018-key-expiry-notices.js';
 import * as keyRolledFrom from './migrations/019-key-rolled-from.js';
 import * as teamSignIn from './migrations/021-team-sign-in.js';
+import * as auditLog from './migrations/022-audit-log.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '018-key-expiry-notices': keyExpiryNotices,
   '019-key-rolled-from': keyRolledFrom,
   '021-team-sign-in': teamSignIn,
+  '022-audit-log': auditLog,
 };
 
 class StaticProvider implements MigrationProvider {

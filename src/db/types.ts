@@ -1,3 +1,4 @@
+import type { AuditAction } from '../kernel/audit-actions.js';
 import type { DeliveryStatus } from '../kernel/delivery-statuses.js';
 import type { Env } from '../kernel/environments.js';
 import type { AnyEventType } from '../kernel/event-types.js';
@@ -529,6 +530,8 @@ export interface Database {
   integrations: IntegrationsTable;
   integration_messages: IntegrationMessagesTable;
   usage_notices: UsageNoticesTable;
+  audit_entries: AuditEntriesTable;
+  audit_heads: AuditHeadsTable;
 }
 
 /** A Slack or Discord destination (D29, docs/integrations.md); `url` is a secret. */
@@ -569,4 +572,35 @@ export interface IntegrationMessagesTable {
   last_error: string | null;
   sent_at: string | null;
   created_at: string;
+}
+
+/** One recorded change (docs/api.md#audit-log, migration 022); `hash` chains it to the workspace's previous entry. */
+export interface AuditEntriesTable {
+  id: string;
+  workspace_id: string;
+  seq: number;
+  time: string;
+  actor_type: 'user' | 'key' | 'system';
+  actor_id: string;
+  actor_name: string;
+  actor_user_id: string | null;
+  action: AuditAction;
+  target_type: string;
+  target_id: string;
+  env: Env | null;
+  /** JSON object: each changed field's before and after. */
+  changes: string;
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  hash: string;
+}
+
+/** Each workspace's last entry (seq, hash) and the anchor its chain starts from after a purge (migration 022). */
+export interface AuditHeadsTable {
+  workspace_id: string;
+  seq: number;
+  hash: string;
+  anchor_seq: number;
+  anchor_hash: string;
 }

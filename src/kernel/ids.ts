@@ -19,6 +19,7 @@ export const ID_PREFIX = {
   integrationMessage: 'imsg_',
   passkey: 'pk_',
   recoveryCode: 'rc_',
+  audit: 'aud_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

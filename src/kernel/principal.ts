@@ -1,3 +1,4 @@
+import type { RequestOrigin } from './audit-actions.js';
 import type { Env } from './environments.js';
 import { ForbiddenError } from './errors.js';
 import type { Role } from './roles.js';
@@ -15,12 +16,16 @@ interface PrincipalBase extends Tenant {
   role: Role;
   /** Scopes the credential is limited to (API keys); null means every scope the role allows. */
   scopes: readonly string[] | null;
+  /** The HTTP request it acts in (audit entries' request id, ip, user agent); absent outside HTTP. */
+  origin?: RequestOrigin;
 }
 
 /** A request authenticated with an API key (`Authorization: Bearer svc_…`). */
 export interface ApiKeyPrincipal extends PrincipalBase {
   kind: 'api_key';
   keyId: string;
+  /** The key's name, for the audit entries it writes (read with the key). */
+  keyName?: string;
   userId: string;
 }
 
@@ -46,6 +51,7 @@ export interface SystemActor {
   kind: 'system';
   name: SystemActorName;
   userId: null;
+  origin?: RequestOrigin;
 }
 /** `meter`: each API process's usage flush (docs/usage.md). */
 export type SystemActorName = 'cli' | 'worker' | 'meter' | `scheduler:${string}`;
@@ -64,6 +70,7 @@ export interface AnonymousActor {
   kind: 'anonymous';
   via: 'sign-in' | 'link' | 'sso';
   userId: null;
+  origin?: RequestOrigin;
 }
 export function anonymousActor(via: AnonymousActor['via']): AnonymousActor {
   return Object.freeze({ kind: 'anonymous', via, userId: null });
@@ -77,6 +84,7 @@ export interface PersonActor {
   kind: 'person';
   email: string;
   userId: null;
+  origin?: RequestOrigin;
 }
 export function personActor(email: string): PersonActor {
   return Object.freeze({ kind: 'person', email, userId: null });
@@ -102,6 +110,11 @@ export function systemPrincipal(name: string, tenant: Tenant, userId: string | n
     role: 'admin',
     scopes: null,
   });
+}
+
+/** The same actor acting in an HTTP request (its audit entries name the request id, ip and user agent). */
+export function withOrigin<A extends Actor>(actor: A, origin: RequestOrigin): A {
+  return Object.freeze({ ...(actor as Actor), origin }) as A;
 }
 
 /** The workspace and environment a principal works in. */

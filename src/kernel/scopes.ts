@@ -14,6 +14,7 @@ export const SCOPES = [
   'usage:read',
   'requests:read',
   'billing:read',
+  'audit:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

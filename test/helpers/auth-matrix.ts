@@ -23,6 +23,7 @@ export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   'requests:read': ['admin', 'member'],
   // D9, docs/billing.md: plans and invoices, admins only.
   'billing:read': ['admin'],
+  'audit:read': ['admin'],
 };
 const ALL_SCOPES = Object.keys(ROLE_SCOPES);
 

@@ -44,6 +44,7 @@ export const SCOPES = every<Scope>()([
   'usage:read',
   'requests:read',
   'billing:read',
+  'audit:read',
 ]);
 /** What a webhook or an integration subscribes to: `*` (every type) or one type. */
 export const SUBSCRIBABLE_EVENTS = every<SubscribableEvent>()([

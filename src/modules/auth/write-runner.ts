@@ -1,4 +1,5 @@
 import type { Db, Dialect } from '../../db/dialect.js';
+import type { AuditRecord, AuditTrail } from '../../kernel/audit-actions.js';
 import { type AppError, ForbiddenError, SessionEndedError, UnauthorizedError } from '../../kernel/errors.js';
 import type { Actor } from '../../kernel/principal.js';
 import type { Role } from '../../kernel/roles.js';
@@ -64,10 +65,15 @@ export function createWriteRunner(deps: {
    * check, which holds the user's revocation lock: a role change that commits first is seen, a later one waits.
    */
   roleOf?: (trx: Db, userId: string) => Promise<Role | undefined>;
+  /**
+   * Appends what the change recorded on its `AuditTrail` to the audit log (modules/audit), last in the
+   * transaction. Absent: a change that records anything fails (no change without its entry).
+   */
+  audit?: (trx: WriteTx, actor: Actor, records: readonly AuditRecord[]) => Promise<void>;
 }) {
   return async function writeAs<T>(
     principal: Actor,
-    fn: (trx: WriteTx) => Promise<T>,
+    fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>,
     hooks?: WriteHooks<T>,
     /**
      * `changesKeys`: `fn` may write API keys or users (the CLI's commands): cached keys are re-verified after.
@@ -93,10 +99,16 @@ export function createWriteRunner(deps: {
         // removal): the check would see the change itself. Its locks are then held for the whole transaction.
         if (opts?.checkFirst) await recheck(trx);
         await hooks?.before?.(trx);
-        const result = await fn(trx as WriteTx);
+        const records: AuditRecord[] = [];
+        const result = await fn(trx as WriteTx, { record: (entry) => void records.push(entry) });
         await hooks?.after?.(trx, result);
         // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
         if (!opts?.checkFirst) await recheck(trx);
+        // After the check, so the head row of the workspace's chain (which orders its writers) is held only until the commit.
+        if (records.length > 0) {
+          if (!deps.audit) throw new Error('the write runner has no audit log to append to');
+          await deps.audit(trx as WriteTx, principal, records);
+        }
         return result;
       },
       { keepsKeys: !opts?.changesKeys },

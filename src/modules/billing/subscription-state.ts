@@ -3,7 +3,8 @@ import type { SubscriptionChangesTable, SubscriptionsTable } from '../../db/type
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { type AuditTrail, changesOf } from '../audit/audit.trail.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { UpcomingInvoice } from './billing.schemas.js';

@@ -4,7 +4,7 @@ import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type Actor, personActor, type SessionPrincipal } from '../../kernel/principal.js';
-import type { AuditTrail } from '../audit/audit.trail.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { sessionLock, type WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
@@ -115,7 +115,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     input: { email: string; password: string } & Client,
   ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const email = normalizeEmail(input.email);
-    const client: Client = { ip: input.ip, userAgent: input.userAgent, requestId: input.requestId };
+    const client: Client = { ip: input.ip, userAgent: input.userAgent, origin: input.origin };
     await throttle(email, input.ip);
     const credential = await repo.findCredential(db, email);
     const ok = await verifyPassword(input.password, credential?.password_hash ?? (await dummyHash()));

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { RequestOrigin } from '../../kernel/audit-actions.js';
 import { DataOf, IdParam } from '../../kernel/schemas.js';
 import {
   ChangePasswordBody,
@@ -29,8 +30,8 @@ export async function describeSession(consoleAuth: ConsoleAuthService, open: Ope
 }
 
 /** The client of a request as sign-in and the audit log see it: its address (TRUST_PROXY honoured), user agent, request id. */
-export function clientOf(req: { ip: string; id: string; headers: { 'user-agent'?: string } }): Client {
-  return { ip: req.ip, userAgent: req.headers['user-agent'], requestId: req.id };
+export function clientOf(req: { ip: string; origin: RequestOrigin; headers: { 'user-agent'?: string } }): Client {
+  return { ip: req.ip, userAgent: req.headers['user-agent'], origin: req.origin };
 }
 
 const hide = true;

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/dialect.js';
-import type { AuditAction, AuditTrail, Changes } from '../audit/audit.trail.js';
+import type { AuditAction, AuditTrail, Changes } from '../../kernel/audit-actions.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 
 /**

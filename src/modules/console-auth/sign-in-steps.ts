@@ -3,9 +3,15 @@ import type { ConsoleSessionsTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { type AnonymousActor, anonymousActor, type PersonActor, personActor } from '../../kernel/principal.js';
+import type { AuditTrail, RequestOrigin } from '../../kernel/audit-actions.js';
+import {
+  type AnonymousActor,
+  anonymousActor,
+  type PersonActor,
+  personActor,
+  withOrigin,
+} from '../../kernel/principal.js';
 import type { SecondFactorMethod, SessionStage, SignInMethod } from '../../kernel/sign-in-methods.js';
-import type { AuditTrail } from '../audit/audit.trail.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
@@ -66,20 +72,19 @@ interface StepDeps {
   recordFailure(email: string, client: Client, step: 'password' | 'second_factor'): Promise<void>;
 }
 
-/** Who is signing in, as the request tells (the audit log's request id, address and user agent). */
-export type Client = { ip: string; userAgent?: string; requestId?: string };
-
-/** The request's origin for the audit log (null outside HTTP). */
-export const originOf = (c: Client) => ({ requestId: c.requestId ?? null, ip: c.ip, userAgent: c.userAgent ?? null });
+/** Who is signing in, as the request tells: the address (throttle), user agent (sessions list), origin (audit log). */
+export type Client = { ip: string; userAgent?: string; origin?: RequestOrigin };
 
 /** Someone signing in (or redeeming a link, or arriving by single sign-on) from this client. */
 export function clientActor(via: AnonymousActor['via'], client: Client): AnonymousActor {
-  return anonymousActor(via, originOf(client));
+  const actor = anonymousActor(via);
+  return client.origin ? withOrigin(actor, client.origin) : actor;
 }
 
 /** A person acting on their own sign-in, from this client (none: no request, e.g. a test). */
 export function personActorOf(email: string, client?: Client): PersonActor {
-  return personActor(email, client ? originOf(client) : undefined);
+  const actor = personActor(email);
+  return client?.origin ? withOrigin(actor, client.origin) : actor;
 }
 
 /**

@@ -5,7 +5,8 @@ import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.j
 import { newId } from '../../kernel/ids.js';
 import type { Platform } from '../../kernel/platforms.js';
 import type { Principal } from '../../kernel/principal.js';
-import { type AuditTrail, changesOf } from '../audit/audit.trail.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
+import { changesOf } from '../audit/changes.js';
 import { checkWebhookUrl } from '../webhooks/url-guard.js';
 import { testMessage } from './chat-render.js';
 import { createChatSender, type IntegrationsDeps } from './chat-sender.js';

@@ -218,6 +218,7 @@ export function createKeyRegistry(deps: {
     const principal: ApiKeyPrincipal = Object.freeze({
       kind: 'api_key',
       keyId: row.id,
+      keyName: row.name,
       userId: row.user_id,
       workspaceId: row.workspace_id,
       env: row.env,
@@ -323,6 +324,8 @@ export function createKeyRegistry(deps: {
     recordUse,
     keyNotice,
     notifyExpiring,
+    /** For other modules, in their transaction: a key's row (its name, for the audit log). */
+    row: keysRepository.findById,
   };
 }
 export type KeyRegistry = ReturnType<typeof createKeyRegistry>;

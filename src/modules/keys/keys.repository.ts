@@ -12,6 +12,7 @@ export interface KeyWithOwner {
   env: Env;
   workspace_id: string;
   user_id: string;
+  name: string;
   scopes: string | null;
   revoked_at: string | null;
   expires_at: string | null;
@@ -29,6 +30,7 @@ const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
       'api_keys.env',
       'api_keys.workspace_id',
       'api_keys.user_id',
+      'api_keys.name',
       'api_keys.scopes',
       'api_keys.revoked_at',
       'api_keys.expires_at',

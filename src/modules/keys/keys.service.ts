@@ -1,5 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ApiKeysTable, Env } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId } from '../../kernel/ids.js';
@@ -67,7 +68,7 @@ export function createKeysService(deps: {
    */
   function writeKeys<T>(
     p: Principal,
-    fn: (trx: Db) => Promise<T>,
+    fn: (trx: Db, audit: AuditTrail) => Promise<T>,
     hooks?: WriteHooks<T>,
     opts: { checkFirst?: boolean } = {},
   ): Promise<T> {

@@ -1,8 +1,9 @@
 import type { Db } from '../../db/dialect.js';
 import type { Role } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { type Principal, requireAdmin, systemActor } from '../../kernel/principal.js';
-import { type AuditTrail, changesOf } from '../audit/audit.trail.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';

@@ -4,7 +4,7 @@ import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js
 import { newId } from '../../kernel/ids.js';
 import { type Actor, type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
-import type { AuditTrail } from '../audit/audit.trail.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { recordForPerson } from '../console-auth/person-audit.js';
 import { type Client, personActorOf } from '../console-auth/sign-in-steps.js';

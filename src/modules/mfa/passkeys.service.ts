@@ -9,11 +9,11 @@ import {
 } from '@simplewebauthn/server';
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsolePasskeysTable, WebauthnPurpose } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { anonymousActor } from '../../kernel/principal.js';
-import type { AuditTrail } from '../audit/audit.trail.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { recordForPerson } from '../console-auth/person-audit.js';
 import { type Client, clientActor, personActorOf } from '../console-auth/sign-in-steps.js';

@@ -1,5 +1,6 @@
 import { type Db, writeJson } from '../../db/dialect.js';
 import type { ResourcesTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
@@ -29,10 +30,10 @@ export function createResourcesService(deps: {
   /** Runs a change as `principal` through the outbox (events queued with it, the worker woken after). */
   function change<T>(
     principal: Principal,
-    fn: (trx: WriteTx, emit: Emit) => Promise<T>,
+    fn: (trx: WriteTx, emit: Emit, audit: AuditTrail) => Promise<T>,
     hooks: WriteHooks<T> | undefined,
   ): Promise<T> {
-    return outbox.write(principal, (trx, queue) => fn(trx, queue.event), hooks);
+    return outbox.write(principal, (trx, queue, audit) => fn(trx, queue.event, audit), hooks);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role, UsersTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
@@ -117,7 +118,7 @@ export function createUsersService(deps: {
    * Runs `fn` in the caller's transaction (the CLI's, the console's, as their actor), or else through the write
    * runner as the CLI's actor (the callers that pass none: tests and seeding); users' role and removal may change.
    */
-  function within<T>(trx: Db | undefined, fn: (trx: Db) => Promise<T>): Promise<T> {
+  function within<T>(trx: Db | undefined, fn: (trx: Db, audit?: AuditTrail) => Promise<T>): Promise<T> {
     return trx ? fn(trx) : writeAs(systemActor('cli'), fn, undefined, { changesKeys: true });
   }
 

@@ -1,5 +1,6 @@
 import { type Dialect, readJson } from '../../db/dialect.js';
 import type { DeliveriesTable, EventsTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { type Actor, type Tenant, tenantOf } from '../../kernel/principal.js';
@@ -49,13 +50,13 @@ export function createOutbox(deps: {
    */
   async function write<T>(
     actor: Actor,
-    fn: (trx: WriteTx, queue: Queue) => Promise<T>,
+    fn: (trx: WriteTx, queue: Queue, audit: AuditTrail) => Promise<T>,
     hooks?: WriteHooks<T>,
   ): Promise<T> {
     let queued = 0;
     const result = await deps.writeAs(
       actor,
-      (trx) => {
+      (trx, audit) => {
         const tenant = (): Tenant => {
           if (!('workspaceId' in actor)) throw new Error(`a ${actor.kind} actor without a workspace queues no event`);
           return tenantOf(actor);
@@ -74,7 +75,7 @@ export function createOutbox(deps: {
             queued += count;
           },
         };
-        return fn(trx, queue);
+        return fn(trx, queue, audit);
       },
       hooks,
     );
