@@ -81,7 +81,11 @@ describe('single sign-on settings', () => {
 
     // A new secret and role: those two fields only.
     const second = await entriesOf(t, a.ws, async () => {
-      res = await call({ method: 'PUT', url: '/console/api/sso', body: { ...settings(SSO_SECRET_2), default_role: 'viewer' } });
+      res = await call({
+        method: 'PUT',
+        url: '/console/api/sso',
+        body: { ...settings(SSO_SECRET_2), default_role: 'viewer' },
+      });
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(onlyEntry(second, 'sso.configured').changes).toEqual({
@@ -99,7 +103,11 @@ describe('single sign-on settings', () => {
     // Refused settings: no entry.
     expect(
       await entriesOf(t, a.ws, async () => {
-        expectError(await call({ method: 'PUT', url: '/console/api/sso', body: { ...settings(), issuer: 'ftp://x' } }), 400, 'validation_error');
+        expectError(
+          await call({ method: 'PUT', url: '/console/api/sso', body: { ...settings(), issuer: 'ftp://x' } }),
+          400,
+          'validation_error',
+        );
       }),
     ).toEqual([]);
 
@@ -140,14 +148,19 @@ describe('integrations', () => {
       res = await call({ method: 'PATCH', url: `/console/api/integrations/${id}`, body: { status: 'disabled' } });
     });
     expect(res.statusCode, res.body).toBe(200);
-    expect(onlyEntry(updated, 'integration.updated').changes).toEqual({ status: { before: 'enabled', after: 'disabled' } });
+    expect(onlyEntry(updated, 'integration.updated').changes).toEqual({
+      status: { before: 'enabled', after: 'disabled' },
+    });
 
     const deleted = await entriesOf(t, a.ws, async () => {
       res = await call({ method: 'DELETE', url: `/console/api/integrations/${id}` });
     });
     expect(res.statusCode).toBe(204);
     const d = onlyEntry(deleted, 'integration.deleted');
-    expect(d.changes).toMatchObject({ url: { before: '[redacted]', after: null }, kind: { before: 'slack', after: null } });
+    expect(d.changes).toMatchObject({
+      url: { before: '[redacted]', after: null },
+      kind: { before: 'slack', after: null },
+    });
 
     // A Discord one in test; a refused one (not the platform's URL) and a second delete leave none.
     const discord = await entriesOf(t, a.ws, async () => {
@@ -190,10 +203,14 @@ describe('billing', () => {
     // The same plan again changes nothing; an unknown plan is refused: no entries.
     expect(
       await entriesOf(t, a.ws, async () => {
-        expect(json(await call({ method: 'POST', url: '/console/api/billing/plan', body: { plan: 'pro' } })).data.change).toBe(
-          'unchanged',
+        expect(
+          json(await call({ method: 'POST', url: '/console/api/billing/plan', body: { plan: 'pro' } })).data.change,
+        ).toBe('unchanged');
+        expectError(
+          await call({ method: 'POST', url: '/console/api/billing/plan', body: { plan: 'gold' } }),
+          400,
+          'validation_error',
         );
-        expectError(await call({ method: 'POST', url: '/console/api/billing/plan', body: { plan: 'gold' } }), 400, 'validation_error');
       }),
     ).toEqual([]);
     const down = await entriesOf(t, a.ws, async () => {
@@ -206,7 +223,9 @@ describe('billing', () => {
     // The job (as `scheduler:billing-invoices`) finalizes the period's invoice an hour after it ends, and the
     // scheduled downgrade takes effect with it: two entries, both the job's.
     now = T('2028-03-10T01:00:00.000Z');
-    const job = await entriesOf(t, a.ws, () => t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')));
+    const job = await entriesOf(t, a.ws, () =>
+      t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+    );
     expect(job.map((e) => e.action)).toEqual(['invoice.finalized', 'plan.changed']);
     for (const e of job) {
       expect({ type: e.actor_type, id: e.actor_id, ip: e.ip, request_id: e.request_id }).toEqual({
@@ -219,11 +238,14 @@ describe('billing', () => {
     const inv = job[0] as StoredEntry;
     expect(inv.target_type).toBe('invoice');
     expect(inv.changes).toMatchObject({ status: { before: null, after: 'open' } });
-    expect(job[1]?.changes).toMatchObject({ plan: { before: 'pro', after: 'free' }, pending_plan: { before: 'free', after: null } });
+    expect(job[1]?.changes).toMatchObject({
+      plan: { before: 'pro', after: 'free' },
+      pending_plan: { before: 'free', after: null },
+    });
     // A run with nothing due records nothing.
-    expect(await entriesOf(t, null, () => t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')))).toEqual(
-      [],
-    );
+    expect(
+      await entriesOf(t, null, () => t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices'))),
+    ).toEqual([]);
   });
 });
 

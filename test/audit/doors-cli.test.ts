@@ -51,7 +51,17 @@ describe('wsvc users invite|set-role|remove and billing mark-paid|void', { timeo
     const ws = await newWorkspace(t, 'CLI audit');
     let out!: Awaited<ReturnType<typeof wsvc>>;
     const invited = await entriesOf(t, ws.id, async () => {
-      out = await wsvc('users', 'invite', '--workspace', ws.id, '--email', 'cli.member@example.test', '--role', 'member', '--json');
+      out = await wsvc(
+        'users',
+        'invite',
+        '--workspace',
+        ws.id,
+        '--email',
+        'cli.member@example.test',
+        '--role',
+        'member',
+        '--json',
+      );
     });
     expect(out.code, out.stderr).toBe(0);
     const userId = JSON.parse(out.stdout).user.id as string;
@@ -78,7 +88,9 @@ describe('wsvc users invite|set-role|remove and billing mark-paid|void', { timeo
     // Refused: an unknown user, a removed one.
     expect(
       await entriesOf(t, null, async () => {
-        expect((await wsvc('users', 'set-role', 'usr_01JUNKNOWN0000000000000000', '--role', 'viewer')).code).not.toBe(0);
+        expect((await wsvc('users', 'set-role', 'usr_01JUNKNOWN0000000000000000', '--role', 'viewer')).code).not.toBe(
+          0,
+        );
         expect((await wsvc('users', 'remove', userId)).code).not.toBe(0);
       }),
     ).toEqual([]);

@@ -48,7 +48,11 @@ function expectUserActor(e: StoredEntry, userId: string, name: string) {
 }
 
 async function hashes(email: string) {
-  const rows = await t.storage.db.selectFrom('console_credentials').select('password_hash').where('email', '=', email).execute();
+  const rows = await t.storage.db
+    .selectFrom('console_credentials')
+    .select('password_hash')
+    .where('email', '=', email)
+    .execute();
   for (const r of rows) secrets.add(r.password_hash);
 }
 
@@ -58,7 +62,9 @@ describe('members (the console: invite, role change, removal)', () => {
     const a = await admin('Members');
     const email = `inv.${a.email}`;
     // A read records nothing.
-    expect(await entriesOf(t, a.ws, () => call(a.client, { method: 'GET', url: '/console/api/members/invites', ws: a.ws }))).toEqual([]);
+    expect(
+      await entriesOf(t, a.ws, () => call(a.client, { method: 'GET', url: '/console/api/members/invites', ws: a.ws })),
+    ).toEqual([]);
     let res!: LightMyRequestResponse;
     // The invite itself (entriesOf around the request).
     const inviteEntries = await entriesOf(t, a.ws, async () => {
@@ -83,7 +89,12 @@ describe('members (the console: invite, role change, removal)', () => {
     expectOrigin(e, res.headers['x-request-id']);
 
     const changed = await entriesOf(t, a.ws, async () => {
-      res = await call(a.client, { method: 'PATCH', url: `/console/api/members/${userId}`, ws: a.ws, body: { role: 'member' } });
+      res = await call(a.client, {
+        method: 'PATCH',
+        url: `/console/api/members/${userId}`,
+        ws: a.ws,
+        body: { role: 'member' },
+      });
     });
     expect(res.statusCode, res.body).toBe(200);
     const rc = onlyEntry(changed, 'member.role_changed');
@@ -129,22 +140,42 @@ describe('members (the console: invite, role change, removal)', () => {
     const member = await signIn(t, `m.${a.email}`);
     const none = await entriesOf(t, a.ws, async () => {
       expectError(
-        await call(member, { method: 'PATCH', url: `/console/api/members/${a.userId}`, ws: a.ws, body: { role: 'viewer' } }),
+        await call(member, {
+          method: 'PATCH',
+          url: `/console/api/members/${a.userId}`,
+          ws: a.ws,
+          body: { role: 'viewer' },
+        }),
         403,
         'insufficient_scope',
       );
       expectError(
-        await call(member, { method: 'POST', url: '/console/api/members', ws: a.ws, body: { email: 'x@example.test', role: 'viewer' } }),
+        await call(member, {
+          method: 'POST',
+          url: '/console/api/members',
+          ws: a.ws,
+          body: { email: 'x@example.test', role: 'viewer' },
+        }),
         403,
         'insufficient_scope',
       );
       expectError(
-        await call(a.client, { method: 'PATCH', url: '/console/api/members/usr_01JUNKNOWN0000000000000000', ws: a.ws, body: { role: 'viewer' } }),
+        await call(a.client, {
+          method: 'PATCH',
+          url: '/console/api/members/usr_01JUNKNOWN0000000000000000',
+          ws: a.ws,
+          body: { role: 'viewer' },
+        }),
         404,
         'not_found',
       );
       expectError(
-        await call(a.client, { method: 'POST', url: '/console/api/members', ws: a.ws, body: { email: `m.${a.email}`, role: 'viewer' } }),
+        await call(a.client, {
+          method: 'POST',
+          url: '/console/api/members',
+          ws: a.ws,
+          body: { email: `m.${a.email}`, role: 'viewer' },
+        }),
         400,
         'validation_error',
       );
@@ -203,7 +234,7 @@ describe('sessions (sign-in, failed sign-in, sign-out)', () => {
     expectOrigin(o, res.headers['x-request-id']);
   });
 
-  it('a person in two workspaces: a sign-in is one entry in each, by that workspace\'s user', async () => {
+  it("a person in two workspaces: a sign-in is one entry in each, by that workspace's user", async () => {
     clock.set(T0);
     const a = await admin('Twice');
     const other = await t.services.workspaces.create({ name: 'Second', adminEmail: a.email });
@@ -343,7 +374,11 @@ describe('second factors', () => {
 
     clock.set(T0 + 30_000);
     const off = (code: string) =>
-      call(a.client, { method: 'POST', url: '/console/api/two-factor/totp/disable', body: { password: PASSWORD, code } });
+      call(a.client, {
+        method: 'POST',
+        url: '/console/api/two-factor/totp/disable',
+        body: { password: PASSWORD, code },
+      });
     expect(
       await entriesOf(t, a.ws, async () => {
         expectError(await off('123456'), 400, 'validation_error');
@@ -401,7 +436,12 @@ describe('second factors', () => {
     ).toEqual([]);
 
     const policy = (on: boolean) =>
-      call(a.client, { method: 'PUT', url: '/console/api/workspace/sign-in-policy', ws: a.ws, body: { require_second_factor: on } });
+      call(a.client, {
+        method: 'PUT',
+        url: '/console/api/workspace/sign-in-policy',
+        ws: a.ws,
+        body: { require_second_factor: on },
+      });
     const set = await entriesOf(t, a.ws, async () => {
       res = await policy(true);
     });
@@ -415,7 +455,12 @@ describe('second factors', () => {
     expect(
       await entriesOf(t, a.ws, async () => {
         expectError(
-          await call(member, { method: 'PUT', url: '/console/api/workspace/sign-in-policy', ws: a.ws, body: { require_second_factor: false } }),
+          await call(member, {
+            method: 'PUT',
+            url: '/console/api/workspace/sign-in-policy',
+            ws: a.ws,
+            body: { require_second_factor: false },
+          }),
           403,
           'insufficient_scope',
         );

@@ -26,9 +26,9 @@ export interface StoredEntry {
 /** Every entry of a workspace (or of every workspace), oldest first, read with SQL (not through the service under test). */
 export async function storedEntries(t: { storage: Storage }, workspaceId?: string): Promise<StoredEntry[]> {
   const where = workspaceId ? sql`where workspace_id = ${workspaceId}` : sql``;
-  const { rows } = await sql<Record<string, unknown>>`select * from audit_entries ${where} order by workspace_id, seq`.execute(
-    t.storage.db,
-  );
+  const { rows } = await sql<
+    Record<string, unknown>
+  >`select * from audit_entries ${where} order by workspace_id, seq`.execute(t.storage.db);
   return rows.map((r) => ({
     ...(r as unknown as StoredEntry),
     seq: Number(r.seq),

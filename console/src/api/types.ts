@@ -2,6 +2,7 @@
 // change of a response fails the console's type check instead of a page at run time (request
 // bodies are written by hand in the pages and are not checked this way).
 
+export type { AuditEntry } from '../../../src/modules/audit/audit.schemas.js';
 export type {
   Invoice,
   InvoiceLine,
@@ -17,7 +18,6 @@ export type {
   SecondFactorNeeded,
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
-export type { AuditEntry } from '../../../src/modules/audit/audit.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
 export type { Integration, IntegrationMessageItem } from '../../../src/modules/integrations/integrations.schemas.js';
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
@@ -58,7 +58,6 @@ export interface List<T> {
   meta: PageMeta;
 }
 
-export type { AuditAction } from '../../../src/modules/audit/audit.catalogue.js';
 export type { DeliveryStatus } from '../../../src/kernel/delivery-statuses.js';
 // The closed sets, defined once on the server (type-only: the console bundles no server code).
 export type { Env } from '../../../src/kernel/environments.js';
@@ -67,3 +66,4 @@ export type { FeedCategory } from '../../../src/kernel/notification-types.js';
 export type { Platform } from '../../../src/kernel/platforms.js';
 export type { Role } from '../../../src/kernel/roles.js';
 export type { Scope } from '../../../src/kernel/scopes.js';
+export type { AuditAction } from '../../../src/modules/audit/audit.catalogue.js';

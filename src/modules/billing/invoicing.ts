@@ -1,11 +1,11 @@
 import type { Db } from '../../db/dialect.js';
 import type { InvoicesTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { changesOf } from '../audit/changes.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { billingRepository as repo } from './billing.repository.js';

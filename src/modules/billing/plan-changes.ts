@@ -1,11 +1,11 @@
 import type { Db } from '../../db/dialect.js';
 import type { SubscriptionChangesTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { Actor, Principal, Tenant } from '../../kernel/principal.js';
 import { requireAdmin } from '../../kernel/principal.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { PlanChangeOut, Subscription } from './billing.schemas.js';

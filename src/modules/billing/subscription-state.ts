@@ -1,9 +1,9 @@
 import type { Db } from '../../db/dialect.js';
 import type { SubscriptionChangesTable, SubscriptionsTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { changesOf } from '../audit/changes.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { billingRepository as repo } from './billing.repository.js';

@@ -1,10 +1,10 @@
 import type { Db } from '../../db/dialect.js';
 import type { ConsoleSessionsTable, Env } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type Actor, personActor, type SessionPrincipal } from '../../kernel/principal.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { sessionLock, type WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
@@ -15,8 +15,8 @@ import {
   type Client,
   clientActor,
   createSignInSteps,
-  personActorOf,
   type OpenSession,
+  personActorOf,
   type SecondFactorNeeded,
   type SessionKind,
   type SignInGate,
@@ -176,7 +176,11 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
   }
 
   /** `session.signed_out`, on the session, in each workspace it reached. */
-  function recordSignOut(trx: Db, audit: AuditTrail, session: Pick<ConsoleSessionsTable, 'id' | 'email' | 'workspace_id'>) {
+  function recordSignOut(
+    trx: Db,
+    audit: AuditTrail,
+    session: Pick<ConsoleSessionsTable, 'id' | 'email' | 'workspace_id'>,
+  ) {
     return recordForPerson(trx, audit, session.email, {
       action: 'session.signed_out',
       target: { type: 'session', id: session.id },

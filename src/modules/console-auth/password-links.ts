@@ -1,10 +1,10 @@
 import type { Db } from '../../db/dialect.js';
 import type { ConsoleLinkPurpose, ConsoleSessionsTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError } from '../../kernel/errors.js';
 import { anonymousActor } from '../../kernel/principal.js';
 import type { SecondFactorMethod } from '../../kernel/sign-in-methods.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { weakPasswordProblem } from './password-strength.js';

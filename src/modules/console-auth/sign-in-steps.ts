@@ -1,9 +1,9 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsoleSessionsTable } from '../../db/types.js';
+import type { AuditTrail, RequestOrigin } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { AuditTrail, RequestOrigin } from '../../kernel/audit-actions.js';
 import {
   type AnonymousActor,
   anonymousActor,

@@ -1,11 +1,11 @@
 import { readJson } from '../../db/dialect.js';
 import type { Env, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { Platform } from '../../kernel/platforms.js';
 import type { Principal } from '../../kernel/principal.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { changesOf } from '../audit/changes.js';
 import { checkWebhookUrl } from '../webhooks/url-guard.js';
 import { testMessage } from './chat-render.js';

@@ -1,10 +1,10 @@
 import type { Db, Dialect } from '../../db/dialect.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type Actor, type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { recordForPerson } from '../console-auth/person-audit.js';
 import { type Client, personActorOf } from '../console-auth/sign-in-steps.js';
@@ -102,20 +102,23 @@ export function createMfaService(deps: {
     return write(
       email,
       async (trx, audit) => {
-      const row = await repo.person(trx, email);
-      if (!row?.totp_secret || row.totp_confirmed_at) {
-        throw new ConflictError('totp_not_pending', 'Start the setup of two-factor codes first (no setup is waiting).');
-      }
-      const step = totpStep(row.totp_secret, code, clock.now());
-      if (step === null) throw wrongCode('code');
-      await repo.confirmTotp(trx, email, step, at);
-      const recovery_codes = await newRecoveryCodes(trx, email, at);
-      await tellPerson(trx, email, 'mfa.enabled', { at, factor: { kind: 'totp' } });
-      await recordForPerson(trx, audit, email, {
-        action: 'user.mfa_enabled',
-        changes: { totp: { before: false, after: true } },
-      });
-      return { recovery_codes };
+        const row = await repo.person(trx, email);
+        if (!row?.totp_secret || row.totp_confirmed_at) {
+          throw new ConflictError(
+            'totp_not_pending',
+            'Start the setup of two-factor codes first (no setup is waiting).',
+          );
+        }
+        const step = totpStep(row.totp_secret, code, clock.now());
+        if (step === null) throw wrongCode('code');
+        await repo.confirmTotp(trx, email, step, at);
+        const recovery_codes = await newRecoveryCodes(trx, email, at);
+        await tellPerson(trx, email, 'mfa.enabled', { at, factor: { kind: 'totp' } });
+        await recordForPerson(trx, audit, email, {
+          action: 'user.mfa_enabled',
+          changes: { totp: { before: false, after: true } },
+        });
+        return { recovery_codes };
       },
       client,
     );
@@ -169,16 +172,16 @@ export function createMfaService(deps: {
     await write(
       email,
       async (trx, audit) => {
-      const row = await repo.person(trx, email);
-      if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Two-factor codes are not on.');
-      await reauthenticate(trx, email, input);
-      await repo.setTotp(trx, email, null, null, at);
-      await repo.replaceRecoveryCodes(trx, email, []);
-      await tellPerson(trx, email, 'mfa.disabled', { at, factor: { kind: 'totp' } });
-      await recordForPerson(trx, audit, email, {
-        action: 'user.mfa_disabled',
-        changes: { totp: { before: true, after: false } },
-      });
+        const row = await repo.person(trx, email);
+        if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Two-factor codes are not on.');
+        await reauthenticate(trx, email, input);
+        await repo.setTotp(trx, email, null, null, at);
+        await repo.replaceRecoveryCodes(trx, email, []);
+        await tellPerson(trx, email, 'mfa.disabled', { at, factor: { kind: 'totp' } });
+        await recordForPerson(trx, audit, email, {
+          action: 'user.mfa_disabled',
+          changes: { totp: { before: true, after: false } },
+        });
       },
       client,
     );
@@ -264,7 +267,10 @@ export function createMfaService(deps: {
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
-      const had = { totp: Boolean((await repo.person(trx, email))?.totp_confirmed_at), passkeys: (await repo.passkeys(trx, email)).length };
+      const had = {
+        totp: Boolean((await repo.person(trx, email))?.totp_confirmed_at),
+        passkeys: (await repo.passkeys(trx, email)).length,
+      };
       await repo.clearFactors(trx, email, at);
       if (had.totp || had.passkeys > 0) {
         audit.record({

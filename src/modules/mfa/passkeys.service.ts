@@ -82,7 +82,11 @@ export function createPasskeysService(deps: {
   /** A person's change to their own passkeys, or (no email yet) a passkey sign-in's. */
   const write = <T>(email: string | null, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>, client?: Client) =>
     deps.writeAs(
-      email === null ? (client ? clientActor('sign-in', client) : anonymousActor('sign-in')) : personActorOf(email, client),
+      email === null
+        ? client
+          ? clientActor('sign-in', client)
+          : anonymousActor('sign-in')
+        : personActorOf(email, client),
       fn,
     );
 
@@ -147,37 +151,39 @@ export function createPasskeysService(deps: {
     return write(
       email,
       async (trx, audit) => {
-      const challenge = await takeChallenge(trx, response, 'register', email);
-      if (!challenge) throw fieldError('response', 'expired', 'This passkey request expired or was used; start again.');
-      const verified = await verifyRegistrationResponse({
-        response: response as RegistrationResponseJSON,
-        expectedChallenge: challenge,
-        expectedOrigin: rp().origin,
-        expectedRPID: rp().id,
-        requireUserVerification: true,
-      }).catch((e: Error) => {
-        throw fieldError('response', 'invalid', `The passkey could not be verified: ${e.message}`);
-      });
-      if (!verified.verified) throw fieldError('response', 'invalid', 'The passkey could not be verified; try again.');
-      const c = verified.registrationInfo.credential;
-      const row: ConsolePasskeysTable = {
-        id: newId('passkey'),
-        email,
-        credential_id: c.id,
-        public_key: Buffer.from(c.publicKey).toString('base64url'),
-        counter: c.counter,
-        transports: c.transports?.join(',') ?? null,
-        name,
-        created_at: at,
-        last_used_at: null,
-      };
-      await repo.insertPasskey(trx, row);
-      await tellPerson(trx, email, 'passkey.added', name, at);
-      await recordForPerson(trx, audit, email, {
-        action: 'user.passkey_added',
-        changes: { passkey: { before: null, after: { id: row.id, name } } },
-      });
-      return info(row);
+        const challenge = await takeChallenge(trx, response, 'register', email);
+        if (!challenge)
+          throw fieldError('response', 'expired', 'This passkey request expired or was used; start again.');
+        const verified = await verifyRegistrationResponse({
+          response: response as RegistrationResponseJSON,
+          expectedChallenge: challenge,
+          expectedOrigin: rp().origin,
+          expectedRPID: rp().id,
+          requireUserVerification: true,
+        }).catch((e: Error) => {
+          throw fieldError('response', 'invalid', `The passkey could not be verified: ${e.message}`);
+        });
+        if (!verified.verified)
+          throw fieldError('response', 'invalid', 'The passkey could not be verified; try again.');
+        const c = verified.registrationInfo.credential;
+        const row: ConsolePasskeysTable = {
+          id: newId('passkey'),
+          email,
+          credential_id: c.id,
+          public_key: Buffer.from(c.publicKey).toString('base64url'),
+          counter: c.counter,
+          transports: c.transports?.join(',') ?? null,
+          name,
+          created_at: at,
+          last_used_at: null,
+        };
+        await repo.insertPasskey(trx, row);
+        await tellPerson(trx, email, 'passkey.added', name, at);
+        await recordForPerson(trx, audit, email, {
+          action: 'user.passkey_added',
+          changes: { passkey: { before: null, after: { id: row.id, name } } },
+        });
+        return info(row);
       },
       client,
     );

@@ -92,11 +92,10 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) => {
       reply.clearCookie(SSO_COOKIE, { httpOnly: true, sameSite: 'lax', secure: secureCookie, path: COOKIE_PATH });
       const who = await sso.finish(req.body.query, req.cookies[SSO_COOKIE]);
-      const out = await consoleAuth.openSession(
-        who.email,
-        clientOf(req),
-        { method: 'sso', workspaceId: who.workspaceId },
-      );
+      const out = await consoleAuth.openSession(who.email, clientOf(req), {
+        method: 'sso',
+        workspaceId: who.workspaceId,
+      });
       app.consoleCookie.set(reply, out.token);
       return reply.code(201).send({ data: await describeSession(consoleAuth, out) });
     },

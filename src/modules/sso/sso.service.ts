@@ -1,11 +1,11 @@
 import * as oidc from 'openid-client';
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role, WorkspaceSsoTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
 import { anonymousActor, requireAdmin } from '../../kernel/principal.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { changesOf } from '../audit/changes.js';
 import type { WriteRunner } from '../auth/write-runner.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';

@@ -14,7 +14,12 @@ import { FormError } from '../../ui/states';
 const ACTION_CHOICES = [...new Set(AUDIT_ACTIONS.map((a) => `${a.split('.')[0]}.`)), ...AUDIT_ACTIONS].sort();
 
 /** The period filter: the last day, week, month or year (the log keeps 400 days). */
-const PERIODS: Record<string, number> = { 'last 24 hours': 1, 'last 7 days': 7, 'last 30 days': 30, 'last 365 days': 365 };
+const PERIODS: Record<string, number> = {
+  'last 24 hours': 1,
+  'last 7 days': 7,
+  'last 30 days': 30,
+  'last 365 days': 365,
+};
 
 /** The query of the page's filters, as GET /v1/audit-log takes it. */
 function queryOf(f: ReturnType<typeof useUrlFilters>): Record<string, string | undefined> {
@@ -151,7 +156,12 @@ function ActorCell({ actor, onFilter }: { actor: AuditEntry['actor']; onFilter: 
     <>
       {actor.name} {actor.type !== 'user' ? <Badge>{actor.type}</Badge> : null}
       <div>
-        <button type="button" className="link muted" title="Only the changes of this actor" onClick={() => onFilter(actor.id)}>
+        <button
+          type="button"
+          className="link muted"
+          title="Only the changes of this actor"
+          onClick={() => onFilter(actor.id)}
+        >
           <code>{actor.id}</code>
         </button>
       </div>
@@ -234,7 +244,9 @@ function ExportButton({ query }: { query: Record<string, string | undefined> }) 
         for (const e of page.data) lines.push(JSON.stringify(e));
         cursor = page.meta.next_cursor ?? undefined;
       } while (cursor);
-      const url = URL.createObjectURL(new Blob([lines.map((l) => `${l}\n`).join('')], { type: 'application/x-ndjson' }));
+      const url = URL.createObjectURL(
+        new Blob([lines.map((l) => `${l}\n`).join('')], { type: 'application/x-ndjson' }),
+      );
       const a = document.createElement('a');
       a.href = url;
       a.download = `audit-log-${scope.ws}.ndjson`;

@@ -4,8 +4,8 @@ import { ROLES } from '../../lib/closed-sets';
 import { useScopedList, useScopedMutation, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
-import { ListTable } from '../../ui/list';
 import { HistoryLink } from '../../ui/history-link';
+import { ListTable } from '../../ui/list';
 import { Badge, ConfirmButton, Dialog, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
 
