@@ -24,6 +24,8 @@ import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './kernel/clock.js';
 import { ErrorSchema } from './kernel/schemas.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
+import { AuditEntrySchema } from './modules/audit/audit.schemas.js';
 import { billingConsoleRoutes, billingRoutes } from './modules/billing/billing.routes.js';
 import {
   InvoiceLineSchema,
@@ -160,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     UpcomingInvoiceSchema,
     InvoiceSchema,
     SubscriptionSchema,
+    AuditEntrySchema,
   ]) {
     app.addSchema(schema);
   }
@@ -224,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(keysRoutes, { keys: services.keys });
     await v1.register(usageRoutes, { usage: services.usage });
     await v1.register(billingRoutes, { billing: services.billing });
+    await v1.register(auditRoutes, { audit: services.audit });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(

@@ -342,6 +342,13 @@ const ROUTES: RouteCase[] = [
     success: 200,
     prepare: async () => ({ url: '/v1/billing/invoices' }),
   },
+  {
+    method: 'GET',
+    path: '/v1/audit-log',
+    scope: 'audit:read',
+    success: 200,
+    prepare: async () => ({ url: '/v1/audit-log?action=resource.' }),
+  },
 ];
 
 describeAuthMatrix(() => t, ROUTES);

@@ -2,6 +2,26 @@
 // OpenAPI document the server serves at /v1/openapi.json. Do not edit: regenerate.
 
 export interface paths {
+    "/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit log entries
+         * @description Every change made in the workspace, newest first, with its actor, target and changed fields (secrets as "[redacted]"). A key sees its environment's entries and the workspace-level ones (env null). Filter by `actor_id`, `action` (exact, or a family by its prefix ending in `.`), `target_id`, `env`, `from`, `to`; page with `cursor`.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/billing/invoices": {
         parameters: {
             query?: never;
@@ -672,6 +692,46 @@ export interface components {
             user_id: string;
             workspace_id: string;
         };
+        /** AuditEntry */
+        AuditEntry: {
+            /** @description What was done (the closed catalogue). */
+            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.settings_changed" | "sso.configured" | "audit.purged";
+            actor: {
+                /** @description A user id, a key id, or the system actor (`cli`, `worker`, `scheduler:…`). */
+                id: string;
+                /** @description The key's or user's name (a user without one: their email), or the system actor. */
+                name: string;
+                type: "user" | "key" | "system";
+                user_id?: string | null;
+            };
+            /** @description Each changed field before and after; secrets appear as "[redacted]". */
+            changes: {
+                [key: string]: {
+                    after: unknown;
+                    before: unknown;
+                };
+            };
+            /** @description The environment of the change; null for workspace-level changes (members, sign-in, plans). */
+            env: "live" | "test" | null;
+            /** @example aud_01JD4Q3Z8X9V7T6S5R4P3N2M1K */
+            id: string;
+            ip: string | null;
+            request_id: string | null;
+            /** @description Position in the workspace's log: 1, 2, 3… without gaps. */
+            seq: number;
+            /** @description What the change was about. */
+            target: {
+                id: string;
+                type: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            time: string;
+            user_agent: string | null;
+        };
         /** Delivery */
         Delivery: {
             attempt_count: number;
@@ -1128,6 +1188,191 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description One action, or a family of them by its prefix ending in `.` (`resource.`). */
+                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "sso." | "audit.";
+                /** @description Entries of this actor: a user id, a key id, or a system actor (`cli`, `worker`, `scheduler:…`). */
+                actor_id?: string;
+                /** @description `next_cursor` of the previous page (opaque). */
+                cursor?: string;
+                /** @description Entries of this environment (workspace-level entries have none). */
+                env?: "live" | "test";
+                /**
+                 * @description From this time, inclusive.
+                 * @example 2026-11-22T00:00:00.000Z
+                 */
+                from?: string;
+                /** @description Page size, 1..100 (default 20). */
+                limit?: number;
+                /** @description Entries about this target (a resource, webhook, key, user… id). */
+                target_id?: string;
+                /**
+                 * @description Up to this time, inclusive.
+                 * @example 2026-11-22T00:00:00.000Z
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: {
+                            /**
+                             * Format: int32
+                             * @description Page size applied to this response.
+                             */
+                            limit: number;
+                            /** @description Opaque token for `cursor=` to fetch the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /**
+                             * Format: int64
+                             * @description Records before this page (on a cursor page: the walk's position, carried in the cursor).
+                             */
+                            offset: number;
+                            /**
+                             * Format: int64
+                             * @description Matching records across all pages.
+                             */
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error or invalid_json */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_token, invalid_token or expired_token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_timeout: the request was not received in time (answered by the HTTP parser, before routing). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not `application/json`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (with Retry-After) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request line and headers are over 16 KiB (answered before routing). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: a fault on the server side; the log has the details under the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unreachable or busy; nothing was written. Retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listInvoices: {
         parameters: {
             query?: {
@@ -2350,7 +2595,7 @@ export interface operations {
                     /** @description 1..100 characters on one line (docs/api.md#names), to tell keys apart. */
                     name: string;
                     /** @description Left out: the scopes of the key making the request (every scope for an unrestricted key). */
-                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read")[];
+                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read" | "audit:read")[];
                 };
             };
         };

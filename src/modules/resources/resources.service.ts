@@ -6,6 +6,7 @@ import { NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteHooks, WriteTx } from '../auth/write-runner.js';
 import type { Event, EventType } from '../events/events.schemas.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -65,7 +66,7 @@ export function createResourcesService(deps: {
   ): Promise<Resource> {
     return change(
       principal,
-      async (trx, emit) => {
+      async (trx, emit, audit) => {
         await deps.checkCreate?.(trx, tenantOf(principal));
         const now = clock.now();
         const row: ResourcesTable = {
@@ -82,6 +83,12 @@ export function createResourcesService(deps: {
         await repo.insert(trx, row);
         const resource = toResource(row);
         await emit('resource.created', row.id, { resource_id: row.id, resource }, now);
+        audit.record({
+          action: 'resource.created',
+          target: { type: 'resource', id: row.id },
+          env: row.env,
+          changes: changesOf(null, audited(resource)),
+        });
         return resource;
       },
       hooks,
@@ -107,7 +114,7 @@ export function createResourcesService(deps: {
   ): Promise<Resource> {
     return change(
       principal,
-      async (trx, emit) => {
+      async (trx, emit, audit) => {
         const before = await lockOrThrow(trx, principal, id);
         const set: Partial<ResourcesTable> = {};
         if (input.name !== undefined) set.name = input.name;
@@ -124,6 +131,10 @@ export function createResourcesService(deps: {
           { resource_id: id, resource, previous_attributes: changed(old, resource) },
           now,
         );
+        const changes = changesOf(audited(old), audited(resource));
+        if (Object.keys(changes).length > 0) {
+          audit.record({ action: 'resource.updated', target: { type: 'resource', id }, env: before.env, changes });
+        }
         return resource;
       },
       hooks,
@@ -139,7 +150,7 @@ export function createResourcesService(deps: {
   ): Promise<Resource> {
     return change(
       principal,
-      async (trx, emit) => {
+      async (trx, emit, audit) => {
         const before = await lockOrThrow(trx, principal, id);
         if (before.status === status) return toResource(before);
         const now = changeTime(before);
@@ -150,6 +161,12 @@ export function createResourcesService(deps: {
         }
         const data = { resource_id: id, previous_status: before.status, current_status: status };
         await emit('resource.status_changed', id, data, now);
+        audit.record({
+          action: status === 'archived' ? 'resource.archived' : 'resource.unarchived',
+          target: { type: 'resource', id },
+          env: before.env,
+          changes: { status: { before: before.status, after: status } },
+        });
         return toResource({ ...before, status, updated_at });
       },
       hooks,
@@ -160,12 +177,18 @@ export function createResourcesService(deps: {
   async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
     await change(
       principal,
-      async (trx, emit) => {
+      async (trx, emit, audit) => {
         const before = await lockOrThrow(trx, principal, id);
         if (!(await repo.delete(trx, tenantOf(principal), id))) throw new NotFoundError('resource');
         await outbox.purgeResource(trx, tenantOf(principal), id);
         // Written after the purge, so the deletion itself stays on record (id only, docs/api.md#resources).
         await emit('resource.deleted', id, { resource_id: id }, changeTime(before));
+        audit.record({
+          action: 'resource.deleted',
+          target: { type: 'resource', id },
+          env: before.env,
+          changes: changesOf(audited(toResource(before)), null),
+        });
       },
       hooks,
     );
@@ -186,6 +209,11 @@ export function createResourcesService(deps: {
   };
 }
 export type ResourcesService = ReturnType<typeof createResourcesService>;
+
+/** A resource's fields as its audit entries show them. */
+function audited(r: Resource) {
+  return { name: r.name, type: r.type, status: r.status, metadata: r.metadata };
+}
 
 /** `previous_attributes`: the fields whose value changed, as they were before. */
 function changed(before: Resource, after: Resource): { name?: string; metadata?: Record<string, string> } {
