@@ -1,6 +1,8 @@
 // Backends: sqlite — the Audit log page of the console bundle against a real `wsvc serve`
 // Tier: full — drives Chromium
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entriesOf } from '../helpers/audit-entries.js';
@@ -116,7 +118,10 @@ describe('the Audit log page', () => {
         p.getByRole('button', { name: 'Export NDJSON' }).click(),
       ]);
       expect(download.suggestedFilename()).toBe(`audit-log-${acme.id}.ndjson`);
-      const text = readFileSync((await download.path()) as string, 'utf8');
+      // The browser is remote (the worker's shared Chromium): the file is copied here.
+      const file = join(mkdtempSync(join(tmpdir(), 'audit-export-')), 'export.ndjson');
+      await download.saveAs(file);
+      const text = readFileSync(file, 'utf8');
       const lines = text.trimEnd().split('\n');
       const entries = lines.map((l) => JSON.parse(l) as { action: string; seq: number });
       expect(entries.length).toBe((await actionsShown(p)).length);
