@@ -238,15 +238,38 @@ describe('sessions (sign-in, failed sign-in, sign-out)', () => {
     clock.set(T0);
     const a = await admin('Twice');
     const other = await t.services.workspaces.create({ name: 'Second', adminEmail: a.email });
+    let res!: LightMyRequestResponse;
     const entries = await entriesOf(t, null, async () => {
-      expect((await postSignIn(a.email, PASSWORD)).statusCode).toBe(201);
+      res = await postSignIn(a.email, PASSWORD);
     });
+    const sessionId = clientOf(t, res).session.session_id;
     expect(entries.map((e) => [e.workspace_id, e.action, e.actor_id]).sort()).toEqual(
       [
         [a.ws, 'session.signed_in', a.userId],
         [other.workspace.id, 'session.signed_in', other.user.id],
       ].sort(),
     );
+    // Ended from the sessions list of another of their sessions: signed out, in each workspace too.
+    const ended = await entriesOf(t, null, async () => {
+      res = await call(a.client, { method: 'DELETE', url: `/console/api/sessions/${sessionId}` });
+    });
+    expect(res.statusCode).toBe(204);
+    expect(ended.map((e) => [e.workspace_id, e.action, e.target_id]).sort()).toEqual(
+      [
+        [a.ws, 'session.signed_out', sessionId],
+        [other.workspace.id, 'session.signed_out', sessionId],
+      ].sort(),
+    );
+    // An unknown or already ended session: 404, nothing recorded.
+    expect(
+      await entriesOf(t, null, async () => {
+        expectError(
+          await call(a.client, { method: 'DELETE', url: `/console/api/sessions/${sessionId}` }),
+          404,
+          'not_found',
+        );
+      }),
+    ).toEqual([]);
   });
 
   it('a wrong second factor is a failed sign-in (no sign-in); the right one signs in once', async () => {

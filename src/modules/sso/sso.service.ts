@@ -322,10 +322,19 @@ export function createSsoService(deps: {
   async function arrive(email: string, workspaceId: string, role: Role): Promise<SsoIdentity> {
     return writeAs(
       anonymousActor('sso'),
-      async (trx) => {
+      async (trx, audit) => {
         const member = await deps.memberByEmail(trx, email, workspaceId);
         if (member) return { email, workspaceId, userId: member.id, created: false };
         const user = await deps.users.create({ workspaceId, email, role }, trx);
+        // A member added by their identity provider's word: recorded as joining, by themselves, by single sign-on.
+        audit.record({
+          action: 'member.invited',
+          workspaceId,
+          actor: { type: 'user', id: user.id, name: user.name ?? user.email },
+          target: { type: 'user', id: user.id },
+          env: null,
+          changes: changesOf(null, { email: user.email, role: user.role, via: 'sso' }),
+        });
         return { email, workspaceId, userId: user.id, created: true };
       },
       undefined,
