@@ -171,8 +171,12 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--name <name>', 'descriptive name')
     .option('--scopes <s1,s2>', `comma-separated scopes (default: all of ${SCOPES.join(', ')})`, parseScopes)
     .action(async (opts: { user: string; env: Env; name: string; scopes?: string[] }, cmd: Command) => {
-      const key = await cliWrite((s, trx) =>
-        s.keyRegistry.create({ userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }, trx),
+      const key = await cliWrite((s, trx, audit) =>
+        s.keyRegistry.create(
+          { userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null },
+          trx,
+          audit,
+        ),
       );
       print(isJson(cmd), { key }, `${key.id} ${key.key}\nThe key is shown once: store it now.`);
     });
@@ -215,7 +219,7 @@ export function registerAdminCommands(program: Command): void {
     .description('revoke a key; it stops working at once')
     .argument('<key_id>', 'key_… id')
     .action(async (keyId: string, _opts: unknown, cmd: Command) => {
-      const out = await cliWrite((s, trx) => s.keyRegistry.revoke(keyId, trx));
+      const out = await cliWrite((s, trx, audit) => s.keyRegistry.revoke(keyId, trx, audit));
       print(isJson(cmd), { key: out }, `${out.id} revoked at ${out.revoked_at}`);
     });
 }

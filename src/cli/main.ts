@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { AppError } from '../kernel/errors.js';
 import { registerAdminCommands } from './admin.commands.js';
+import { registerAuditCommands } from './audit.commands.js';
 import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';
 import { registerMailCommands } from './mail.commands.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerDbCommands(program);
   registerMailCommands(program);
   registerBillingCommands(program);
+  registerAuditCommands(program);
   return program;
 }
 

@@ -1,5 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ApiKeysTable, Env } from '../../db/types.js';
+import type { AuditRecord, AuditTrail, Changes } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
@@ -7,6 +8,7 @@ import type { NotificationTypeOf } from '../../kernel/notification-types.js';
 import { type Actor, type ApiKeyPrincipal, systemActor } from '../../kernel/principal.js';
 import { isScope, SCOPES } from '../../kernel/scopes.js';
 import { CONTROL_CHARACTER_ISSUE, hasControlCharacter } from '../../kernel/text.js';
+import { changesOf } from '../audit/changes.js';
 import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
@@ -110,6 +112,8 @@ export function createKeyRegistry(deps: {
       notify?: boolean;
     },
     trx: Db = db,
+    /** The change's trail: records `key.created` (absent for a roll's successor, which `key.rolled` names). */
+    audit?: AuditTrail,
   ): Promise<CreatedKey> {
     if (input.name.length === 0 || [...input.name].length > 100) {
       throw fieldError('name', 'invalid_length', 'name must be 1 to 100 characters.');
@@ -145,6 +149,7 @@ export function createKeyRegistry(deps: {
     };
     await keysRepository.insert(trx, row);
     if (input.notify !== false) await keyNotice(trx, 'key.created', row);
+    audit?.record(keyEntry('key.created', row, changesOf(null, audited(row))));
     return {
       id: row.id,
       key,
@@ -246,16 +251,19 @@ export function createKeyRegistry(deps: {
    * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive revocation lock
    * waits only for writes with the key already running; any write that commits later sees the revocation.
    */
-  async function revoke(keyId: string, inTrx?: Db) {
+  async function revoke(keyId: string, inTrx?: Db, audit?: AuditTrail) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
     // One short transaction (docs/api.md#keys-scopes-and-roles: a revocation commits at once, whatever the load).
-    const run = async (trx: Db) => {
+    const run = async (trx: Db, trail = audit) => {
       if (await keysRepository.revoke(trx, keyId, at)) {
         // After the update: a write that changed the same row first must not wait for us while we wait for it.
         await deps.dialect.holdExclusive(trx, keyLock(keyId));
         const row = await keysRepository.findById(trx, keyId);
-        if (row) await keyNotice(trx, 'key.revoked', row);
+        if (row) {
+          await keyNotice(trx, 'key.revoked', row);
+          trail?.record(keyEntry('key.revoked', row, { revoked_at: { before: null, after: at } }));
+        }
         return at;
       }
       const existing = await keysRepository.findById(trx, keyId);
@@ -329,3 +337,23 @@ export function createKeyRegistry(deps: {
   };
 }
 export type KeyRegistry = ReturnType<typeof createKeyRegistry>;
+
+/** A key's fields as its audit entries show them: never its digest or its prefix (part of the key). */
+export function audited(row: ApiKeysTable) {
+  return {
+    name: row.name,
+    env: row.env,
+    user_id: row.user_id,
+    scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as string[]),
+    expires_at: row.expires_at ?? null,
+  };
+}
+
+/** The audit entry of a change to a key: in the key's workspace and environment. */
+export function keyEntry(
+  action: 'key.created' | 'key.revoked' | 'key.rolled',
+  row: ApiKeysTable,
+  changes: Changes,
+): AuditRecord {
+  return { action, target: { type: 'key', id: row.id }, env: row.env, workspaceId: row.workspace_id, changes };
+}

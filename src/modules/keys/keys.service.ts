@@ -9,7 +9,7 @@ import { SCOPES } from '../../kernel/scopes.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { keyLock } from '../auth/write-runner.js';
-import type { KeyRegistry } from './key-registry.service.js';
+import { type KeyRegistry, keyEntry } from './key-registry.service.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
 
@@ -110,7 +110,7 @@ export function createKeysService(deps: {
     assertWithinCaller(p, input.scopes ?? []);
     return writeKeys(
       p,
-      async (trx) => {
+      async (trx, audit) => {
         const created = await deps.registry.create(
           {
             userId: owner,
@@ -121,6 +121,7 @@ export function createKeysService(deps: {
             createdBy: owner,
           },
           trx,
+          audit,
         );
         const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
         return { ...toApiKey(row, isoAt(now)), key: created.key };
@@ -137,12 +138,14 @@ export function createKeysService(deps: {
     const self = p.kind === 'api_key' && p.keyId === id;
     await writeKeys(
       p,
-      async (trx) => {
+      async (trx, audit) => {
         const row = await findOrThrow(trx, p, id);
+        const at = isoAt(clock.now());
         // The exclusive lock after the update, as in KeyRegistry.revoke (no lock-order cycle with writes).
-        if (await repo.revoke(trx, row.id, isoAt(clock.now()))) {
+        if (await repo.revoke(trx, row.id, at)) {
           await dialect.holdExclusive(trx, keyLock(row.id));
           await deps.registry.keyNotice(trx, 'key.revoked', row);
+          audit.record(keyEntry('key.revoked', row, { revoked_at: { before: null, after: at } }));
         }
       },
       undefined,
@@ -162,7 +165,7 @@ export function createKeysService(deps: {
   ): Promise<RolledApiKey> {
     return writeKeys(
       p,
-      async (trx) => {
+      async (trx, audit) => {
         const old = await findOrThrow(trx, p, id);
         const nowMs = clock.now();
         const now = isoAt(nowMs);
@@ -188,6 +191,13 @@ export function createKeysService(deps: {
           trx,
         );
         await deps.registry.keyNotice(trx, 'key.rolled', old, { successor_id: created.id, old_expires_at: expiresAt });
+        // One entry, on the old key, naming its successor (no key.created for the successor).
+        audit.record(
+          keyEntry('key.rolled', old, {
+            expires_at: { before: old.expires_at ?? null, after: expiresAt },
+            successor_id: { before: null, after: created.id },
+          }),
+        );
         const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
         return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
       },

@@ -7,6 +7,7 @@ import { newId } from '../../kernel/ids.js';
 import { type Principal, systemActor } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { assertValid } from '../../lib/validate.js';
+import { changesOf } from '../audit/changes.js';
 import { credentialEnded, userLock, type WriteRunner } from '../auth/write-runner.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { isIanaTimezone } from './timezone.js';
@@ -37,9 +38,19 @@ export function createUsersService(deps: {
       throw fieldError('timezone', 'invalid_value', `timezone "${input.timezone}" is not an IANA time zone name.`);
     }
     if (input.name === undefined && input.timezone === undefined) return me(principal); // docs/api.md#users: {} is a no-op
-    return writeAs(principal, async (trx) => {
+    return writeAs(principal, async (trx, audit) => {
       const row = principal.userId === null ? undefined : await repo.find(trx, principal.userId);
       if (!row) throw credentialEnded(principal);
+      // The profile's own fields only; the test environment's overlay is recorded as a test change.
+      const record = (before: User, after: User) => {
+        const changes = changesOf(
+          { name: before.name, timezone: before.timezone },
+          { name: after.name, timezone: after.timezone },
+        );
+        if (Object.keys(changes).length === 0) return;
+        const env = principal.env === 'test' ? 'test' : null;
+        audit.record({ action: 'user.updated', target: { type: 'user', id: row.id }, env, changes });
+      };
       const now = clock.now();
       if (principal.env === 'test') {
         const prev = await repo.findOverlay(trx, row.id);
@@ -50,13 +61,17 @@ export function createUsersService(deps: {
           updated_at: isoAt(Math.max(now, Date.parse(prev?.updated_at ?? row.updated_at))),
         };
         await repo.upsertOverlay(trx, overlay);
-        return toUser(row, overlay);
+        const after = toUser(row, overlay);
+        record(toUser(row, prev), after);
+        return after;
       }
       const set: Partial<UsersTable> = { updated_at: isoAt(Math.max(now, Date.parse(row.updated_at))) };
       if (input.name !== undefined) set.name = input.name;
       if (input.timezone !== undefined) set.timezone = input.timezone;
       await repo.update(trx, row.id, set);
-      return toUser({ ...row, ...set });
+      const after = toUser({ ...row, ...set });
+      record(toUser(row), after);
+      return after;
     });
   }
 

@@ -127,7 +127,7 @@ export function createDeliveriesService(deps: {
   ): Promise<DeliveryDetail> {
     return deps.outbox.write(
       principal,
-      async (trx, queue) => {
+      async (trx, queue, audit) => {
         assertEnabled(await findOrThrow(trx, principal, webhookId, true));
         const found = isId('delivery', id) ? await repo.find(trx, webhookId, id) : undefined;
         if (!found) throw new NotFoundError('delivery');
@@ -140,6 +140,15 @@ export function createDeliveriesService(deps: {
         }
         await repo.requeue(trx, id, now);
         await queue.due(1);
+        audit.record({
+          action: 'delivery.retried',
+          target: { type: 'delivery', id },
+          env: principal.env,
+          changes: {
+            ...(found.status === 'pending' ? {} : { status: { before: found.status, after: 'pending' } }),
+            requeued_at: { before: null, after: now },
+          },
+        });
         // Read in the transaction: the response is what this change committed (and what a replay sends).
         return repo.detail(trx, (await repo.find(trx, webhookId, id)) as NonNullable<typeof found>);
       },
@@ -159,7 +168,7 @@ export function createDeliveriesService(deps: {
   ): Promise<{ requeued: number }> {
     return deps.outbox.write(
       principal,
-      async (trx, queue) => {
+      async (trx, queue, audit) => {
         assertEnabled(await findOrThrow(trx, principal, webhookId, true));
         const n = await repo.requeueMatching(trx, webhookId, {
           status: input.status ?? 'failed',
@@ -167,6 +176,18 @@ export function createDeliveriesService(deps: {
           now: isoAt(clock.now()),
         });
         await queue.due(n);
+        // One entry for the bulk resend, on the endpoint, when it requeued anything.
+        if (n > 0) {
+          audit.record({
+            action: 'delivery.retried',
+            target: { type: 'webhook', id: webhookId },
+            env: principal.env,
+            changes: {
+              requeued: { before: null, after: n },
+              status: { before: input.status ?? 'failed', after: 'pending' },
+            },
+          });
+        }
         return { requeued: n };
       },
       hooks,

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, type Dialect, readJson, writeJson } from '../../db/dialect.js';
 import type { WebhooksTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { type AnyEventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
@@ -59,7 +61,7 @@ export function createWebhooksService(deps: {
     if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
     return writeAs(
       principal,
-      async (trx) => {
+      async (trx, audit) => {
         // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
         await deps.lockWorkspace(trx, principal.workspaceId);
         if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
@@ -84,6 +86,12 @@ export function createWebhooksService(deps: {
           updated_at: now,
         };
         await repo.insert(trx, row);
+        audit.record({
+          action: 'webhook.created',
+          target: { type: 'webhook', id: row.id },
+          env: row.env,
+          changes: changesOf(null, { ...audited(row), secret: row.secret }),
+        });
         return { ...toWebhook(row, now), secret: row.secret };
       },
       hooks,
@@ -116,7 +124,7 @@ export function createWebhooksService(deps: {
     }
     return writeAs(
       principal,
-      async (trx) => {
+      async (trx, audit) => {
         const row = await findOrThrow(trx, principal, id, true);
         const patch: Partial<WebhooksTable> = {};
         if (input.url !== undefined && input.url !== row.url) patch.url = input.url;
@@ -124,7 +132,7 @@ export function createWebhooksService(deps: {
           patch.events = writeJson(input.events);
         }
         if (input.label !== undefined && input.label !== row.label) patch.label = input.label;
-        return save(trx, principal, row, patch);
+        return save(trx, principal, row, patch, audit, 'webhook.updated');
       },
       hooks,
     );
@@ -142,7 +150,7 @@ export function createWebhooksService(deps: {
   ): Promise<Webhook> {
     return writeAs(
       principal,
-      async (trx) => {
+      async (trx, audit) => {
         const row = await findOrThrow(trx, principal, id, true);
         if (row.status === status) return toWebhook(row, isoAt(clock.now()));
         const now = isoAt(clock.now());
@@ -152,7 +160,7 @@ export function createWebhooksService(deps: {
           status === 'disabled'
             ? { status, disabled_reason: 'manual' }
             : { status, disabled_reason: null, ...FRESH_WINDOW };
-        return save(trx, principal, row, patch);
+        return save(trx, principal, row, patch, audit, status === 'disabled' ? 'webhook.disabled' : 'webhook.enabled');
       },
       hooks,
     );
@@ -170,7 +178,7 @@ export function createWebhooksService(deps: {
   ): Promise<CreatedWebhook> {
     return writeAs(
       principal,
-      async (trx) => {
+      async (trx, audit) => {
         const row = await findOrThrow(trx, principal, id, true);
         const nowMs = clock.now();
         const secret = newWebhookSecret();
@@ -179,6 +187,18 @@ export function createWebhooksService(deps: {
           secret,
           previous_secret: overlap ? row.secret : null,
           previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
+        });
+        audit.record({
+          action: 'webhook.secret_rotated',
+          target: { type: 'webhook', id: row.id },
+          env: row.env,
+          changes: {
+            ...changesOf({ secret: row.secret }, { secret }),
+            old_secret_expires_at: {
+              before: null,
+              after: overlap ? isoAt(nowMs + expireOldInS * 1000) : isoAt(nowMs),
+            },
+          },
         });
         return { ...updated, secret };
       },
@@ -212,11 +232,19 @@ export function createWebhooksService(deps: {
     principal: Principal,
     row: WebhooksTable,
     patch: Partial<WebhooksTable>,
+    audit?: AuditTrail,
+    action?: 'webhook.updated' | 'webhook.disabled' | 'webhook.enabled',
   ): Promise<Webhook> {
     const now = isoAt(clock.now());
     if (Object.keys(patch).length === 0) return toWebhook(row, now);
     const next = { ...row, ...patch, updated_at: now };
     await repo.update(trx, tenantOf(principal), row.id, { ...patch, updated_at: now });
+    if (audit && action) {
+      const changes = changesOf(audited(row), audited(next));
+      if (Object.keys(changes).length > 0) {
+        audit.record({ action, target: { type: 'webhook', id: row.id }, env: row.env, changes });
+      }
+    }
     return toWebhook(next, now);
   }
 
@@ -224,9 +252,15 @@ export function createWebhooksService(deps: {
   async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
     await writeAs(
       principal,
-      async (trx) => {
-        await findOrThrow(trx, principal, id);
+      async (trx, audit) => {
+        const row = await findOrThrow(trx, principal, id);
         await repo.delete(trx, tenantOf(principal), id);
+        audit.record({
+          action: 'webhook.deleted',
+          target: { type: 'webhook', id },
+          env: row.env,
+          changes: changesOf(audited(row), null),
+        });
       },
       hooks,
     );
@@ -238,6 +272,17 @@ export function createWebhooksService(deps: {
   return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow, countIn };
 }
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
+
+/** A webhook's fields as its audit entries show them (the secret only ever as "[redacted]"). */
+function audited(row: WebhooksTable) {
+  return {
+    url: row.url,
+    events: readJson<string[]>(row.events),
+    label: row.label,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+  };
+}
 
 /** Deliveries go only to enabled endpoints: 409 webhook_disabled otherwise. */
 export function assertEnabled(hook: WebhooksTable): void {

@@ -1,0 +1,107 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { entriesOf } from '../helpers/audit.js';
+import { createResource } from '../helpers/auth-matrix.js';
+import { openTestStorage } from '../helpers/storage.js';
+
+// Backends: both — the `wsvc` commands read and write the suite's database in child processes
+// Tier: full — 8 `wsvc` child processes, over a second of CPU each to start
+// docs/operations.md#audit-log: `wsvc keys create|revoke` record key.created and key.revoked as the system actor
+// `cli` (no request id, address or user agent); `wsvc audit list|export|verify` read the log; verify exits 1
+// naming the first entry edited by SQL.
+const exec = promisify(execFile);
+let t: TestApp;
+let storage: Awaited<ReturnType<typeof openTestStorage>>;
+let databaseUrl: string;
+beforeAll(async () => {
+  storage = await openTestStorage();
+  t = await startTestApp({ storage });
+  const schema = storage.schema;
+  databaseUrl = schema ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : storage.url;
+});
+afterAll(async () => {
+  await t.close();
+  await storage.close();
+});
+
+async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return exec(process.execPath, ['bin/wsvc.js', ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+  }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
+}
+
+describe('wsvc keys and wsvc audit', { timeout: 240_000 }, () => {
+  it('records CLI key changes as the system actor cli, lists, exports and verifies the log', async () => {
+    const ws = await newWorkspace(t, 'CLI audit');
+    await createResource(t, ws.live);
+
+    const created = await wsvc('keys', 'create', '--user', ws.adminId, '--env', 'live', '--name', 'deploy', '--json');
+    expect(created.code, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout).key;
+    const revoked = await wsvc('keys', 'revoke', key.id, '--json');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const entries = await entriesOf(t, ws.id);
+    expect(entries.slice(1).map((e) => [e.action, e.actor, e.target, e.env, e.request_id, e.ip, e.user_agent])).toEqual(
+      [
+        [
+          'key.created',
+          { type: 'system', id: 'cli', name: 'cli' },
+          { type: 'key', id: key.id },
+          'live',
+          null,
+          null,
+          null,
+        ],
+        [
+          'key.revoked',
+          { type: 'system', id: 'cli', name: 'cli' },
+          { type: 'key', id: key.id },
+          'live',
+          null,
+          null,
+          null,
+        ],
+      ],
+    );
+    expect(entries[1]?.changes).toMatchObject({ name: { before: null, after: 'deploy' } });
+    expect(JSON.stringify(entries)).not.toContain(key.key);
+
+    const list = await wsvc('audit', 'list', '--workspace', ws.id, '--action', 'key.', '--json');
+    expect(list.code, list.stderr).toBe(0);
+    expect(JSON.parse(list.stdout).entries.map((e: { seq: number; action: string }) => [e.seq, e.action])).toEqual([
+      [3, 'key.revoked'],
+      [2, 'key.created'],
+    ]);
+    const text = await wsvc('audit', 'list', '--workspace', ws.id);
+    expect(text.stdout.split('\n')[0]).toMatch(/^SEQ\s+TIME\s+ACTOR\s+ACTION\s+TARGET\s+ENV$/);
+    expect(text.stdout).toMatch(/3\s+\S+\s+system:cli \(cli\)\s+key\.revoked\s+key:key_/);
+
+    const exported = await wsvc('audit', 'export', '--workspace', ws.id);
+    expect(exported.code, exported.stderr).toBe(0);
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((e: { seq: number }) => e.seq)).toEqual([1, 2, 3]);
+    expect(lines[0]).toEqual(entries[0]);
+
+    const ok = await wsvc('audit', 'verify');
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^\d+ entries verified in \d+ workspaces\n$/);
+
+    await t.storage.db
+      .updateTable('audit_entries')
+      .set({ changes: JSON.stringify({ name: { before: null, after: 'innocent' } }) })
+      .where('id', '=', entries[1]?.id as string)
+      .execute();
+    const bad = await wsvc('audit', 'verify');
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain(`workspace ${ws.id}: entry ${entries[1]?.id} (seq 2) was edited or reordered`);
+    expect(bad.stdout).toMatch(/verification failed/);
+  });
+});
