@@ -5,7 +5,8 @@
 // the delivery worker and a real receiver standing in for the one on 127.0.0.1:3000). The lines after a
 // command are its expected output: ids, keys, secrets and cursors may differ from the doc's, but
 // consistently (an id the doc prints twice must be the same id twice, and an id the doc uses in a later
-// command is replaced by the real one), times are any ISO time, `…` stands for any text. Anything else
+// command is replaced by the real one), times are any ISO time, `…` stands for any text, and table
+// columns may be wider or narrower. Anything else
 // that differs (a message, a status, a field) fails with the doc's line number. The ```json block under
 // "What a receiver gets" must match a body the receiver really got. ```sh blocks are synopses, not run.
 import { STATUS_CODES } from 'node:http';
@@ -132,6 +133,8 @@ const BOUND = [
 const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/.source;
 const TOKEN = new RegExp(`(${BOUND.join('|')})|(${TIME})|(…)`, 'g');
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Literal text as a pattern; a run of two or more spaces (between table columns) matches any such run. */
+const literal = (s: string) => escape(s).replace(/ {2,}/g, ' {2,}');
 
 /** Binds the doc's made-up values to the real ones, one to one. */
 export class Bindings {
@@ -144,7 +147,7 @@ export class Bindings {
     let pattern = '';
     let last = 0;
     for (const m of expected.matchAll(TOKEN)) {
-      pattern += escape(expected.slice(last, m.index));
+      pattern += literal(expected.slice(last, m.index));
       if (m[1]) {
         captured.push(m[1]);
         const known = this.real.get(m[1]);
@@ -153,7 +156,7 @@ export class Bindings {
       else pattern += '[\\s\\S]*?';
       last = (m.index ?? 0) + m[0].length;
     }
-    pattern += escape(expected.slice(last));
+    pattern += literal(expected.slice(last));
     const found = new RegExp(`^${pattern}$`).exec(actual);
     if (!found) return 'the output differs';
     const pairs = captured.map((d, i) => [d, found[i + 1] as string] as const);
