@@ -10,7 +10,7 @@
 // that differs (a message, a status, a field) fails with the doc's line number. The ```json block under
 // "What a receiver gets" must match a body the receiver really got. ```sh blocks are synopses, not run.
 import { STATUS_CODES } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -373,3 +373,43 @@ describe('the checker itself', () => {
     expect(() => b.substitute('res_01M849B4T750SYDGCP0R1HHGE5')).toThrow(/before any output/);
   });
 });
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+
+function anchors(path: string): Set<string> {
+  const text = readFileSync(join(ROOT, path), 'utf8').replace(/```[\s\S]*?```/g, '');
+  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] as string)));
+}
+
+describe(`links into and out of ${DOC}`, () => {
+  it('name headings that exist', () => {
+    const broken: string[] = [];
+    // Out of using.md: to its own sections and to the other pages' sections.
+    const doc = readFileSync(join(ROOT, DOC), 'utf8');
+    for (const m of doc.matchAll(/\]\(([\w./-]*?)#([\w-]+)\)/g)) {
+      const target = m[1] ? join('docs', m[1] as string) : DOC;
+      if (!anchors(target).has(m[2] as string)) broken.push(`${DOC}: ${m[0]}`);
+    }
+    // Into using.md: from the README, docs/*.md, the console, the server's strings and the tests' comments.
+    const using = anchors(DOC);
+    const from = ['README.md', ...['docs', 'console/src', 'src', 'test'].flatMap((d) => filesUnder(d))];
+    for (const path of from) {
+      for (const m of readFileSync(join(ROOT, path), 'utf8').matchAll(/using\.md#([\w-]+)/g)) {
+        if (!using.has(m[1] as string)) broken.push(`${path}: ${m[0]}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.(md|ts|tsx|json)$/.test(e.name))
+    .map((e) => join(e.parentPath, e.name).slice(ROOT.length + 1));
+}
