@@ -9,8 +9,9 @@
 // columns may be wider or narrower. Anything else
 // that differs (a message, a status, a field) fails with the doc's line number. The ```json block under
 // "What a receiver gets" must match a body the receiver really got. ```sh blocks are synopses, not run.
-import { STATUS_CODES } from 'node:http';
+
 import { readdirSync, readFileSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -28,7 +29,7 @@ const DOC_RECEIVER = 'http://127.0.0.1:3000/';
 /** From this sentence on, the doc's server runs with WEBHOOK_ALLOW_INSECURE_URLS=true. */
 const INSECURE_FROM = 'start the\nserver with `WEBHOOK_ALLOW_INSECURE_URLS=true npm start`';
 
-export interface Example {
+interface Example {
   /** 1-based line of the `$ ` line in the doc. */
   line: number;
   command: string;
@@ -38,7 +39,7 @@ export interface Example {
 }
 
 /** The commands of every ```console block, with the output lines that follow each. */
-export function examples(doc: string): Example[] {
+function examples(doc: string): Example[] {
   const lines = doc.split('\n');
   const out: Example[] = [];
   let inConsole = false;
@@ -71,7 +72,7 @@ export function examples(doc: string): Example[] {
 }
 
 /** Shell words of one command line: quotes, `$VAR` expansion (not in single quotes), `\` newlines, `#` comments, `|`. */
-export function words(command: string, vars: Record<string, string>): string[] {
+function words(command: string, vars: Record<string, string>): string[] {
   const out: string[] = [];
   let word: string | null = null;
   const s = command.replace(/\\\n/g, ' ');
@@ -132,12 +133,12 @@ const BOUND = [
 ];
 const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/.source;
 const TOKEN = new RegExp(`(${BOUND.join('|')})|(${TIME})|(…)`, 'g');
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** Literal text as a pattern; a run of two or more spaces (between table columns) matches any such run. */
-const literal = (s: string) => escape(s).replace(/ {2,}/g, ' {2,}');
+const literal = (s: string) => escapeRe(s).replace(/ {2,}/g, ' {2,}');
 
 /** Binds the doc's made-up values to the real ones, one to one. */
-export class Bindings {
+class Bindings {
   private readonly real = new Map<string, string>();
   private readonly doc = new Map<string, string>();
 
@@ -151,7 +152,9 @@ export class Bindings {
       if (m[1]) {
         captured.push(m[1]);
         const known = this.real.get(m[1]);
-        pattern += known ? `(${escape(known)})` : `(${BOUND.find((b) => new RegExp(`^${b}$`).test(m[1] as string)) ?? ''})`;
+        pattern += known
+          ? `(${escapeRe(known)})`
+          : `(${BOUND.find((b) => new RegExp(`^${b}$`).test(m[1] as string)) ?? ''})`;
       } else if (m[2]) pattern += TIME;
       else pattern += '[\\s\\S]*?';
       last = (m.index ?? 0) + m[0].length;
@@ -188,7 +191,11 @@ async function wsvc(args: string[], databaseUrl: string): Promise<string> {
   let out = '';
   let err = '';
   const write = { out: process.stdout.write, err: process.stderr.write };
-  const env = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: process.env.LOG_LEVEL, PUBLIC_URL: process.env.PUBLIC_URL };
+  const env = {
+    DATABASE_URL: process.env.DATABASE_URL,
+    LOG_LEVEL: process.env.LOG_LEVEL,
+    PUBLIC_URL: process.env.PUBLIC_URL,
+  };
   process.env.DATABASE_URL = databaseUrl;
   process.env.LOG_LEVEL = 'silent';
   process.env.PUBLIC_URL = DOC_BASE;
@@ -313,7 +320,10 @@ describe(`the console examples of ${DOC}`, () => {
   it('print what the service answers', { timeout: 60_000 }, async () => {
     const doc = readFileSync(join(ROOT, DOC), 'utf8');
     const insecureFrom = doc.slice(0, doc.indexOf(INSECURE_FROM)).split('\n').length;
-    expect(doc.indexOf(INSECURE_FROM), `${DOC} no longer says how to start a server for local receivers`).toBeGreaterThan(0);
+    expect(
+      doc.indexOf(INSECURE_FROM),
+      `${DOC} no longer says how to start a server for local receivers`,
+    ).toBeGreaterThan(0);
     const all = examples(doc);
     expect(all.length).toBeGreaterThan(40);
     const bindings = new Bindings();
@@ -346,7 +356,9 @@ describe(`the console examples of ${DOC}`, () => {
           vars.WH = JSON.parse(res.body).data.id;
         if (app === local) await worker.runOnce();
       } else {
-        throw new Error(`${DOC}:${ex.line}: a console example this test cannot run (make it a sh block): ${ex.command}`);
+        throw new Error(
+          `${DOC}:${ex.line}: a console example this test cannot run (make it a sh block): ${ex.command}`,
+        );
       }
       actual = clean(withShownHeaders(ex.expected, actual.replaceAll(realReceiver, DOC_RECEIVER)));
       const problem = bindings.match(clean(ex.expected), actual);
@@ -365,11 +377,18 @@ describe('the checker itself', () => {
   it('binds made-up values one to one and refuses a changed message', () => {
     const b = new Bindings();
     const id = 'res_01M849B4QXGY5VSF6WTVX78SJT';
-    expect(b.match(`{"id":"${id}","at":"2026-11-23T13:25:49.949Z",…}`, '{"id":"res_01KAAAAAAAAAAAAAAAAAAAAAAA","at":"2030-01-01T00:00:00.000Z","x":1}')).toBeNull();
+    expect(
+      b.match(
+        `{"id":"${id}","at":"2026-11-23T13:25:49.949Z",…}`,
+        '{"id":"res_01KAAAAAAAAAAAAAAAAAAAAAAA","at":"2030-01-01T00:00:00.000Z","x":1}',
+      ),
+    ).toBeNull();
     expect(b.substitute(`$B/v1/resources/${id}`)).toBe('$B/v1/resources/res_01KAAAAAAAAAAAAAAAAAAAAAAA');
     expect(b.match(`{"id":"${id}"}`, '{"id":"res_01KBBBBBBBBBBBBBBBBBBBBBBB"}')).toBe('the output differs');
     expect(b.match('{"message":"No such resource."}', '{"message":"No such webhook."}')).toBe('the output differs');
-    expect(b.match('{"a":"res_01M849B4T750SYDGCP0R1HHGE5"}', '{"a":"res_01KAAAAAAAAAAAAAAAAAAAAAAA"}')).toMatch(/calls/);
+    expect(b.match('{"a":"res_01M849B4T750SYDGCP0R1HHGE5"}', '{"a":"res_01KAAAAAAAAAAAAAAAAAAAAAAA"}')).toMatch(
+      /calls/,
+    );
     expect(() => b.substitute('res_01M849B4T750SYDGCP0R1HHGE5')).toThrow(/before any output/);
   });
 });
