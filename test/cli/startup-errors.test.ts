@@ -31,7 +31,9 @@ function wsvc(
     child.stderr.on('data', (d) => {
       stderr += d;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    // A guard against a process that never exits, within the tests' 120 s: CI once killed a `serve` that was
+    // still migrating its fresh SQLite file (fsync per migration) at 30 s, under a load average of 20.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 100_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stderr, stdout });
