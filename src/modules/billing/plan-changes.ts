@@ -1,4 +1,3 @@
-import type { Db } from '../../db/dialect.js';
 import type { SubscriptionChangesTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError } from '../../kernel/errors.js';
@@ -28,7 +27,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
     plans: (): readonly Plan[] => deps.plans,
 
     /** Starts a workspace on `free` in the transaction that creates it (workspaces module). */
-    async start(trx: Db, workspaceId: string, createdAt: string): Promise<void> {
+    async start(trx: WriteTx, workspaceId: string, createdAt: string): Promise<void> {
       planOf('free');
       await repo.insertSubscription(trx, {
         workspace_id: workspaceId,

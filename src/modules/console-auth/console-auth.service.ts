@@ -4,7 +4,7 @@ import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type Actor, anonymousActor, personActor, type SessionPrincipal } from '../../kernel/principal.js';
-import { sessionLock } from '../auth/write-runner.js';
+import { sessionLock, type WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { createPasswordLinks } from './password-links.js';
@@ -57,7 +57,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
   const { afterPassword, nextStep, startPending } = steps;
 
   /** Ends sessions of a person under their exclusive locks, so no write of theirs is still in flight. */
-  async function endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }) {
+  async function endSessionsLocked(trx: WriteTx, email: string, at: string, only?: { id?: string; except?: string }) {
     const open = await repo.listSessions(trx, email, at);
     for (const s of open) {
       if ((only?.id && s.id !== only.id) || s.id === only?.except) continue;
@@ -139,7 +139,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     email: string,
     client: { ip: string; userAgent?: string },
     kind: SessionKind,
-    inTrx?: Db,
+    inTrx?: WriteTx,
   ): Promise<OpenSession & { token: string }> {
     const opened = newSession(email, clock.now(), client, kind);
     if (inTrx) await repo.insertSession(inTrx, opened.session);

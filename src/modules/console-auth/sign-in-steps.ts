@@ -5,7 +5,7 @@ import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { anonymousActor, personActor } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SessionStage, SignInMethod } from '../../kernel/sign-in-methods.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
@@ -55,7 +55,12 @@ interface StepDeps {
   clock: Clock;
   writeAs: WriteRunner;
   gate?: () => SignInGate;
-  openSession(email: string, client: Client, kind: SessionKind, inTrx?: Db): Promise<OpenSession & { token: string }>;
+  openSession(
+    email: string,
+    client: Client,
+    kind: SessionKind,
+    inTrx?: WriteTx,
+  ): Promise<OpenSession & { token: string }>;
   throttle(email: string | null, ip: string): Promise<void>;
   recordFailure(email: string, ip: string): Promise<void>;
 }
@@ -106,7 +111,7 @@ export function createSignInSteps(deps: StepDeps) {
 
   /** A pending sign-in (the password accepted, the second factor to come), in `trx`. */
   async function startPending(
-    trx: Db,
+    trx: WriteTx,
     email: string,
     ip: string,
     methods: SecondFactorMethod[],
@@ -132,7 +137,7 @@ export function createSignInSteps(deps: StepDeps) {
    */
   async function completeSecondFactor(
     token: string,
-    check: (trx: Db, email: string) => Promise<SignInMethod | false>,
+    check: (trx: WriteTx, email: string) => Promise<SignInMethod | false>,
     client: { ip: string; userAgent?: string },
   ): Promise<OpenSession & { token: string }> {
     const stale = () =>

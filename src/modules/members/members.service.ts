@@ -3,7 +3,7 @@ import type { Role } from '../../db/types.js';
 import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { type Principal, requireAdmin, systemActor } from '../../kernel/principal.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
 import type { User } from '../users/users.schemas.js';
@@ -27,16 +27,16 @@ export function createMembersService(deps: {
   const { users, writeAs } = deps;
   /** An admin's change: the principal re-checked at commit, still an admin then; users' role or removal may change. */
   /** An admin's change to their own membership is checked before it (the check after would see the change). */
-  const asAdmin = <T>(principal: Principal, fn: (trx: Db, audit: AuditTrail) => Promise<T>, target?: string) =>
+  const asAdmin = <T>(principal: Principal, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>, target?: string) =>
     writeAs(principal, fn, undefined, { changesKeys: true, adminOnly: true, checkFirst: target === principal.userId });
 
   /** Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction. */
   async function invite(
     workspaceId: string,
     input: { email: string; role: Role; name?: string },
-    inTrx?: Db,
+    inTrx?: WriteTx,
   ): Promise<{ user: User; invite_url: string; expires_at: string }> {
-    const run = async (trx: Db) => {
+    const run = async (trx: WriteTx) => {
       const user = await users.create({ workspaceId, email: input.email, role: input.role, name: input.name }, trx);
       const link = await deps.links.makeLink('invite', user.email, { workspaceId, userId: user.id }, trx);
       if (deps.notifications) {

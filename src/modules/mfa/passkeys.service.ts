@@ -14,7 +14,7 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { anonymousActor, personActor } from '../../kernel/principal.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
 
@@ -70,7 +70,7 @@ export function createPasskeysService(deps: {
   /** PUBLIC_URL: its host name is the relying party id, its origin the one expected. */
   publicUrl: () => string;
   memberships: (trx: Db, email: string) => Promise<{ workspace_id: string; user_id: string }[]>;
-  notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
+  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
 }) {
   const { db, clock } = deps;
   const rp = () => {
@@ -78,10 +78,10 @@ export function createPasskeysService(deps: {
     return { id: url.hostname, origin: url.origin };
   };
   /** A person's change to their own passkeys, or (no email yet) a passkey sign-in's. */
-  const write = <T>(email: string | null, fn: (trx: Db, audit: AuditTrail) => Promise<T>) =>
+  const write = <T>(email: string | null, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>) =>
     deps.writeAs(email === null ? anonymousActor('sign-in') : personActor(email), fn);
 
-  async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], name: string, at: string) {
+  async function tellPerson(trx: WriteTx, email: string, type: SecurityNotice['type'], name: string, at: string) {
     const [first] = await deps.memberships(trx, email);
     if (!first) return;
     await deps.notify?.(trx, {
@@ -108,7 +108,7 @@ export function createPasskeysService(deps: {
   }
 
   /** Uses the response's challenge once, in `trx`; it must be live, of `purpose` and (when given) of `email`. */
-  async function takeChallenge(trx: Db, response: unknown, purpose: WebauthnPurpose, email: string | null) {
+  async function takeChallenge(trx: WriteTx, response: unknown, purpose: WebauthnPurpose, email: string | null) {
     const row = await repo.takeStoredChallenge(trx, challengeOf(response), isoAt(clock.now()));
     if (!row || row.purpose !== purpose || (email !== null && row.email !== email)) return undefined;
     return row.challenge;
@@ -171,7 +171,7 @@ export function createPasskeysService(deps: {
   }
 
   /** Checks an assertion against a stored passkey, in `trx`; the passkey when it holds, else undefined. */
-  async function assertionOf(trx: Db, response: unknown, challenge: string, email: string | null) {
+  async function assertionOf(trx: WriteTx, response: unknown, challenge: string, email: string | null) {
     const id = (response as { id?: unknown })?.id;
     const passkey = typeof id === 'string' ? await repo.passkeyByCredential(trx, id) : undefined;
     if (!passkey || (email !== null && passkey.email !== email)) return undefined;
@@ -218,7 +218,7 @@ export function createPasskeysService(deps: {
   }
 
   /** Checks a passkey given as the second factor of `email`, in the sign-in's transaction. */
-  async function secondFactor(trx: Db, email: string, response: unknown): Promise<boolean> {
+  async function secondFactor(trx: WriteTx, email: string, response: unknown): Promise<boolean> {
     const challenge = await takeChallenge(trx, response, 'second_factor', email);
     return challenge !== undefined && (await assertionOf(trx, response, challenge, email)) !== undefined;
   }
