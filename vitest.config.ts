@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/sequencer.js';
 import { selection } from './test/tiers.js';
 
 // Where each test file runs is written in its header (`// Backends: …` and `// Tier: …`,
@@ -16,6 +17,10 @@ import { selection } from './test/tiers.js';
 // PLAN_LIMITS=off in both: every server and CLI a test spawns inherits it (plan limits are on by
 // default, and suites make more webhooks, resources and requests than the free plan allows); the
 // billing tests turn them on themselves.
+// PASSWORD_HASH_COST=10 in both: console passwords hashed with scrypt at N=2^10 instead of OWASP's 2^17 (about
+// a second of one core and 128 MiB each); the same code hashes and checks, each hash naming its own N.
+// src/modules/console-auth/passwords.test.ts checks the production default.
+const TEST_PASSWORD_COST = '10';
 const { sqlite, postgres } = selection(fileURLToPath(new URL('.', import.meta.url)), process.env);
 
 export default defineConfig({
@@ -28,6 +33,8 @@ export default defineConfig({
     maxWorkers: Number(process.env.WSVC_TEST_WORKERS) || availableParallelism() + 1,
     // Child-process tests run bin/wsvc.js, i.e. dist/: compile it first (and the console).
     globalSetup: ['test/global-setup.ts', 'test/chromium-broker.ts'],
+    // Longest expected first, both projects mixed (test/sequencer.ts): a run does not end on one long file.
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // expect.poll waits for what a page or a worker shows by itself: 1 s (Vitest's default) is short
@@ -54,7 +61,13 @@ export default defineConfig({
         test: {
           name: 'sqlite',
           include: sqlite,
-          env: { TEST_DATABASE_URL: '', TEST_REDIS_URL: '', WSVC_TEST_PROJECT: 'sqlite', PLAN_LIMITS: 'off' },
+          env: {
+            TEST_DATABASE_URL: '',
+            TEST_REDIS_URL: '',
+            WSVC_TEST_PROJECT: 'sqlite',
+            PLAN_LIMITS: 'off',
+            PASSWORD_HASH_COST: TEST_PASSWORD_COST,
+          },
         },
       },
       ...(postgres.length > 0
@@ -69,6 +82,7 @@ export default defineConfig({
                   TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? '',
                   WSVC_TEST_PROJECT: 'postgres',
                   PLAN_LIMITS: 'off',
+                  PASSWORD_HASH_COST: TEST_PASSWORD_COST,
                 },
               },
             },

@@ -9,9 +9,19 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { Command } from 'commander';
+import { prepareReference, runAgainst } from './against.js';
 import { type Backend, type Child, freePort, freshDb, load, type Measured, ROOT, startChild } from './harness.js';
 import { summariseProfiles } from './profile.js';
-import { baselineRow, machineInfo, machineLine, type Round, type Row, summarise, toMarkdown } from './report.js';
+import {
+  baselineRow,
+  type Machine,
+  machineInfo,
+  machineLine,
+  type Round,
+  type Row,
+  summarise,
+  toMarkdown,
+} from './report.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 
 export type { Row } from './report.js';
@@ -228,6 +238,10 @@ export async function main(argv: string[]): Promise<void> {
     .option('--backend <name>', 'sqlite, postgres or all (default: all that are configured)')
     .option('--profile', 'run each server under node --cpu-prof and print where the time goes', false)
     .option('--server-flags <flags>', `node flags of the server (default "${SERVER_FLAGS.join(' ')}")`)
+    .option(
+      '--against <git ref>',
+      'measure this tree against another commit (e.g. HEAD~1, main) in interleaved rounds, instead of the scenarios',
+    )
     .option('--no-save', 'do not write bench/results/')
     .option('--no-build', 'measure dist/ as it is (default: compile src/ into dist/ first)');
   program.parse(argv);
@@ -240,6 +254,7 @@ export async function main(argv: string[]): Promise<void> {
     backend?: string;
     profile: boolean;
     serverFlags?: string;
+    against?: string;
     save: boolean;
     build: boolean;
   }>();
@@ -259,6 +274,27 @@ export async function main(argv: string[]): Promise<void> {
   const profileDir = o.profile ? mkdtempSync(join(tmpdir(), 'wsvc-prof-')) : undefined;
   const machine = machineInfo(ROOT);
   process.stderr.write(`[bench] ${machineLine(machine)}\n`);
+  const onRow = (r: Row) =>
+    process.stderr.write(
+      `[bench] ${r.backend} ${r.scenario}: ${r.rps} req/s, ${r.cpuUs ?? '–'} µs CPU/req, × ${r.ratio ?? '–'}\n`,
+    );
+  if (o.against) {
+    const ref = prepareReference(o.against, (line) => process.stderr.write(`[bench] ${line}\n`));
+    let abRows: Row[];
+    try {
+      abRows = await runAgainst({ ref, backends, duration: o.duration, rounds: o.rounds, only: o.only, onRow });
+    } finally {
+      ref.remove();
+    }
+    machine.loadAfter = loadavg().map((x) => Math.round(x * 100) / 100);
+    const setup =
+      `this tree (${machine.commit}) against ${ref.label}, each server on its own fresh database; ` +
+      `${o.rounds} interleaved rounds of ${o.duration} s per row, alternating which goes first; 32 connections`;
+    const md = `${machineLine(machine)}\n${setup}\n\n${toMarkdown(abRows, `× ${o.against}`)}\n`;
+    process.stdout.write(md);
+    save(o.save, machine, setup, argv, abRows, md);
+    return;
+  }
   const rows = await runBench({
     duration: o.duration,
     quick: o.quick,
@@ -268,10 +304,7 @@ export async function main(argv: string[]): Promise<void> {
     profileDir,
     serverFlags,
     rounds: o.rounds,
-    onRow: (r) =>
-      process.stderr.write(
-        `[bench] ${r.backend} ${r.scenario}: ${r.rps} req/s, ${r.cpuUs ?? '–'} µs CPU/req, × ${r.ratio ?? '–'}\n`,
-      ),
+    onRow,
   });
   machine.loadAfter = loadavg().map((x) => Math.round(x * 100) / 100);
   const redis = backends.includes('postgres') ? (process.env.TEST_REDIS_URL ? ' (+ Redis rate limits)' : '') : '';
@@ -291,14 +324,18 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`\n${summariseProfiles(profileDir, 20, cpu)}\n`);
     process.stdout.write(`profiles kept in ${profileDir}\n`);
   }
-  if (o.save) {
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-    writeFileSync(
-      join(ROOT, 'bench/results', `${stamp}.json`),
-      JSON.stringify({ machine, setup, argv: argv.slice(2), rows }, null, 2),
-    );
-    writeFileSync(join(ROOT, 'bench/results', `${stamp}.md`), md);
-    process.stderr.write(`[bench] saved bench/results/${stamp}.{json,md}\n`);
-  }
+  save(o.save, machine, setup, argv, rows, md);
+}
+
+/** Writes the run's rows and table to bench/results/<time>.{json,md}. */
+function save(on: boolean, machine: Machine, setup: string, argv: string[], rows: Row[], md: string): void {
+  if (!on) return;
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench/results', `${stamp}.json`),
+    JSON.stringify({ machine, setup, argv: argv.slice(2), rows }, null, 2),
+  );
+  writeFileSync(join(ROOT, 'bench/results', `${stamp}.md`), md);
+  process.stderr.write(`[bench] saved bench/results/${stamp}.{json,md}\n`);
 }

@@ -154,9 +154,9 @@ const spreadCell = (r: Row) => {
   return r.noisy ? `**${pct} > ${Math.round(SPREAD_LIMIT * 100)} %**` : pct;
 };
 
-export function toMarkdown(rows: Row[]): string {
+export function toMarkdown(rows: Row[], ratioLabel = '× baseline'): string {
   const head =
-    '| backend | scenario | req/s | p50 ms | p99 ms | non-2xx | peak RSS MB | CPU µs/req (baseline) | × baseline, median (min–max) | spread |\n' +
+    `| backend | scenario | req/s | p50 ms | p99 ms | non-2xx | peak RSS MB | CPU µs/req (${ratioLabel === '× baseline' ? 'baseline' : 'reference'}) | ${ratioLabel}, median (min–max) | spread |\n` +
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|';
   return [
     head,

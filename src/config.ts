@@ -64,6 +64,11 @@ const ConfigSchema = Type.Object({
     'x-expected':
       'off, the number of proxies in front (such as 1), or a comma-separated list of proxy addresses or CIDR ranges (such as 10.0.0.5,10.1.0.0/16)',
   }),
+  /**
+   * scrypt's cost of console password hashes, as log2 N (docs/settings.md): 17 is OWASP's (128 MiB, about a second
+   * of one core). Lower only where passwords protect nothing, as the test suite does (vitest.config.ts).
+   */
+  PASSWORD_HASH_COST: Type.Integer({ minimum: 10, maximum: 18, default: 17 }),
   /** Console sessions end after this many minutes without a request (docs/console.md#sessions). */
   CONSOLE_SESSION_IDLE_MIN: Type.Integer({ minimum: 1, maximum: 24 * 60, default: 30 }),
   /** …and this many hours after sign-in, whatever happens. */

@@ -170,6 +170,7 @@ export function createServices(deps: {
     publicUrl: () => publicUrl(deps.config),
     notifications,
     sessions: { idleMin: deps.config.CONSOLE_SESSION_IDLE_MIN, maxH: deps.config.CONSOLE_SESSION_MAX_H },
+    passwordCost: deps.config.PASSWORD_HASH_COST,
     // Second factors, the workspaces' policy and single sign-on decide the steps after a password (docs/sign-in.md).
     gate: () => ({
       factors: mfa.factors,

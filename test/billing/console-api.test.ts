@@ -5,13 +5,12 @@ import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.j
 import { expectError } from '../helpers/expect.js';
 
 // Backends: both — plan changes are stored and read back through the console API
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), for the billing pages' admin and member
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), for the billing pages' admin and member
 // The console's billing API (docs/console.md#billing): the subscription and invoices through the
 // /v1 mirror (admins), the plans and "Change plan" as console routes (admins change; CSRF). The
 // default D28 plans; time is the injected clock.
 
-// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
-// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+// Console sign-ins and password changes hash with scrypt (at the suite's lower cost, vitest.config.ts; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 const T = (iso: string) => Date.parse(iso);

@@ -47,7 +47,7 @@ function clientFor(ws: TestWorkspace, seen = new Set<string>()) {
 }
 
 describe('every operation through the client', () => {
-  it('calls each of the 36 operations of the served document once, typed end to end', async () => {
+  it('calls each of the 37 operations of the served document once, typed end to end', async () => {
     const ws = await newWorkspace(t);
     const seen = new Set<string>();
     const c = clientFor(ws, seen);
@@ -135,13 +135,17 @@ describe('every operation through the client', () => {
     expect(sub.usage.billable_requests).toBeGreaterThan(0);
     expect((await c.GET('/v1/billing/invoices', { params: { query: { limit: 5 } } })).meta.total).toBe(0);
 
+    const audit = await c.GET('/v1/audit-log', { params: { query: { action: 'resource.', limit: 100 } } });
+    expect(audit.data.map((e) => e.action)).toContain('resource.deleted');
+    expect(audit.data.every((e) => e.action.startsWith('resource.'))).toBe(true);
+
     const doc = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, object> };
     const all = Object.entries(doc.paths).flatMap(([p, item]) =>
       Object.keys(item)
         .filter((m) => ['get', 'put', 'post', 'patch', 'delete'].includes(m))
         .map((m) => `${m.toUpperCase()} ${p}`),
     );
-    expect(all.length).toBe(36);
+    expect(all.length).toBe(37);
     expect([...seen].sort()).toEqual(all.sort());
   });
 });

@@ -4,9 +4,9 @@ import { type ConsoleClient, linkToken, ORIGIN, PASSWORD, signIn, signInWithLink
 import { expectError } from '../helpers/expect.js';
 
 // Backends: both — sessions, single-use links and sign-in throttling live in the database
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), dozens of them here
-// Every sign-in costs one scrypt hash (OWASP parameters, about a second of one core): a loaded
-// machine needs more than the default time per test.
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), dozens of them here
+// Dozens of sign-ins, each a scrypt hash (at the suite's lower cost, vitest.config.ts): a loaded
+// machine may need more than the default time per test.
 vi.setConfig({ testTimeout: 120_000 });
 
 let t: TestApp;

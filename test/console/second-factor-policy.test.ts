@@ -1,5 +1,5 @@
 // Backends: both — the policy, session stages, resets and their emails are rows in the database.
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), for each member the policy reaches
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), for each member the policy reaches
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { stepAt } from '../../src/modules/mfa/totp.js';

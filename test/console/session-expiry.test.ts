@@ -4,7 +4,7 @@ import { ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
 // Backends: both — session and link lifetimes are stored and compared on each database
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each); five sessions run to their expiry
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts); five sessions run to their expiry
 
 vi.setConfig({ testTimeout: 120_000 });
 

@@ -1,5 +1,5 @@
 // Backends: both — second factors, pending sign-ins, the throttle and notifications are rows in the database.
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), with each factor's enrolment and sign-in
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), with each factor's enrolment and sign-in
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { stepAt, totpCode } from '../../src/modules/mfa/totp.js';
@@ -8,7 +8,7 @@ import { ORIGIN, PASSWORD } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { adminOf, clientOf, enrolTotp, manualClock, postPassword, postSecondFactor } from '../helpers/two-factor.js';
 
-// Every sign-in costs one scrypt hash (about a second of one core).
+// Every sign-in costs one scrypt hash (at the suite's lower cost, vitest.config.ts).
 vi.setConfig({ testTimeout: 120_000 });
 
 // The first millisecond of a 30-second step, in the future so that sessions made now stay open.

@@ -70,6 +70,7 @@ export async function startTestApp(
       DATABASE_URL: storage.url,
       REDIS_KEY_PREFIX: redisKeyPrefix,
       PLAN_LIMITS: 'off',
+      PASSWORD_HASH_COST: Number(process.env.PASSWORD_HASH_COST) || undefined,
       ...opts.config,
     },
   );

@@ -65,7 +65,14 @@ export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promi
   const base = `http://${opts.host ?? '127.0.0.1'}:${port}`;
   const config = loadConfig(
     {},
-    { DATABASE_URL: storage.url, PUBLIC_URL: base, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off', ...opts.env },
+    {
+      DATABASE_URL: storage.url,
+      PUBLIC_URL: base,
+      LOG_LEVEL: 'silent',
+      PLAN_LIMITS: 'off',
+      PASSWORD_HASH_COST: Number(process.env.PASSWORD_HASH_COST) || undefined,
+      ...opts.env,
+    },
   );
   const services = createServices({ storage, clock: opts.clock ?? systemClock, config });
   let server: WsvcProcess | undefined;

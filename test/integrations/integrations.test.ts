@@ -18,8 +18,7 @@ import { startReceiver } from '../helpers/receiver.js';
 // the injected `integrationSend` is the delivery engine's real sender aimed at the receiver (the
 // platform origin replaced by the receiver's http:// origin, path and body untouched).
 
-// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
-// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+// Console sign-ins and password changes hash with scrypt (at the suite's lower cost, vitest.config.ts; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 let nowMs = Date.parse('2026-06-01T09:00:00.000Z');

@@ -9,8 +9,7 @@ import { expectError } from '../helpers/expect.js';
 // (newest first, cursor paging, unread count) and POST /console/api/notifications/read, on real
 // notifications written by real changes, an injected clock, and the 90-day purge job at its boundary.
 
-// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
-// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+// Console sign-ins and password changes hash with scrypt (at the suite's lower cost, vitest.config.ts; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 const DAY = 24 * 3_600_000;

@@ -9,14 +9,13 @@ import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { openTestStorage } from '../helpers/storage.js';
 
 // Backends: both — emails written in the transaction that makes the link, also by the CLI on the same database
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), after each emailed link is redeemed over SMTP
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), after each emailed link is redeemed over SMTP
 // Invites and password resets by email (docs/notifications.md): the console's invite, `wsvc users
 // invite` (the real command in a child process on the same database) and "forgot password" write
 // their email in the transaction that makes the link; the worker's job sends it over real SMTP to a
 // server on loopback (smtp-server, read back with mailparser). Times on an injected clock.
 
-// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
-// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+// Console sign-ins and password changes hash with scrypt (at the suite's lower cost, vitest.config.ts; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 const exec = promisify(execFile);

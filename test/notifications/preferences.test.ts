@@ -10,13 +10,12 @@ import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 import { testWorker } from '../helpers/worker.js';
 
 // Backends: both — preferences are stored per person and read when notifying
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), then a real SMTP round trip per preference
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), then a real SMTP round trip per preference
 // Notification preferences (docs/notifications.md#preferences): per person and category, email and
 // in-app; security cannot be turned off; List-Unsubscribe on optional categories only. A real
 // endpoint failing against a loopback receiver, a real SMTP server, console sessions.
 
-// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
-// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+// Console sign-ins and password changes hash with scrypt (at the suite's lower cost, vitest.config.ts; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 let smtp: Smtp;

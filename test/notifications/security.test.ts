@@ -6,14 +6,13 @@ import { expectError } from '../helpers/expect.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
 // Backends: both — exactly one notification per change, none when its transaction rolls back
-// Tier: full — console sign-ins hash passwords with scrypt at OWASP's cost (about a second of CPU each), for each security email it triggers over SMTP
+// Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), for each security email it triggers over SMTP
 // Security notifications (docs/notifications.md#security-notifications): each change writes exactly
 // one notification per recipient in its own transaction, and none when it fails or rolls back.
 // Through the real HTTP routes (API keys and console session), the services the CLI calls, a real
 // SMTP server on loopback for the email, and an injected clock.
 
-// Console sign-ins and password changes cost one scrypt hash each (OWASP parameters, about a second
-// of one core; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
+// Console sign-ins and password changes hash with scrypt (at the suite's lower cost, vitest.config.ts; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 let nowMs = Date.parse('2026-03-28T23:30:00.000Z');

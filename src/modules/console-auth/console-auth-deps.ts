@@ -20,6 +20,8 @@ export interface ConsoleAuthDeps {
    * written in the transaction of the link or the change. Without it "forgot password" makes no link.
    */
   notifications?: Pick<NotificationsService, 'linkNotice' | 'securityNotice'>;
+  /** scrypt's cost of new password hashes, as log2 N (PASSWORD_HASH_COST; default DEFAULT_PASSWORD_COST). */
+  passwordCost?: number;
   /** Minutes without a request and hours in all after which a session ends (default DEFAULT_SESSIONS). */
   sessions?: { idleMin: number; maxH: number };
   /** Second factors, the second-factor policy and single sign-on (services.ts); absent: a password alone. */

@@ -115,7 +115,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     const email = normalizeEmail(input.email);
     await throttle(email, input.ip);
     const credential = await repo.findCredential(db, email);
-    const ok = await verifyPassword(input.password, credential?.password_hash ?? (await dummyHash()));
+    const ok = await verifyPassword(input.password, credential?.password_hash ?? (await dummyHash(deps.passwordCost)));
     const memberships = ok && credential ? await repo.memberships(db, email) : [];
     if (!ok || !credential || memberships.length === 0) {
       await recordFailure(email, input.ip);
@@ -239,7 +239,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     /** Whether `password` is the console password of `email` (re-authentication before a change of factors). */
     async checkPassword(email: string, password: string): Promise<boolean> {
       const credential = await repo.findCredential(db, normalizeEmail(email));
-      return verifyPassword(password, credential?.password_hash ?? (await dummyHash())).then(
+      return verifyPassword(password, credential?.password_hash ?? (await dummyHash(deps.passwordCost))).then(
         (ok) => ok && !!credential,
       );
     },

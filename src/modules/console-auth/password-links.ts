@@ -95,7 +95,7 @@ export function createPasswordLinks(
     if (!found || found.used_at !== null || Date.parse(found.expires_at) <= clock.now()) throw badLink();
     const weak = weakPasswordProblem(password, [found.email]);
     if (weak) throw fieldError('password', 'too_common', weak);
-    const hash = await hashPassword(password);
+    const hash = await hashPassword(password, deps.passwordCost);
     // A link proves the email, not the second factor: a person who has one gives it next (docs/sign-in.md).
     // Where single sign-on is required, the new session simply does not reach that workspace (sessionMemberships).
     const next = await nextStep(found.email, await repo.memberships(db, found.email)).catch((e: unknown) => {
@@ -183,7 +183,7 @@ export function createPasswordLinks(
     }
     const weak = weakPasswordProblem(next, [session.email]);
     if (weak) throw fieldError('new_password', 'too_common', weak);
-    const hash = await hashPassword(next);
+    const hash = await hashPassword(next, deps.passwordCost);
     const at = isoAt(clock.now());
     await writeAs(personActor(session.email), async (trx) => {
       await repo.upsertCredential(trx, session.email, hash, at);

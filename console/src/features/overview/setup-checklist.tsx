@@ -22,7 +22,7 @@ function readHidden(key: string): boolean {
 /**
  * The three steps to a first verified webhook, each done or not from the environment's own data:
  * an API key made in the console or API, or used (the keys `wsvc workspaces create` prints count
- * once used); an endpoint; a succeeded delivery. Admins only manage endpoints and read
+ * once used; until then the step says so, as "Use an API key"); an endpoint; a succeeded delivery. Admins only manage endpoints and read
  * deliveries: the others see those two steps as an admin's, never an error. Asked again every 5 s,
  * so a step turns done by itself. Render it with `key` = workspace and environment.
  */
@@ -78,6 +78,8 @@ export function SetupChecklist() {
   const keyDone = keys.data.data.some(
     (k) => k.status === 'active' && (k.created_by !== null || k.last_used_at !== null),
   );
+  // The keys `wsvc workspaces create` printed (made by no one in the console or API), not used yet.
+  const printed = !keyDone && keys.data.data.some((k) => k.status === 'active' && k.created_by === null);
   // Only an admin can tell (webhooks:read); for the others the checklist is about their own key.
   if (!isAdmin && keyDone) return null;
   const endpointDone = (endpoints.data?.meta.total ?? 0) > 0;
@@ -110,8 +112,15 @@ export function SetupChecklist() {
         </button>
       </div>
       <ol className="steps">
-        <Step title="Create an API key" state={keyDone ? 'done' : 'todo'}>
-          <p>Your programs call the API with it; it is shown once, when it is made.</p>
+        <Step title={printed ? 'Use an API key' : 'Create an API key'} state={keyDone ? 'done' : 'todo'}>
+          {printed ? (
+            <p>
+              <code>wsvc workspaces create</code> printed a live and a test key: this step is done once your code calls
+              the API with one. No longer have them? Create another.
+            </p>
+          ) : (
+            <p>Your programs call the API with it; it is shown once, when it is made.</p>
+          )}
           <Link to={to('/settings/keys')}>Create an API key</Link>
         </Step>
         <Step title="Add a webhook endpoint" state={isAdmin ? (endpointDone ? 'done' : 'todo') : 'admin'}>

@@ -1,0 +1,29 @@
+import { readFileSync, statSync } from 'node:fs';
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { readHeader } from './tiers.js';
+
+/**
+ * The order files start in (vitest.config.ts): longest expected first, so that a run does not end with
+ * one long file on one worker while the others idle. Vitest's own order runs the projects one after
+ * the other, alphabetically within each, and only a local cache knows durations (a fresh clone, as in
+ * CI, has none). Expected length here: `Tier: full` files (browsers, processes, soaks) before quick
+ * ones, Chromium files first among those, then the larger file first; both projects mixed.
+ */
+export default class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const weights = new Map<string, number>();
+    const weight = (spec: TestSpecification): number => {
+      let w = weights.get(spec.moduleId);
+      if (w === undefined) {
+        const path = relative(root, spec.moduleId).split('\\').join('/');
+        const { file } = readHeader(path, readFileSync(spec.moduleId, 'utf8'));
+        w = (file?.tier === 'full' ? 2e9 : 0) + (file?.browser ? 1e9 : 0) + statSync(spec.moduleId).size;
+        weights.set(spec.moduleId, w);
+      }
+      return w;
+    };
+    return [...files].sort((a, b) => weight(b) - weight(a) || a.project.name.localeCompare(b.project.name));
+  }
+}
