@@ -26,6 +26,7 @@ const Notifications = lazy(() => import('./features/notifications/notifications-
 const Integrations = lazy(() => import('./features/integrations/integrations-page'));
 const Billing = lazy(() => import('./features/billing/billing-page'));
 const Invoice = lazy(() => import('./features/billing/invoice-page'));
+const AuditLog = lazy(() => import('./features/audit/audit-log-page'));
 
 export function App() {
   return (
@@ -55,6 +56,7 @@ export function App() {
             <Route path="settings/billing/invoices/:id" element={<Invoice />} />
             <Route path="settings/integrations" element={<Integrations />} />
             <Route path="settings/security" element={<Security />} />
+            <Route path="settings/audit-log" element={<AuditLog />} />
             <Route path="*" element={<NotFound />} />
           </Route>
           <Route path="*" element={<Home />} />

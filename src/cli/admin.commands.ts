@@ -109,8 +109,8 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
     .option('--name <name>', 'display name')
     .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
-      const user = await cliWrite((s, trx) =>
-        s.users.create({ workspaceId: opts.workspace, email: opts.email, role: opts.role, name: opts.name }, trx),
+      const user = await cliWrite((s, trx, audit) =>
+        s.members.add(trx, audit, { workspaceId: opts.workspace, email: opts.email, role: opts.role, name: opts.name }),
       );
       print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
     });
@@ -123,8 +123,8 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
     .option('--name <name>', 'display name')
     .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx) =>
-        s.members.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, trx),
+      const out = await cliWrite((s, trx, audit) =>
+        s.members.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, { trx, audit }),
       );
       print(
         isJson(cmd),
@@ -149,7 +149,7 @@ export function registerAdminCommands(program: Command): void {
     .argument('<usr_id>', 'usr_… id')
     .addOption(new Option('--role <role>', 'new role').choices(ROLES).makeOptionMandatory())
     .action(async (userId: string, opts: { role: Role }, cmd: Command) => {
-      const user = await cliWrite((s, trx) => s.users.setRole(userId, opts.role, trx));
+      const user = await cliWrite((s, trx, audit) => s.members.changeRole(trx, audit, userId, opts.role));
       print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
     });
 
@@ -158,7 +158,7 @@ export function registerAdminCommands(program: Command): void {
     .description('remove a member from their workspace; their keys stop working at once')
     .argument('<usr_id>', 'usr_… id')
     .action(async (userId: string, _opts: unknown, cmd: Command) => {
-      const out = await cliWrite((s, trx) => s.users.remove(userId, trx));
+      const out = await cliWrite((s, trx, audit) => s.members.removeMember(trx, audit, userId));
       print(isJson(cmd), { user: out }, `user ${out.id} removed at ${out.removed_at}`);
     });
 

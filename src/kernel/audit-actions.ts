@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = [
   'user.mfa_disabled',
   'user.passkey_added',
   'user.passkey_removed',
+  'user.mfa_reset',
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',

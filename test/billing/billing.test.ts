@@ -263,9 +263,11 @@ describe('billing (docs/billing.md)', () => {
 
     // open → paid once; then it stays paid, amounts untouched.
     const id = frozen[0]?.id ?? '';
-    const paid = await a.services.writeAs(cli, (trx) => a.services.billing.settleIn(trx, id, 'paid'));
+    const paid = await a.services.writeAs(cli, (trx, audit) => a.services.billing.settleIn(trx, audit, id, 'paid'));
     expect(paid).toMatchObject({ status: 'paid', paid_at: '2028-05-31T01:00:00.000Z', total_cents: 2_600 });
-    await expect(a.services.writeAs(cli, (trx) => a.services.billing.settleIn(trx, id, 'void'))).rejects.toMatchObject({
+    await expect(
+      a.services.writeAs(cli, (trx, audit) => a.services.billing.settleIn(trx, audit, id, 'void')),
+    ).rejects.toMatchObject({
       statusCode: 409,
       code: 'invoice_not_open',
     });

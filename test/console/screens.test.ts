@@ -251,6 +251,12 @@ function screens(): Screen[] {
       ready: (p) => p.getByRole('button', { name: 'Save single sign-on' }).waitFor(),
     },
     {
+      name: 'audit-log',
+      url: at('/settings/audit-log'),
+      heading: 'Audit log',
+      ready: (p) => p.getByRole('table', { name: 'Audit log' }).waitFor(),
+    },
+    {
       // The provider's answer with a state this server never made: the refusal and the way back.
       name: 'sso-callback',
       url: () => `${cs.base}/console/sso/callback?state=unknown&code=unknown`,

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SsoFetch } from '../../src/modules/sso/sso.service.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { entriesOf, storedEntries } from '../helpers/audit-entries.js';
 import { type ConsoleClient, ORIGIN } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { followToRedirect, type OidcProvider, startOidcProvider } from '../helpers/oidc-provider.js';
@@ -162,9 +163,21 @@ describe('OpenID Connect single sign-on against a real provider (docs/sign-in.md
       .where('type', '=', 'member.added')
       .execute();
     expect(JSON.stringify(added)).toContain('ada@corp.test');
-    // The second time, the same member (no second row).
+    // The audit log: the member joined by single sign-on, then signed in (to that workspace only), both as Ada.
+    const adaId = json(users).data.id as string;
+    const logged = (await storedEntries(t, admin.ws)).filter((e) => e.actor_id === adaId);
+    expect(logged.map((e) => [e.action, e.target_id])).toEqual([
+      ['member.invited', adaId],
+      ['session.signed_in', ada.session.session_id],
+    ]);
+    expect(logged[0]?.changes).toMatchObject({ via: { before: null, after: 'sso' }, role: { after: 'member' } });
+    expect(logged[1]?.changes).toMatchObject({ method: { before: null, after: 'sso' } });
+    // The second time, the same member (no second row), and only a sign-in recorded.
     const next = await start('ada@corp.test');
-    expect((await finish(await followToRedirect(next.url, REDIRECT), next.cookie)).statusCode).toBe(201);
+    const again = await entriesOf(t, admin.ws, async () => {
+      expect((await finish(await followToRedirect(next.url, REDIRECT), next.cookie)).statusCode).toBe(201);
+    });
+    expect(again.map((e) => e.action)).toEqual(['session.signed_in']);
     const rows = await t.storage.db.selectFrom('users').select('id').where('email', '=', 'ada@corp.test').execute();
     expect(rows).toHaveLength(1);
   });

@@ -2,6 +2,7 @@
 // change of a response fails the console's type check instead of a page at run time (request
 // bodies are written by hand in the pages and are not checked this way).
 
+export type { AuditEntry } from '../../../src/modules/audit/audit.schemas.js';
 export type {
   Invoice,
   InvoiceLine,
@@ -65,3 +66,4 @@ export type { FeedCategory } from '../../../src/kernel/notification-types.js';
 export type { Platform } from '../../../src/kernel/platforms.js';
 export type { Role } from '../../../src/kernel/roles.js';
 export type { Scope } from '../../../src/kernel/scopes.js';
+export type { AuditAction } from '../../../src/modules/audit/audit.catalogue.js';

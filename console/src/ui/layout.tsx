@@ -23,6 +23,7 @@ const SETTINGS: typeof NAV = [
   { to: '/settings/billing', label: 'Billing' },
   { to: '/settings/integrations', label: 'Integrations' },
   { to: '/settings/security', label: 'Sign-in security', admin: true },
+  { to: '/settings/audit-log', label: 'Audit log', admin: true },
 ];
 
 /** The signed-in frame: navigation, workspace switcher, live/test switch, sign-out. */

@@ -1,10 +1,12 @@
 import type { Db } from '../../db/dialect.js';
 import type { InvoicesTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { Invoice, InvoiceLine } from './billing.schemas.js';
@@ -46,7 +48,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
    */
   async function finalize(actor: Actor, workspaceId: string, period: Period): Promise<boolean> {
     const billable = await deps.usage.billableCount(workspaceId, period.start, period.end);
-    return writeAs(actor, async (trx) => {
+    return writeAs(actor, async (trx, audit) => {
       const sub = await subscriptionOrThrow(trx, workspaceId, true);
       const last = await repo.lastInvoice(trx, workspaceId);
       if (last && Date.parse(last.period_start) >= period.start) return false;
@@ -74,6 +76,20 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
         inv.lines.map((l, i) => ({ invoice_id: id, position: i + 1, ...l })),
       );
       if (!inserted) return false;
+      audit.record({
+        action: 'invoice.finalized',
+        workspaceId,
+        target: { type: 'invoice', id },
+        env: null,
+        changes: changesOf(null, {
+          number: `INV-${(last ? Number(last.number) : 0) + 1}`,
+          status: 'open',
+          plan: inv.plan,
+          period_start: inv.period_start,
+          period_end: inv.period_end,
+          total_cents: inv.total_cents,
+        }),
+      });
       await deps.notify?.(trx, {
         type: 'invoice.issued',
         workspaceId,
@@ -89,7 +105,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
         },
       });
       // A downgrade scheduled for this period's end takes effect with its invoice (if not already).
-      await applyDueDowngrade(trx, sub, period.end);
+      await applyDueDowngrade(trx, audit, sub, period.end);
       return true;
     });
   }
@@ -137,7 +153,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
     },
 
     /** Marks an open invoice paid or void in `trx` (CLI); anything else is a 409 and changes nothing. */
-    async settleIn(trx: WriteTx, invoiceId: string, status: 'paid' | 'void'): Promise<Invoice> {
+    async settleIn(trx: WriteTx, audit: AuditTrail, invoiceId: string, status: 'paid' | 'void'): Promise<Invoice> {
       const row = isId('invoice', invoiceId) ? await repo.invoice(trx, invoiceId) : undefined;
       if (!row) throw new NotFoundError('invoice');
       if (!(await repo.settle(trx, invoiceId, status, isoAt(clock.now())))) {
@@ -146,6 +162,13 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
           `Invoice INV-${row.number} is ${row.status}; only an open invoice can be marked ${status}.`,
         );
       }
+      audit.record({
+        action: status === 'paid' ? 'invoice.marked_paid' : 'invoice.voided',
+        workspaceId: row.workspace_id,
+        target: { type: 'invoice', id: row.id },
+        env: null,
+        changes: { status: { before: row.status, after: status } },
+      });
       return service.invoice(invoiceId, trx);
     },
 

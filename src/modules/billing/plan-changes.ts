@@ -1,4 +1,5 @@
 import type { SubscriptionChangesTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
@@ -21,7 +22,7 @@ export type PlanChange =
 /** Plans and subscriptions (docs/billing.md#plan-changes): a workspace's start, its subscription, plan changes. */
 export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
   const { db, clock, writeAs } = deps;
-  const { planOf, planNow, subscriptionOrThrow, applyDueDowngrade, compute } = state;
+  const { planOf, planNow, subscriptionOrThrow, applyDueDowngrade, compute, recordPlanChange } = state;
 
   const service = {
     plans: (): readonly Plan[] => deps.plans,
@@ -76,13 +77,13 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
      * the period's end, refused with 409 downgrade_blocked when the live environment holds more
      * resources or webhooks than it allows; the current plan cancels a pending downgrade.
      */
-    async setPlanIn(trx: WriteTx, workspaceId: string, planId: string): Promise<PlanChange> {
+    async setPlanIn(trx: WriteTx, audit: AuditTrail, workspaceId: string, planId: string): Promise<PlanChange> {
       const target = deps.plans.find((p) => p.id === planId);
       if (!target) {
         throw fieldError('plan', 'invalid_value', `plan must be one of ${deps.plans.map((p) => p.id).join(', ')}.`);
       }
       const t = clock.now();
-      const sub = await applyDueDowngrade(trx, await subscriptionOrThrow(trx, workspaceId, true), t);
+      const sub = await applyDueDowngrade(trx, audit, await subscriptionOrThrow(trx, workspaceId, true), t);
       const current = planOf(sub.plan);
       const period = periodAt(Date.parse(sub.anchor_at), t);
       const now = isoAt(t);
@@ -104,6 +105,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
         if (sub.pending_plan === null) return { change: 'unchanged', plan: current.id };
         await change('downgrade_cancelled', current.id);
         await repo.updateSubscription(trx, workspaceId, { pending_plan: null, pending_from: null, updated_at: now });
+        recordPlanChange(audit, sub, { plan: sub.plan, pending_plan: null, pending_from: null });
         return { change: 'downgrade_cancelled', plan: current.id };
       }
       if (target.base_price_cents > current.base_price_cents) {
@@ -115,6 +117,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
           pending_from: null,
           updated_at: now,
         });
+        recordPlanChange(audit, sub, { plan: target.id, pending_plan: null, pending_from: null });
         return { change: 'upgraded', from: current.id, to: target.id, proration_cents: pr.amountCents };
       }
       const live: Tenant = { workspaceId, env: 'live' };
@@ -139,6 +142,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
         pending_from: isoAt(period.end),
         updated_at: now,
       });
+      recordPlanChange(audit, sub, { plan: sub.plan, pending_plan: target.id, pending_from: isoAt(period.end) });
       return { change: 'downgrade_scheduled', from: current.id, to: target.id, effective_at: isoAt(period.end) };
     },
 
@@ -148,7 +152,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
      */
     async changePlan(p: Principal, planId: string): Promise<PlanChangeOut> {
       requireAdmin(p);
-      const c = await writeAs(p, (trx) => service.setPlanIn(trx, p.workspaceId, planId));
+      const c = await writeAs(p, (trx, audit) => service.setPlanIn(trx, audit, p.workspaceId, planId));
       switch (c.change) {
         case 'upgraded':
           return { change: c.change, from: c.from, to: c.to, proration_cents: c.proration_cents, effective_at: null };
@@ -161,7 +165,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
 
     /** setPlanIn in a transaction of its own, as `actor`. */
     setPlan(actor: Actor, workspaceId: string, planId: string): Promise<PlanChange> {
-      return writeAs(actor, (trx) => service.setPlanIn(trx, workspaceId, planId));
+      return writeAs(actor, (trx, audit) => service.setPlanIn(trx, audit, workspaceId, planId));
     },
   };
   return service;

@@ -1,8 +1,10 @@
 import type { Db } from '../../db/dialect.js';
 import type { SubscriptionChangesTable, SubscriptionsTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { UpcomingInvoice } from './billing.schemas.js';
@@ -60,14 +62,41 @@ export function createSubscriptionState(deps: Pick<BillingDeps, 'plans'>) {
       : sub.plan;
   }
 
+  /** `plan.changed` on the workspace's subscription: its plan and pending downgrade before and after (unchanged: nothing). */
+  function recordPlanChange(
+    audit: AuditTrail,
+    before: Pick<SubscriptionsTable, 'workspace_id' | 'plan' | 'pending_plan' | 'pending_from'>,
+    after: Pick<SubscriptionsTable, 'plan' | 'pending_plan' | 'pending_from'>,
+  ): void {
+    const shown = (s: typeof after) => ({
+      plan: s.plan,
+      pending_plan: s.pending_plan,
+      pending_from: s.pending_from === null ? null : isoAt(Date.parse(s.pending_from)),
+    });
+    const changes = changesOf(shown(before), shown(after));
+    if (Object.keys(changes).length === 0) return;
+    audit.record({
+      action: 'plan.changed',
+      workspaceId: before.workspace_id,
+      target: { type: 'subscription', id: before.workspace_id },
+      env: null,
+      changes,
+    });
+  }
+
   async function subscriptionOrThrow(d: Db, workspaceId: string, lock = false): Promise<SubscriptionsTable> {
     const sub = await repo.subscription(d, workspaceId, lock);
     if (!sub) throw new NotFoundError('workspace');
     return sub;
   }
 
-  /** Moves a downgrade whose period has ended into the plan (in the caller's transaction). */
-  async function applyDueDowngrade(trx: WriteTx, sub: SubscriptionsTable, t: number): Promise<SubscriptionsTable> {
+  /** Moves a downgrade whose period has ended into the plan (in the caller's transaction), recorded as `plan.changed`. */
+  async function applyDueDowngrade(
+    trx: WriteTx,
+    audit: AuditTrail,
+    sub: SubscriptionsTable,
+    t: number,
+  ): Promise<SubscriptionsTable> {
     if (sub.pending_plan === null || sub.pending_from === null || Date.parse(sub.pending_from) > t) return sub;
     const now = isoAt(t);
     await repo.insertChange(trx, {
@@ -85,6 +114,7 @@ export function createSubscriptionState(deps: Pick<BillingDeps, 'plans'>) {
     });
     const next = { plan: sub.pending_plan, pending_plan: null, pending_from: null, updated_at: now };
     await repo.updateSubscription(trx, sub.workspace_id, next);
+    recordPlanChange(audit, sub, { ...sub, ...next });
     return { ...sub, ...next };
   }
 
@@ -107,6 +137,6 @@ export function createSubscriptionState(deps: Pick<BillingDeps, 'plans'>) {
     };
   }
 
-  return { planOf, planNow, subscriptionOrThrow, applyDueDowngrade, compute };
+  return { planOf, planNow, subscriptionOrThrow, applyDueDowngrade, compute, recordPlanChange };
 }
 export type SubscriptionState = ReturnType<typeof createSubscriptionState>;

@@ -65,6 +65,16 @@ export const consoleAuthRepository = {
     return db.selectFrom('console_sessions').selectAll().where('token_digest', '=', digest).executeTakeFirst();
   },
 
+  /** One session of a person, open or not (whom a sign-out reached). */
+  findSessionOf(db: Db, email: string, id: string) {
+    return db
+      .selectFrom('console_sessions')
+      .select(['id', 'email', 'workspace_id'])
+      .where('id', '=', id)
+      .where('email', '=', email)
+      .executeTakeFirst();
+  },
+
   /** Whether a session is still open (the re-check inside write transactions). */
   async sessionOpen(db: Db, id: string): Promise<boolean> {
     const row = await db

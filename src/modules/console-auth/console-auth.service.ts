@@ -1,17 +1,22 @@
 import type { Db } from '../../db/dialect.js';
 import type { ConsoleSessionsTable, Env } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { type Actor, anonymousActor, personActor, type SessionPrincipal } from '../../kernel/principal.js';
+import { type Actor, personActor, type SessionPrincipal } from '../../kernel/principal.js';
 import { sessionLock, type WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { createPasswordLinks } from './password-links.js';
 import { dummyHash, verifyPassword } from './passwords.js';
+import { recordForPerson } from './person-audit.js';
 import {
+  type Client,
+  clientActor,
   createSignInSteps,
   type OpenSession,
+  personActorOf,
   type SecondFactorNeeded,
   type SessionKind,
   type SignInGate,
@@ -20,7 +25,7 @@ import {
 import { csrfTokenFor, isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 export type { ConsoleAuthDeps } from './console-auth-deps.js';
-export type { OpenSession, SecondFactorNeeded, SessionKind, SignInGate };
+export type { Client, OpenSession, SecondFactorNeeded, SessionKind, SignInGate };
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -106,52 +111,88 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
    * Signs a person in. Unknown emails take the same time and get the same 401 as a wrong password.
    * Throws 401 invalid_credentials, 429 rate_limited.
    */
-  async function signIn(input: {
-    email: string;
-    password: string;
-    ip: string;
-    userAgent?: string;
-  }): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
+  async function signIn(
+    input: { email: string; password: string } & Client,
+  ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const email = normalizeEmail(input.email);
+    const client: Client = { ip: input.ip, userAgent: input.userAgent, origin: input.origin };
     await throttle(email, input.ip);
     const credential = await repo.findCredential(db, email);
     const ok = await verifyPassword(input.password, credential?.password_hash ?? (await dummyHash(deps.passwordCost)));
     const memberships = ok && credential ? await repo.memberships(db, email) : [];
     if (!ok || !credential || memberships.length === 0) {
-      await recordFailure(email, input.ip);
+      await recordFailure(email, client, 'password');
       throw new AppError(401, 'invalid_credentials', 'The email or password is incorrect.');
     }
-    return afterPassword(email, memberships, input);
+    return afterPassword(email, memberships, client);
   }
 
-  /** Records a failed sign-in (a wrong password, second factor or passkey) against each throttle subject. */
-  async function recordFailure(email: string, ip: string): Promise<void> {
+  /**
+   * Records a failed sign-in (a wrong password or second factor) against each throttle subject, and in the audit log
+   * of each workspace where the email names a member, as that member (`session.sign_in_failed`; an email nobody has
+   * records nothing there).
+   */
+  async function recordFailure(email: string, client: Client, step: 'password' | 'second_factor'): Promise<void> {
     const at = isoAt(clock.now());
-    await writeAs(anonymousActor('sign-in'), async (trx) => {
-      for (const subject of Object.values(subjects(email, ip))) {
+    await writeAs(clientActor('sign-in', client), async (trx, audit) => {
+      for (const subject of Object.values(subjects(email, client.ip))) {
         await repo.insertFailure(trx, newId('request'), subject, at);
       }
+      await recordForPerson(trx, audit, email, {
+        action: 'session.sign_in_failed',
+        changes: { failed_step: { before: null, after: step } },
+      });
     });
   }
 
-  /** Opens a session (a sign-in step passed): a fresh token, stored as a digest. */
+  /**
+   * Opens a session (a sign-in step passed): a fresh token, stored as a digest; `session.signed_in` in the audit log
+   * of each workspace the session reaches.
+   */
   async function openSession(
     email: string,
-    client: { ip: string; userAgent?: string },
+    client: Client,
     kind: SessionKind,
-    inTrx?: WriteTx,
+    inTrx?: { trx: WriteTx; audit: AuditTrail },
   ): Promise<OpenSession & { token: string }> {
     const opened = newSession(email, clock.now(), client, kind);
-    if (inTrx) await repo.insertSession(inTrx, opened.session);
-    else await writeAs(anonymousActor('sign-in'), (trx) => repo.insertSession(trx, opened.session));
+    const run = async (trx: WriteTx, audit: AuditTrail) => {
+      await repo.insertSession(trx, opened.session);
+      await recordSignIn(trx, audit, opened.session);
+    };
+    if (inTrx) await run(inTrx.trx, inTrx.audit);
+    else await writeAs(clientActor(kind.method === 'sso' ? 'sso' : 'sign-in', client), run);
     return opened;
+  }
+
+  /** `session.signed_in`, on the session, in each workspace it reaches (a single sign-on session: its own). */
+  function recordSignIn(trx: Db, audit: AuditTrail, session: ConsoleSessionsTable) {
+    return recordForPerson(trx, audit, session.email, {
+      action: 'session.signed_in',
+      target: { type: 'session', id: session.id },
+      changes: { method: { before: null, after: session.method }, stage: { before: null, after: session.stage } },
+      only: session.workspace_id,
+    });
+  }
+
+  /** `session.signed_out`, on the session, in each workspace it reached. */
+  function recordSignOut(
+    trx: Db,
+    audit: AuditTrail,
+    session: Pick<ConsoleSessionsTable, 'id' | 'email' | 'workspace_id'>,
+  ) {
+    return recordForPerson(trx, audit, session.email, {
+      action: 'session.signed_out',
+      target: { type: 'session', id: session.id },
+      only: session.workspace_id,
+    });
   }
 
   /** A new session's row (to insert) and its secret token: 256 random bits, stored as a digest. */
   function newSession(
     email: string,
     now: number,
-    client: { ip: string; userAgent?: string },
+    client: Client,
     kind: SessionKind = { method: 'password' },
   ): OpenSession & { token: string } {
     const token = newToken();
@@ -203,17 +244,19 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     return { kind: 'session', sessionId: session.id, userId: m.id, workspaceId, env, role: m.role, scopes: null };
   }
 
-  async function signOut(session: ConsoleSessionsTable): Promise<void> {
+  async function signOut(session: ConsoleSessionsTable, client?: Client): Promise<void> {
     const at = isoAt(clock.now());
-    await writeAs(personActor(session.email), async (trx) => {
+    await writeAs(personActorOf(session.email, client), async (trx, audit) => {
       await dialect.holdExclusive(trx, sessionLock(session.id));
-      await repo.endSessions(trx, session.email, at, { id: session.id });
+      if ((await repo.endSessions(trx, session.email, at, { id: session.id })) > 0) {
+        await recordSignOut(trx, audit, session);
+      }
     });
   }
 
   // Passwords and single-use links (password-links.ts): they end sessions and open one, after the
   // second factor when the person has one.
-  const links = createPasswordLinks(deps, { endSessionsLocked, newSession, nextStep, startPending });
+  const links = createPasswordLinks(deps, { endSessionsLocked, newSession, nextStep, startPending, recordSignIn });
 
   return {
     ...links,
@@ -245,10 +288,14 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     },
     pendingInvites: (workspaceId: string) => repo.pendingInvites(db, workspaceId, isoAt(clock.now())),
     sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
-    async endSession(email: string, id: string) {
+    /** Ends one of a person's sessions (the sessions list): `session.signed_out` on it. */
+    async endSession(email: string, id: string, client?: Client) {
       const at = isoAt(clock.now());
-      const n = await writeAs(personActor(email), (trx) => endSessionsLocked(trx, email, at, { id }));
-      if (n === 0) throw new NotFoundError('session');
+      await writeAs(personActorOf(email, client), async (trx, audit) => {
+        if ((await endSessionsLocked(trx, email, at, { id })) === 0) throw new NotFoundError('session');
+        const row = await repo.findSessionOf(trx, email, id);
+        if (row) await recordSignOut(trx, audit, row);
+      });
     },
     /** The purge-sign-in-steps job's part, as its system actor. */
     purgeFailures: (actor: Actor) =>

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { RequestOrigin } from '../../kernel/audit-actions.js';
 import { DataOf, IdParam } from '../../kernel/schemas.js';
 import {
   ChangePasswordBody,
@@ -12,7 +13,7 @@ import {
   SetPasswordBody,
   SignInBody,
 } from './console-auth.schemas.js';
-import type { ConsoleAuthService, OpenSession } from './console-auth.service.js';
+import type { Client, ConsoleAuthService, OpenSession } from './console-auth.service.js';
 import { sessionOf } from './console-session.js';
 
 /** The answer of sign-in and of GET /session: the person, how they signed in, the workspaces the session reaches. */
@@ -26,6 +27,11 @@ export async function describeSession(consoleAuth: ConsoleAuthService, open: Ope
     stage: open.session.stage,
     memberships: await consoleAuth.sessionMemberships(open.session),
   };
+}
+
+/** The client of a request as sign-in and the audit log see it: its address (TRUST_PROXY honoured), user agent, request id. */
+export function clientOf(req: { ip: string; origin: RequestOrigin; headers: { 'user-agent'?: string } }): Client {
+  return { ip: req.ip, userAgent: req.headers['user-agent'], origin: req.origin };
 }
 
 const hide = true;
@@ -69,12 +75,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (req, reply) => {
-      const out = await consoleAuth.signIn({
-        email: req.body.email,
-        password: req.body.password,
-        ip: req.ip,
-        userAgent: req.headers['user-agent'],
-      });
+      const out = await consoleAuth.signIn({ email: req.body.email, password: req.body.password, ...clientOf(req) });
       // A second factor to come (docs/sign-in.md#signing-in): no session yet, only the pending sign-in's token.
       if ('secondFactor' in out) {
         return reply.code(202).send({ data: { second_factor_required: true as const, ...out.secondFactor } });
@@ -88,7 +89,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/session',
     { config: { console: 'session', enrol: true }, schema: { hide, response: { 204: NoContent } } },
     async (req, reply) => {
-      await consoleAuth.signOut(sessionOf(req).session);
+      await consoleAuth.signOut(sessionOf(req).session, clientOf(req));
       app.consoleCookie.clear(reply);
       return reply.code(204).send(null);
     },
@@ -117,10 +118,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     },
     // Setting a password signs the person in: the cookie and the answer are sign-in's (202 with a second factor to come).
     async (req, reply) => {
-      const out = await consoleAuth.redeemLink(req.body.token, req.body.password, {
-        ip: req.ip,
-        userAgent: req.headers['user-agent'],
-      });
+      const out = await consoleAuth.redeemLink(req.body.token, req.body.password, clientOf(req));
       if ('secondFactor' in out) {
         return reply.code(202).send({ data: { second_factor_required: true as const, ...out.secondFactor } });
       }
@@ -140,7 +138,12 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     '/password/change',
     { config: { console: 'session' }, schema: { hide, body: ChangePasswordBody, response: { 204: NoContent } } },
     async (req, reply) => {
-      await consoleAuth.changePassword(sessionOf(req).session, req.body.current_password, req.body.new_password);
+      await consoleAuth.changePassword(
+        sessionOf(req).session,
+        req.body.current_password,
+        req.body.new_password,
+        clientOf(req),
+      );
       return reply.code(204).send(null);
     },
   );
@@ -162,7 +165,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
       schema: { hide, params: IdParam('ses_', 'ses_01J'), response: { 204: NoContent } },
     },
     async (req, reply) => {
-      await consoleAuth.endSession(sessionOf(req).session.email, req.params.id);
+      await consoleAuth.endSession(sessionOf(req).session.email, req.params.id, clientOf(req));
       if (req.params.id === sessionOf(req).session.id) app.consoleCookie.clear(reply);
       return reply.code(204).send(null);
     },

@@ -1,14 +1,25 @@
+import type { Db } from '../../db/dialect.js';
 import type { ConsoleLinkPurpose, ConsoleSessionsTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError } from '../../kernel/errors.js';
-import { anonymousActor, personActor } from '../../kernel/principal.js';
+import { anonymousActor } from '../../kernel/principal.js';
 import type { SecondFactorMethod } from '../../kernel/sign-in-methods.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { weakPasswordProblem } from './password-strength.js';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
-import type { createSignInSteps, OpenSession, SecondFactorNeeded, SessionKind } from './sign-in-steps.js';
+import { REDACTED, recordForPerson } from './person-audit.js';
+import {
+  type Client,
+  clientActor,
+  type createSignInSteps,
+  type OpenSession,
+  personActorOf,
+  type SecondFactorNeeded,
+  type SessionKind,
+} from './sign-in-steps.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
 const HOUR = 3_600_000;
@@ -33,16 +44,20 @@ export function createPasswordLinks(
       at: string,
       only?: { id?: string; except?: string },
     ): Promise<number>;
-    newSession(
-      email: string,
-      now: number,
-      client: { ip: string; userAgent?: string },
-      kind?: SessionKind,
-    ): OpenSession & { token: string };
+    newSession(email: string, now: number, client: Client, kind?: SessionKind): OpenSession & { token: string };
+    /** `session.signed_in` of a session just opened, in its transaction. */
+    recordSignIn(trx: Db, audit: AuditTrail, session: ConsoleSessionsTable): Promise<number>;
   } & Pick<ReturnType<typeof createSignInSteps>, 'nextStep' | 'startPending'>,
 ) {
   const { db, clock, writeAs } = deps;
-  const { endSessionsLocked, newSession, nextStep, startPending } = sessions;
+  const { endSessionsLocked, newSession, nextStep, startPending, recordSignIn } = sessions;
+
+  /** `user.password_changed` in each workspace of the person, as them (the password itself never appears). */
+  const recordPassword = (trx: Db, audit: AuditTrail, email: string, had: boolean) =>
+    recordForPerson(trx, audit, email, {
+      action: 'user.password_changed',
+      changes: { password: { before: had ? REDACTED : null, after: REDACTED } },
+    });
 
   /** Makes a single-use link; the token is in the URL and nowhere else. */
   async function makeLink(
@@ -84,7 +99,7 @@ export function createPasswordLinks(
   async function redeemLink(
     token: string,
     password: string,
-    client: { ip: string; userAgent?: string },
+    client: Client,
   ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const problem = passwordProblem(password);
     if (problem) throw fieldError('password', 'invalid_length', problem);
@@ -104,8 +119,8 @@ export function createPasswordLinks(
       throw e;
     });
     return writeAs(
-      anonymousActor('link'),
-      async (trx): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
+      clientActor('link', client),
+      async (trx, audit): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
         const link = await repo.findLink(trx, digest);
         const now = clock.now();
         if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
@@ -113,7 +128,9 @@ export function createPasswordLinks(
         // A link of someone who is no longer a member anywhere (a reset link outliving its person) signs no one in.
         if ((await repo.memberships(trx, link.email)).length === 0) throw badLink();
         if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
+        const had = (await repo.findCredential(trx, link.email)) !== undefined;
         await repo.upsertCredential(trx, link.email, hash, isoAt(now));
+        await recordPassword(trx, audit, link.email, had);
         await endSessionsLocked(trx, link.email, isoAt(now));
         // A reset replaces a password; a first password (invite, set_password) replaces none.
         if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
@@ -123,6 +140,7 @@ export function createPasswordLinks(
         // session, as sign-in makes, in the same transaction that ended every earlier one.
         const opened = newSession(link.email, now, client, { method: 'password', stage: next.stage });
         await repo.insertSession(trx, opened.session);
+        await recordSignIn(trx, audit, opened.session);
         return opened;
       },
     );
@@ -174,7 +192,12 @@ export function createPasswordLinks(
   }
 
   /** Changes a signed-in person's password; ends their other sessions. Throws 400 on a wrong current one. */
-  async function changePassword(session: ConsoleSessionsTable, current: string, next: string): Promise<void> {
+  async function changePassword(
+    session: ConsoleSessionsTable,
+    current: string,
+    next: string,
+    client?: Client,
+  ): Promise<void> {
     const problem = passwordProblem(next);
     if (problem) throw fieldError('new_password', 'invalid_length', problem);
     const credential = await repo.findCredential(db, session.email);
@@ -185,8 +208,9 @@ export function createPasswordLinks(
     if (weak) throw fieldError('new_password', 'too_common', weak);
     const hash = await hashPassword(next, deps.passwordCost);
     const at = isoAt(clock.now());
-    await writeAs(personActor(session.email), async (trx) => {
+    await writeAs(personActorOf(session.email, client), async (trx, audit) => {
       await repo.upsertCredential(trx, session.email, hash, at);
+      await recordPassword(trx, audit, session.email, true);
       await endSessionsLocked(trx, session.email, at, { except: session.id });
       await passwordChanged(trx, session.email, at);
     });

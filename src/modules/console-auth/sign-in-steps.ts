@@ -1,9 +1,16 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsoleSessionsTable } from '../../db/types.js';
+import type { AuditTrail, RequestOrigin } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { anonymousActor, personActor } from '../../kernel/principal.js';
+import {
+  type AnonymousActor,
+  anonymousActor,
+  type PersonActor,
+  personActor,
+  withOrigin,
+} from '../../kernel/principal.js';
 import type { SecondFactorMethod, SessionStage, SignInMethod } from '../../kernel/sign-in-methods.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
@@ -59,12 +66,26 @@ interface StepDeps {
     email: string,
     client: Client,
     kind: SessionKind,
-    inTrx?: WriteTx,
+    inTrx?: { trx: WriteTx; audit: AuditTrail },
   ): Promise<OpenSession & { token: string }>;
   throttle(email: string | null, ip: string): Promise<void>;
-  recordFailure(email: string, ip: string): Promise<void>;
+  recordFailure(email: string, client: Client, step: 'password' | 'second_factor'): Promise<void>;
 }
-type Client = { ip: string; userAgent?: string };
+
+/** Who is signing in, as the request tells: the address (throttle), user agent (sessions list), origin (audit log). */
+export type Client = { ip: string; userAgent?: string; origin?: RequestOrigin };
+
+/** Someone signing in (or redeeming a link, or arriving by single sign-on) from this client. */
+export function clientActor(via: AnonymousActor['via'], client: Client): AnonymousActor {
+  const actor = anonymousActor(via);
+  return client.origin ? withOrigin(actor, client.origin) : actor;
+}
+
+/** A person acting on their own sign-in, from this client (none: no request, e.g. a test). */
+export function personActorOf(email: string, client?: Client): PersonActor {
+  const actor = personActor(email);
+  return client?.origin ? withOrigin(actor, client.origin) : actor;
+}
 
 /**
  * The steps of a sign-in after the password (docs/sign-in.md#signing-in): the decision (refused where
@@ -81,11 +102,11 @@ export function createSignInSteps(deps: StepDeps) {
   async function afterPassword(
     email: string,
     memberships: { workspace_id: string; user_id: string }[],
-    client: { ip: string; userAgent?: string },
+    client: Client,
   ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const next = await nextStep(email, memberships);
     if (next.methods.length > 0) {
-      const pending = await writeAs(anonymousActor('sign-in'), (trx) =>
+      const pending = await writeAs(clientActor('sign-in', client), (trx) =>
         startPending(trx, email, client.ip, next.methods),
       );
       return { secondFactor: pending };
@@ -138,21 +159,21 @@ export function createSignInSteps(deps: StepDeps) {
   async function completeSecondFactor(
     token: string,
     check: (trx: WriteTx, email: string) => Promise<SignInMethod | false>,
-    client: { ip: string; userAgent?: string },
+    client: Client,
   ): Promise<OpenSession & { token: string }> {
     const stale = () =>
       new AppError(401, 'invalid_credentials', 'This sign-in has expired or was already used; sign in again.');
     const pending = isTokenShaped(token) ? await repo.findPending(db, tokenDigest(token)) : undefined;
     if (!pending || pending.used_at !== null || Date.parse(pending.expires_at) <= clock.now()) throw stale();
     await throttle(pending.email, client.ip);
-    const out = await writeAs(anonymousActor('sign-in'), async (trx) => {
+    const out = await writeAs(clientActor('sign-in', client), async (trx, audit) => {
       const method = await check(trx, pending.email);
       if (!method) return undefined;
       if (!(await repo.takePending(trx, pending.digest, isoAt(clock.now())))) throw stale();
-      return openSession(pending.email, client, { method }, trx);
+      return openSession(pending.email, client, { method }, { trx, audit });
     });
     if (out) return out;
-    await recordFailure(pending.email, client.ip);
+    await recordFailure(pending.email, client, 'second_factor');
     throw new AppError(401, 'invalid_code', 'That code is wrong or was already used; enter the current one.');
   }
 
@@ -169,10 +190,7 @@ export function createSignInSteps(deps: StepDeps) {
    * Signs in with a passkey alone (docs/sign-in.md#passkeys): `email` is the passkey's person, checked by
    * the mfa service. Refused like a password where every workspace requires single sign-on.
    */
-  async function openPasskeySession(
-    email: string,
-    client: { ip: string; userAgent?: string },
-  ): Promise<OpenSession & { token: string }> {
+  async function openPasskeySession(email: string, client: Client): Promise<OpenSession & { token: string }> {
     const memberships = await repo.memberships(db, email);
     if (memberships.length === 0) throw new AppError(401, 'invalid_credentials', 'This passkey signs no one in.');
     const gate = deps.gate?.();
@@ -182,7 +200,7 @@ export function createSignInSteps(deps: StepDeps) {
 
   /** A passkey sign-in that failed: counted against the address (there is no email to count against). */
   async function passkeyFailed(ip: string): Promise<void> {
-    await writeAs(anonymousActor('sign-in'), (trx) =>
+    await writeAs(clientActor('sign-in', { ip }), (trx) =>
       repo.insertFailure(trx, newId('request'), `ip:${ip}`, isoAt(clock.now())),
     );
   }

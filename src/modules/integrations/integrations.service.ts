@@ -1,10 +1,12 @@
 import { readJson } from '../../db/dialect.js';
 import type { Env, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { Platform } from '../../kernel/platforms.js';
 import type { Principal } from '../../kernel/principal.js';
+import { changesOf } from '../audit/changes.js';
 import { checkWebhookUrl } from '../webhooks/url-guard.js';
 import { testMessage } from './chat-render.js';
 import { createChatSender, type IntegrationsDeps } from './chat-sender.js';
@@ -124,6 +126,36 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     }
   }
 
+  /** What an entry shows of an integration: its webhook URL (a secret of Slack's and Discord's) only as "[redacted]". */
+  const shown = (r: IntegrationsTable | null) =>
+    r && {
+      kind: r.kind,
+      url: r.url,
+      env: r.env,
+      events: readJson<string[]>(r.events),
+      categories: readJson<string[]>(r.categories),
+      status: r.status,
+    };
+
+  /** `integration.created|updated|deleted` with the fields that changed (an update that changed none: no entry). */
+  function record(
+    audit: AuditTrail,
+    action: 'integration.created' | 'integration.updated' | 'integration.deleted',
+    before: IntegrationsTable | null,
+    after: IntegrationsTable | null,
+  ) {
+    const row = (after ?? before) as IntegrationsTable;
+    const changes = changesOf(shown(before), shown(after), { redact: ['url'] });
+    if (action === 'integration.updated' && Object.keys(changes).length === 0) return;
+    audit.record({
+      action,
+      workspaceId: row.workspace_id,
+      target: { type: 'integration', id: row.id },
+      env: row.env,
+      changes,
+    });
+  }
+
   async function get(p: Principal, id: string): Promise<IntegrationsTable> {
     const row = await repo.find(db, p.workspaceId, id);
     if (!row) throw new NotFoundError('integration');
@@ -158,7 +190,10 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
       created_at: now,
       updated_at: now,
     };
-    await writeAs(p, (trx) => repo.insert(trx, row));
+    await writeAs(p, async (trx, audit) => {
+      await repo.insert(trx, row);
+      record(audit, 'integration.created', null, row);
+    });
     return view(row);
   }
 
@@ -168,7 +203,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     input: { env?: Env; events?: string[]; categories?: string[]; status?: 'enabled' | 'disabled' },
   ): Promise<IntegrationView> {
     admin(p);
-    return writeAs(p, async (trx) => {
+    return writeAs(p, async (trx, audit) => {
       const row = await repo.find(trx, p.workspaceId, id);
       if (!row) throw new NotFoundError('integration');
       const next: IntegrationsTable = {
@@ -181,14 +216,19 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
       };
       nothingForwarded(readJson<string[]>(next.events), readJson<string[]>(next.categories));
       await repo.update(trx, id, next);
+      record(audit, 'integration.updated', row, next);
       return view(next);
     });
   }
 
   async function remove(p: Principal, id: string): Promise<void> {
     admin(p);
-    await get(p, id);
-    await writeAs(p, (trx) => repo.remove(trx, id));
+    await writeAs(p, async (trx, audit) => {
+      const row = await repo.find(trx, p.workspaceId, id);
+      if (!row) throw new NotFoundError('integration');
+      await repo.remove(trx, id);
+      record(audit, 'integration.deleted', row, null);
+    });
   }
 
   /** Queues a test message to the integration (enabled or not) and returns it. */

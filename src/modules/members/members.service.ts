@@ -3,6 +3,7 @@ import type { Role } from '../../db/types.js';
 import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { type Principal, requireAdmin, systemActor } from '../../kernel/principal.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { NotificationsService } from '../notifications/notifications.service.js';
@@ -30,14 +31,17 @@ export function createMembersService(deps: {
   const asAdmin = <T>(principal: Principal, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>, target?: string) =>
     writeAs(principal, fn, undefined, { changesKeys: true, adminOnly: true, checkFirst: target === principal.userId });
 
-  /** Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction. */
+  /**
+   * Adds a member with a role, makes their invite link (valid 7 days) and writes its email, in one transaction,
+   * recorded as `member.invited` by the transaction's actor (never the link).
+   */
   async function invite(
     workspaceId: string,
     input: { email: string; role: Role; name?: string },
-    inTrx?: WriteTx,
+    inTrx?: { trx: WriteTx; audit: AuditTrail },
   ): Promise<{ user: User; invite_url: string; expires_at: string }> {
-    const run = async (trx: WriteTx) => {
-      const user = await users.create({ workspaceId, email: input.email, role: input.role, name: input.name }, trx);
+    const run = async (trx: WriteTx, audit: AuditTrail) => {
+      const user = await add(trx, audit, { workspaceId, email: input.email, role: input.role, name: input.name });
       const link = await deps.links.makeLink('invite', user.email, { workspaceId, userId: user.id }, trx);
       if (deps.notifications) {
         const ws = (await deps.links.membershipsIn(trx, user.email)).find((m) => m.workspace_id === workspaceId);
@@ -52,7 +56,24 @@ export function createMembersService(deps: {
       return { user, invite_url: link.url, expires_at: link.expires_at };
     };
     // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
-    return inTrx ? run(inTrx) : writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
+    return inTrx ? run(inTrx.trx, inTrx.audit) : writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
+  }
+
+  /** Adds a member in `trx` (an invite; `wsvc users create`), recorded as `member.invited`. */
+  async function add(
+    trx: WriteTx,
+    audit: AuditTrail,
+    input: { workspaceId: string; email: string; role: Role; name?: string },
+  ): Promise<User> {
+    const user = await users.create(input, trx);
+    audit.record({
+      action: 'member.invited',
+      workspaceId: user.workspace_id,
+      target: { type: 'user', id: user.id },
+      env: null,
+      changes: changesOf(null, { email: user.email, name: user.name, role: user.role }),
+    });
+    return user;
   }
 
   async function memberOrThrow(trx: Db, principal: Principal, userId: string) {
@@ -61,12 +82,47 @@ export function createMembersService(deps: {
     return m;
   }
 
+  /** A member's new role in `trx` (the console's, the CLI's), recorded as `member.role_changed` when it differs. */
+  async function changeRole(trx: WriteTx, audit: AuditTrail, userId: string, role: Role): Promise<User> {
+    const before = await users.row(trx, userId);
+    const user = await users.setRole(userId, role, trx);
+    if (before && before.role !== user.role) {
+      audit.record({
+        action: 'member.role_changed',
+        workspaceId: user.workspace_id,
+        target: { type: 'user', id: user.id },
+        env: null,
+        changes: changesOf({ role: before.role }, { role: user.role }),
+      });
+    }
+    return user;
+  }
+
+  /** Removes a member in `trx` (the console's, the CLI's), recorded as `member.removed`. */
+  async function removeMember(trx: WriteTx, audit: AuditTrail, userId: string) {
+    const out = await users.remove(userId, trx);
+    const row = await users.row(trx, userId);
+    if (row) {
+      audit.record({
+        action: 'member.removed',
+        workspaceId: row.workspace_id,
+        target: { type: 'user', id: row.id },
+        env: null,
+        changes: changesOf({ email: row.email, name: row.name, role: row.role }, null),
+      });
+    }
+    return out;
+  }
+
   return {
     invite,
+    add,
+    changeRole,
+    removeMember,
     /** The console's invite (POST /members): an admin's, re-checked at commit like every change of theirs. */
     async inviteAs(principal: Principal, input: { email: string; role: Role; name?: string }) {
       requireAdmin(principal);
-      return asAdmin(principal, (trx) => invite(principal.workspaceId, input, trx));
+      return asAdmin(principal, (trx, audit) => invite(principal.workspaceId, input, { trx, audit }));
     },
     /** The workspace's invites not used yet (the members page). */
     pendingInvites: (workspaceId: string) => deps.links.pendingInvites(workspaceId),
@@ -74,9 +130,9 @@ export function createMembersService(deps: {
       requireAdmin(principal);
       return asAdmin(
         principal,
-        async (trx) => {
+        async (trx, audit) => {
           await memberOrThrow(trx, principal, userId);
-          return users.setRole(userId, role, trx);
+          return changeRole(trx, audit, userId, role);
         },
         userId,
       );
@@ -85,9 +141,9 @@ export function createMembersService(deps: {
       requireAdmin(principal);
       return asAdmin(
         principal,
-        async (trx) => {
+        async (trx, audit) => {
           await memberOrThrow(trx, principal, userId);
-          return users.remove(userId, trx);
+          return removeMember(trx, audit, userId);
         },
         userId,
       );

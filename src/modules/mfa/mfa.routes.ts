@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DataOf, IdParam } from '../../kernel/schemas.js';
-import { describeSession } from '../console-auth/console.routes.js';
+import { clientOf, describeSession } from '../console-auth/console.routes.js';
 import { ConsoleSessionSchema } from '../console-auth/console-auth.schemas.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import { sessionOf } from '../console-auth/console-session.js';
@@ -39,10 +39,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
   passkeys: PasskeysService;
   consoleAuth: ConsoleAuthService;
 }> = async (app, { mfa, passkeys, consoleAuth }) => {
-  const client = (req: { ip: string; headers: { 'user-agent'?: string } }) => ({
-    ip: req.ip,
-    userAgent: req.headers['user-agent'],
-  });
+  const client = clientOf;
   // Reachable while a workspace's policy holds the session to enrolling a second factor.
   const own = { console: 'session', enrol: true } as const;
 
@@ -66,7 +63,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
     { config: own, schema: { hide, body: ConfirmTotpBody, response: { 200: DataOf(RecoveryCodesSchema) } } },
     async (req) => {
       const { email } = sessionOf(req).session;
-      const out = await mfa.confirmTotp(email, req.body.code);
+      const out = await mfa.confirmTotp(email, req.body.code, client(req));
       await consoleAuth.finishEnrolment(email);
       return { data: out };
     },
@@ -76,7 +73,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
     '/two-factor/totp/disable',
     { config: { console: 'session' }, schema: { hide, body: ReauthBody, response: { 204: NoContent } } },
     async (req, reply) => {
-      await mfa.disableTotp(sessionOf(req).session.email, req.body);
+      await mfa.disableTotp(sessionOf(req).session.email, req.body, client(req));
       return reply.code(204).send(null);
     },
   );
@@ -103,7 +100,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
     { config: own, schema: { hide, body: NewPasskeyBody, response: { 201: DataOf(PasskeySchema) } } },
     async (req, reply) => {
       const { email } = sessionOf(req).session;
-      const out = await passkeys.register(email, req.body.response, req.body.name);
+      const out = await passkeys.register(email, req.body.response, req.body.name, client(req));
       await consoleAuth.finishEnrolment(email);
       return reply.code(201).send({ data: out });
     },
@@ -125,7 +122,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
     '/passkeys/:id',
     { config: { console: 'session' }, schema: { hide, params: PasskeyParams, response: { 204: NoContent } } },
     async (req, reply) => {
-      await passkeys.remove(sessionOf(req).session.email, req.params.id);
+      await passkeys.remove(sessionOf(req).session.email, req.params.id, client(req));
       return reply.code(204).send(null);
     },
   );

@@ -3,9 +3,11 @@ import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { type Actor, type Principal, personActor, requireAdmin } from '../../kernel/principal.js';
+import { type Actor, type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import { recordForPerson } from '../console-auth/person-audit.js';
+import { type Client, personActorOf } from '../console-auth/sign-in-steps.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
@@ -40,8 +42,8 @@ export function createMfaService(deps: {
 }) {
   const { db, clock, writeAs } = deps;
   /** A person's change to their own second factors (signed in, or in the enrol stage of a sign-in). */
-  const write = <T>(email: string, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>) =>
-    writeAs(personActor(email), fn);
+  const write = <T>(email: string, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>, client?: Client) =>
+    writeAs(personActorOf(email, client), fn);
 
   /** Tells a person about a change to their own sign-in, once, in their oldest workspace (as "password changed"). */
   async function tellPerson(trx: WriteTx, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {
@@ -95,20 +97,31 @@ export function createMfaService(deps: {
   }
 
   /** Confirms enrolment with a code of the app: TOTP is on, and ten recovery codes are answered once. Throws 400, 409. */
-  async function confirmTotp(email: string, code: string): Promise<{ recovery_codes: string[] }> {
+  async function confirmTotp(email: string, code: string, client?: Client): Promise<{ recovery_codes: string[] }> {
     const at = isoAt(clock.now());
-    return write(email, async (trx) => {
-      const row = await repo.person(trx, email);
-      if (!row?.totp_secret || row.totp_confirmed_at) {
-        throw new ConflictError('totp_not_pending', 'Start the setup of two-factor codes first (no setup is waiting).');
-      }
-      const step = totpStep(row.totp_secret, code, clock.now());
-      if (step === null) throw wrongCode('code');
-      await repo.confirmTotp(trx, email, step, at);
-      const recovery_codes = await newRecoveryCodes(trx, email, at);
-      await tellPerson(trx, email, 'mfa.enabled', { at, factor: { kind: 'totp' } });
-      return { recovery_codes };
-    });
+    return write(
+      email,
+      async (trx, audit) => {
+        const row = await repo.person(trx, email);
+        if (!row?.totp_secret || row.totp_confirmed_at) {
+          throw new ConflictError(
+            'totp_not_pending',
+            'Start the setup of two-factor codes first (no setup is waiting).',
+          );
+        }
+        const step = totpStep(row.totp_secret, code, clock.now());
+        if (step === null) throw wrongCode('code');
+        await repo.confirmTotp(trx, email, step, at);
+        const recovery_codes = await newRecoveryCodes(trx, email, at);
+        await tellPerson(trx, email, 'mfa.enabled', { at, factor: { kind: 'totp' } });
+        await recordForPerson(trx, audit, email, {
+          action: 'user.mfa_enabled',
+          changes: { totp: { before: false, after: true } },
+        });
+        return { recovery_codes };
+      },
+      client,
+    );
   }
 
   /** Checks a TOTP code once (a replay of an accepted step is refused), in `trx`. */
@@ -153,17 +166,25 @@ export function createMfaService(deps: {
   }
 
   /** Turns TOTP off (password and a code needed); its recovery codes go with it. Throws 400, 409. */
-  async function disableTotp(email: string, input: { password: string; code: string }): Promise<void> {
+  async function disableTotp(email: string, input: { password: string; code: string }, client?: Client): Promise<void> {
     await checkPassword(email, input.password);
     const at = isoAt(clock.now());
-    await write(email, async (trx) => {
-      const row = await repo.person(trx, email);
-      if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Two-factor codes are not on.');
-      await reauthenticate(trx, email, input);
-      await repo.setTotp(trx, email, null, null, at);
-      await repo.replaceRecoveryCodes(trx, email, []);
-      await tellPerson(trx, email, 'mfa.disabled', { at, factor: { kind: 'totp' } });
-    });
+    await write(
+      email,
+      async (trx, audit) => {
+        const row = await repo.person(trx, email);
+        if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Two-factor codes are not on.');
+        await reauthenticate(trx, email, input);
+        await repo.setTotp(trx, email, null, null, at);
+        await repo.replaceRecoveryCodes(trx, email, []);
+        await tellPerson(trx, email, 'mfa.disabled', { at, factor: { kind: 'totp' } });
+        await recordForPerson(trx, audit, email, {
+          action: 'user.mfa_disabled',
+          changes: { totp: { before: true, after: false } },
+        });
+      },
+      client,
+    );
   }
 
   /** Ten new recovery codes (password and a code needed); the old ones stop working. Throws 400, 409. */
@@ -206,8 +227,17 @@ export function createMfaService(deps: {
   async function setPolicy(principal: Principal, require: boolean) {
     requireAdmin(principal);
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx) => {
+    await deps.writeAs(principal, async (trx, audit) => {
+      const before = (await repo.requiring(trx, [principal.workspaceId])).length > 0;
       await repo.setPolicy(trx, principal.workspaceId, require, at);
+      if (before === require) return;
+      audit.record({
+        action: 'workspace.settings_changed',
+        workspaceId: principal.workspaceId,
+        target: { type: 'workspace', id: principal.workspaceId },
+        env: null,
+        changes: { require_second_factor: { before, after: require } },
+      });
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
@@ -233,11 +263,24 @@ export function createMfaService(deps: {
     if (!member) throw new NotFoundError('member');
     const email = member.email.toLowerCase();
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx) => {
+    await deps.writeAs(principal, async (trx, audit) => {
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
+      const had = {
+        totp: Boolean((await repo.person(trx, email))?.totp_confirmed_at),
+        passkeys: (await repo.passkeys(trx, email)).length,
+      };
       await repo.clearFactors(trx, email, at);
+      if (had.totp || had.passkeys > 0) {
+        audit.record({
+          action: 'user.mfa_reset',
+          workspaceId: principal.workspaceId,
+          target: { type: 'user', id: userId },
+          env: null,
+          changes: { totp: { before: had.totp, after: false }, passkeys: { before: had.passkeys, after: 0 } },
+        });
+      }
       await deps.notify?.(trx, {
         type: 'mfa.reset',
         workspaceId: principal.workspaceId,

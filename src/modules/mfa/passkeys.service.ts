@@ -13,8 +13,10 @@ import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { anonymousActor, personActor } from '../../kernel/principal.js';
+import { anonymousActor } from '../../kernel/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import { recordForPerson } from '../console-auth/person-audit.js';
+import { type Client, clientActor, personActorOf } from '../console-auth/sign-in-steps.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
 
@@ -78,8 +80,15 @@ export function createPasskeysService(deps: {
     return { id: url.hostname, origin: url.origin };
   };
   /** A person's change to their own passkeys, or (no email yet) a passkey sign-in's. */
-  const write = <T>(email: string | null, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>) =>
-    deps.writeAs(email === null ? anonymousActor('sign-in') : personActor(email), fn);
+  const write = <T>(email: string | null, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>, client?: Client) =>
+    deps.writeAs(
+      email === null
+        ? client
+          ? clientActor('sign-in', client)
+          : anonymousActor('sign-in')
+        : personActorOf(email, client),
+      fn,
+    );
 
   async function tellPerson(trx: WriteTx, email: string, type: SecurityNotice['type'], name: string, at: string) {
     const [first] = await deps.memberships(trx, email);
@@ -137,37 +146,47 @@ export function createPasskeysService(deps: {
   }
 
   /** Verifies a new passkey (its challenge once, user verification done) and keeps it under `name`. Throws 400. */
-  async function register(email: string, response: unknown, name: string): Promise<PasskeyInfo> {
+  async function register(email: string, response: unknown, name: string, client?: Client): Promise<PasskeyInfo> {
     const at = isoAt(clock.now());
-    return write(email, async (trx) => {
-      const challenge = await takeChallenge(trx, response, 'register', email);
-      if (!challenge) throw fieldError('response', 'expired', 'This passkey request expired or was used; start again.');
-      const verified = await verifyRegistrationResponse({
-        response: response as RegistrationResponseJSON,
-        expectedChallenge: challenge,
-        expectedOrigin: rp().origin,
-        expectedRPID: rp().id,
-        requireUserVerification: true,
-      }).catch((e: Error) => {
-        throw fieldError('response', 'invalid', `The passkey could not be verified: ${e.message}`);
-      });
-      if (!verified.verified) throw fieldError('response', 'invalid', 'The passkey could not be verified; try again.');
-      const c = verified.registrationInfo.credential;
-      const row: ConsolePasskeysTable = {
-        id: newId('passkey'),
-        email,
-        credential_id: c.id,
-        public_key: Buffer.from(c.publicKey).toString('base64url'),
-        counter: c.counter,
-        transports: c.transports?.join(',') ?? null,
-        name,
-        created_at: at,
-        last_used_at: null,
-      };
-      await repo.insertPasskey(trx, row);
-      await tellPerson(trx, email, 'passkey.added', name, at);
-      return info(row);
-    });
+    return write(
+      email,
+      async (trx, audit) => {
+        const challenge = await takeChallenge(trx, response, 'register', email);
+        if (!challenge)
+          throw fieldError('response', 'expired', 'This passkey request expired or was used; start again.');
+        const verified = await verifyRegistrationResponse({
+          response: response as RegistrationResponseJSON,
+          expectedChallenge: challenge,
+          expectedOrigin: rp().origin,
+          expectedRPID: rp().id,
+          requireUserVerification: true,
+        }).catch((e: Error) => {
+          throw fieldError('response', 'invalid', `The passkey could not be verified: ${e.message}`);
+        });
+        if (!verified.verified)
+          throw fieldError('response', 'invalid', 'The passkey could not be verified; try again.');
+        const c = verified.registrationInfo.credential;
+        const row: ConsolePasskeysTable = {
+          id: newId('passkey'),
+          email,
+          credential_id: c.id,
+          public_key: Buffer.from(c.publicKey).toString('base64url'),
+          counter: c.counter,
+          transports: c.transports?.join(',') ?? null,
+          name,
+          created_at: at,
+          last_used_at: null,
+        };
+        await repo.insertPasskey(trx, row);
+        await tellPerson(trx, email, 'passkey.added', name, at);
+        await recordForPerson(trx, audit, email, {
+          action: 'user.passkey_added',
+          changes: { passkey: { before: null, after: { id: row.id, name } } },
+        });
+        return info(row);
+      },
+      client,
+    );
   }
 
   /** Checks an assertion against a stored passkey, in `trx`; the passkey when it holds, else undefined. */
@@ -229,14 +248,22 @@ export function createPasskeysService(deps: {
   }
 
   /** Removes a passkey of the person; they are told. Throws 404. */
-  async function remove(email: string, id: string): Promise<void> {
+  async function remove(email: string, id: string, client?: Client): Promise<void> {
     const at = isoAt(clock.now());
-    await write(email, async (trx) => {
-      const p = (await repo.passkeys(trx, email)).find((k) => k.id === id);
-      if (!p) throw new NotFoundError('passkey');
-      await repo.deletePasskey(trx, email, id);
-      await tellPerson(trx, email, 'passkey.removed', p.name, at);
-    });
+    await write(
+      email,
+      async (trx, audit) => {
+        const p = (await repo.passkeys(trx, email)).find((k) => k.id === id);
+        if (!p) throw new NotFoundError('passkey');
+        await repo.deletePasskey(trx, email, id);
+        await tellPerson(trx, email, 'passkey.removed', p.name, at);
+        await recordForPerson(trx, audit, email, {
+          action: 'user.passkey_removed',
+          changes: { passkey: { before: { id: p.id, name: p.name }, after: null } },
+        });
+      },
+      client,
+    );
   }
 
   return {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DataOf } from '../../kernel/schemas.js';
-import { describeSession } from '../console-auth/console.routes.js';
+import { clientOf, describeSession } from '../console-auth/console.routes.js';
 import { ConsoleSessionSchema } from '../console-auth/console-auth.schemas.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import {
@@ -92,11 +92,10 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) => {
       reply.clearCookie(SSO_COOKIE, { httpOnly: true, sameSite: 'lax', secure: secureCookie, path: COOKIE_PATH });
       const who = await sso.finish(req.body.query, req.cookies[SSO_COOKIE]);
-      const out = await consoleAuth.openSession(
-        who.email,
-        { ip: req.ip, userAgent: req.headers['user-agent'] },
-        { method: 'sso', workspaceId: who.workspaceId },
-      );
+      const out = await consoleAuth.openSession(who.email, clientOf(req), {
+        method: 'sso',
+        workspaceId: who.workspaceId,
+      });
       app.consoleCookie.set(reply, out.token);
       return reply.code(201).send({ data: await describeSession(consoleAuth, out) });
     },

@@ -1,10 +1,12 @@
 import * as oidc from 'openid-client';
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { Role } from '../../db/types.js';
+import type { Role, WorkspaceSsoTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
 import { anonymousActor, requireAdmin } from '../../kernel/principal.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
@@ -19,6 +21,8 @@ export type SsoFetch = oidc.CustomFetch;
 /** A single sign-on in flight lives 10 minutes and works once. */
 const SIGN_IN_TTL_MS = 10 * 60_000;
 const SCOPES = 'openid email profile';
+/** A workspace's single sign-on settings as stored. */
+type SsoRow = WorkspaceSsoTable;
 
 /** What the settings page shows: everything but the client secret. */
 export interface SsoSettings {
@@ -89,6 +93,29 @@ export function createSsoService(deps: {
     }
   }
 
+  /** `sso.configured` with the settings that changed (none: no entry); the client secret only as "[redacted]". */
+  function recordSso(audit: AuditTrail, workspaceId: string, before: SsoRow | null, after: SsoRow | null) {
+    const shown = (r: SsoRow | null) =>
+      r && {
+        issuer: r.issuer,
+        client_id: r.client_id,
+        client_secret: r.client_secret,
+        allowed_domains: JSON.parse(r.allowed_domains) as string[],
+        default_role: r.default_role,
+        required: r.required === 1,
+        break_glass_user_id: r.break_glass_user_id,
+      };
+    const changes = changesOf(shown(before), shown(after), { redact: ['client_secret'] });
+    if (Object.keys(changes).length === 0) return;
+    audit.record({
+      action: 'sso.configured',
+      workspaceId,
+      target: { type: 'sso', id: workspaceId },
+      env: null,
+      changes,
+    });
+  }
+
   async function settings(principal: Principal): Promise<SsoSettings | null> {
     requireAdmin(principal);
     const row = await repo.find(db, principal.workspaceId);
@@ -114,7 +141,7 @@ export function createSsoService(deps: {
   async function configure(principal: Principal, input: SsoSettingsInput): Promise<SsoSettings> {
     requireAdmin(principal);
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx) => {
+    await deps.writeAs(principal, async (trx, audit) => {
       const existing = await repo.find(trx, principal.workspaceId);
       const problem = ssoSettingsProblem(input, { allowHttpIssuer: deps.allowHttpIssuer, hasSecret: !!existing });
       if (problem) throw fieldError(problem.field, problem.issue, problem.message);
@@ -130,7 +157,7 @@ export function createSsoService(deps: {
         }
       }
       const domains = [...new Set(input.allowed_domains.map((d) => d.trim().toLowerCase()))];
-      await repo.upsert(trx, {
+      const row = {
         workspace_id: principal.workspaceId,
         issuer: input.issuer.replace(/\/+$/, ''),
         client_id: input.client_id,
@@ -141,7 +168,9 @@ export function createSsoService(deps: {
         break_glass_user_id: breakGlass,
         created_at: existing?.created_at ?? at,
         updated_at: at,
-      });
+      };
+      await repo.upsert(trx, row);
+      recordSso(audit, principal.workspaceId, existing ?? null, row);
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
@@ -171,9 +200,11 @@ export function createSsoService(deps: {
   async function remove(principal: Principal): Promise<void> {
     requireAdmin(principal);
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx) => {
+    await deps.writeAs(principal, async (trx, audit) => {
+      const existing = await repo.find(trx, principal.workspaceId);
       const r = await repo.remove(trx, principal.workspaceId);
-      if (Number(r.numDeletedRows) === 0) throw new NotFoundError('single sign-on configuration');
+      if (!existing || Number(r.numDeletedRows) === 0) throw new NotFoundError('single sign-on configuration');
+      recordSso(audit, principal.workspaceId, existing, null);
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
@@ -291,10 +322,19 @@ export function createSsoService(deps: {
   async function arrive(email: string, workspaceId: string, role: Role): Promise<SsoIdentity> {
     return writeAs(
       anonymousActor('sso'),
-      async (trx) => {
+      async (trx, audit) => {
         const member = await deps.memberByEmail(trx, email, workspaceId);
         if (member) return { email, workspaceId, userId: member.id, created: false };
         const user = await deps.users.create({ workspaceId, email, role }, trx);
+        // A member added by their identity provider's word: recorded as joining, by themselves, by single sign-on.
+        audit.record({
+          action: 'member.invited',
+          workspaceId,
+          actor: { type: 'user', id: user.id, name: user.name ?? user.email },
+          target: { type: 'user', id: user.id },
+          env: null,
+          changes: changesOf(null, { email: user.email, role: user.role, via: 'sso' }),
+        });
         return { email, workspaceId, userId: user.id, created: true };
       },
       undefined,

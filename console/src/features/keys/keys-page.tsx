@@ -5,6 +5,7 @@ import { useV1Mutation } from '../../lib/mutations';
 import { useScopedList } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { useUrlFilters } from '../../lib/url-filters';
+import { HistoryLink } from '../../ui/history-link';
 import { ListTable } from '../../ui/list';
 import { Badge, ConfirmButton, PageHeader, Time } from '../../ui/primitives';
 import { Sparkline, useKeySparklines } from '../usage/sparkline';
@@ -130,8 +131,11 @@ export default function KeysPage() {
                         confirmLabel="Revoke key"
                         onConfirm={() => revoke.mutateAsync({ params: { path: { id: k.id } } })}
                       />
+                      <HistoryLink targetId={k.id} label={k.name} />
                     </div>
-                  ) : null}
+                  ) : (
+                    <HistoryLink targetId={k.id} label={k.name} />
+                  )}
                 </td>
               </tr>
             ))

@@ -4,6 +4,7 @@ import { ROLES } from '../../lib/closed-sets';
 import { useScopedList, useScopedMutation, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
+import { HistoryLink } from '../../ui/history-link';
 import { ListTable } from '../../ui/list';
 import { Badge, ConfirmButton, Dialog, Field, PageHeader, SecretOnce, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
@@ -72,18 +73,21 @@ export default function MembersPage() {
               </td>
               {isAdmin ? (
                 <td>
-                  {u.id !== membership.user_id ? (
-                    <ConfirmButton
-                      label="Remove"
-                      ariaLabel={`Remove ${u.email}`}
-                      title="Remove this member?"
-                      message={`${u.email} loses access at once, and their API keys stop working.`}
-                      confirmLabel="Remove member"
-                      onConfirm={() => remove.mutateAsync({ _id: u.id })}
-                    />
-                  ) : (
-                    <span className="muted">you</span>
-                  )}
+                  <div className="row-actions">
+                    {u.id !== membership.user_id ? (
+                      <ConfirmButton
+                        label="Remove"
+                        ariaLabel={`Remove ${u.email}`}
+                        title="Remove this member?"
+                        message={`${u.email} loses access at once, and their API keys stop working.`}
+                        confirmLabel="Remove member"
+                        onConfirm={() => remove.mutateAsync({ _id: u.id })}
+                      />
+                    ) : (
+                      <span className="muted">you</span>
+                    )}
+                    <HistoryLink targetId={u.id} label={u.email} />
+                  </div>
                 </td>
               ) : null}
             </tr>

@@ -4,6 +4,7 @@ import type { Event, Resource } from '../../api/types';
 import { useV1Mutation } from '../../lib/mutations';
 import { useScopedList, useScopedQuery } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
+import { HistoryLink } from '../../ui/history-link';
 import { Badge, ConfirmButton, Dialog, PageHeader, Time } from '../../ui/primitives';
 import { Empty, QueryView } from '../../ui/states';
 import { ResourceForm } from './resource-form';
@@ -56,7 +57,8 @@ export default function ResourceDetailPage() {
           >
             <p>
               <code>{r.id}</code> · {r.type} ·{' '}
-              <Badge tone={r.status === 'active' ? 'good' : 'neutral'}>{r.status}</Badge>
+              <Badge tone={r.status === 'active' ? 'good' : 'neutral'}>{r.status}</Badge>{' '}
+              <HistoryLink targetId={r.id} label={r.name} />
             </p>
           </PageHeader>
           <dl className="props">

@@ -4,6 +4,7 @@ import type { Webhook } from '../../api/types';
 import { useV1Mutation } from '../../lib/mutations';
 import { useScopedQuery } from '../../lib/queries';
 import { useCurrent, usePathTo } from '../../lib/session';
+import { HistoryLink } from '../../ui/history-link';
 import { ConfirmButton, PageHeader, Time } from '../../ui/primitives';
 import { FormError, QueryView } from '../../ui/states';
 import { DeliveryLog } from '../deliveries/delivery-log';
@@ -71,7 +72,7 @@ export default function WebhookDetailPage() {
             }
           >
             <p>
-              <code>{w.url}</code> <Health webhook={w} />
+              <code>{w.url}</code> <Health webhook={w} /> <HistoryLink targetId={w.id} label={w.label ?? w.id} />
             </p>
           </PageHeader>
           <FormError error={enable.error ?? test.error} />

@@ -1,0 +1,126 @@
+// Backends: both — the `wsvc` member and billing commands in child processes on the suite's database
+// Tier: full — 7 `wsvc` child processes, over a second of CPU each to start
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemActor } from '../../src/kernel/principal.js';
+import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { entriesOf, onlyEntry, type StoredEntry } from '../helpers/audit-entries.js';
+import { openTestStorage } from '../helpers/storage.js';
+
+// The CLI's changes to members and billing, run as an operator would (the real command in a child process): one entry
+// each, by the system actor `cli`, with no request id, address or user agent; a refused command leaves none.
+const exec = promisify(execFile);
+let nowMs = Date.parse('2028-01-01T00:00:00.000Z');
+let t: TestApp;
+let storage: Awaited<ReturnType<typeof openTestStorage>>;
+let databaseUrl: string;
+beforeAll(async () => {
+  storage = await openTestStorage();
+  t = await startTestApp({ storage, clock: { now: () => nowMs } });
+  const schema = storage.schema;
+  databaseUrl = schema ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : storage.url;
+});
+afterAll(async () => {
+  await t.close();
+  await storage.close();
+});
+
+async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return exec(process.execPath, ['bin/wsvc.js', ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+  }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
+}
+
+function expectCli(e: StoredEntry) {
+  expect({
+    type: e.actor_type,
+    id: e.actor_id,
+    name: e.actor_name,
+    request_id: e.request_id,
+    ip: e.ip,
+    user_agent: e.user_agent,
+  }).toEqual({ type: 'system', id: 'cli', name: 'cli', request_id: null, ip: null, user_agent: null });
+}
+
+describe('wsvc users invite|set-role|remove and billing mark-paid|void', { timeout: 180_000 }, () => {
+  it('a member invited, their role changed and removed by the CLI: one entry each, by `cli`', async () => {
+    const ws = await newWorkspace(t, 'CLI audit');
+    let out!: Awaited<ReturnType<typeof wsvc>>;
+    const invited = await entriesOf(t, ws.id, async () => {
+      out = await wsvc(
+        'users',
+        'invite',
+        '--workspace',
+        ws.id,
+        '--email',
+        'cli.member@example.test',
+        '--role',
+        'member',
+        '--json',
+      );
+    });
+    expect(out.code, out.stderr).toBe(0);
+    const userId = JSON.parse(out.stdout).user.id as string;
+    const inviteUrl = JSON.parse(out.stdout).invite_url as string;
+    const i = onlyEntry(invited, 'member.invited');
+    expectCli(i);
+    expect({ type: i.target_type, id: i.target_id }).toEqual({ type: 'user', id: userId });
+    expect(JSON.stringify(i)).not.toContain(new URL(inviteUrl).searchParams.get('token'));
+
+    const role = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('users', 'set-role', userId, '--role', 'viewer');
+    });
+    expect(out.code, out.stderr).toBe(0);
+    const r = onlyEntry(role, 'member.role_changed');
+    expectCli(r);
+    expect(r.changes).toEqual({ role: { before: 'member', after: 'viewer' } });
+
+    const removed = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('users', 'remove', userId);
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expectCli(onlyEntry(removed, 'member.removed'));
+
+    // Refused: an unknown user, a removed one.
+    expect(
+      await entriesOf(t, null, async () => {
+        expect((await wsvc('users', 'set-role', 'usr_01JUNKNOWN0000000000000000', '--role', 'viewer')).code).not.toBe(
+          0,
+        );
+        expect((await wsvc('users', 'remove', userId)).code).not.toBe(0);
+      }),
+    ).toEqual([]);
+  });
+
+  it('an invoice marked paid, another voided: invoice.marked_paid and invoice.voided by `cli`; a second time none', async () => {
+    const ws = await newWorkspace(t, 'CLI invoices');
+    // Two finalized invoices: two periods end, the job runs an hour after.
+    nowMs = Date.parse('2028-03-01T02:00:00.000Z');
+    // (The first test's workspace, made at the same time, gets its two as well.)
+    expect(await t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices'))).toBeGreaterThanOrEqual(2);
+    const [second, first] = (await t.services.billing.invoicesOf(ws.id, { limit: 10, offset: 0, afterId: null })).items;
+    let out!: Awaited<ReturnType<typeof wsvc>>;
+    const paid = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('billing', 'mark-paid', first?.id ?? '');
+    });
+    expect(out.code, out.stderr).toBe(0);
+    const p = onlyEntry(paid, 'invoice.marked_paid');
+    expectCli(p);
+    expect({ type: p.target_type, id: p.target_id }).toEqual({ type: 'invoice', id: first?.id });
+    expect(p.changes).toEqual({ status: { before: 'open', after: 'paid' } });
+    const voided = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('billing', 'void', second?.id ?? '');
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expect(onlyEntry(voided, 'invoice.voided').changes).toEqual({ status: { before: 'open', after: 'void' } });
+    expect(
+      await entriesOf(t, ws.id, async () => {
+        expect((await wsvc('billing', 'void', first?.id ?? '')).code).not.toBe(0);
+      }),
+    ).toEqual([]);
+  });
+});
