@@ -14,7 +14,6 @@ import { openStorage, type Storage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DeliveriesTable, EventsTable, ResourcesTable } from '../src/db/types.js';
 import { systemClock } from '../src/kernel/clock.js';
-import { systemPrincipal } from '../src/kernel/principal.js';
 import { toResource } from '../src/modules/resources/resources.repository.js';
 import { createServices } from '../src/services.js';
 
@@ -144,10 +143,10 @@ async function main(): Promise<void> {
     const services = createServices({ storage, clock: systemClock, config });
     const out = await services.workspaces.create({ name: 'Bench', adminEmail: 'bench@example.test' });
     const ws = out.workspace.id;
-    const hook = await services.webhooks.create(
-      systemPrincipal('bench', { workspaceId: ws, env: 'live' }, out.user.id),
-      { url: 'http://127.0.0.1:9/hook', events: ['*'] },
-    );
+    // The admin's live key, as the HTTP layer would give it to the service.
+    const admin = await services.keyRegistry.verify(`Bearer ${out.keys.live.key}`);
+    if (!admin.ok) throw new Error(`the bench admin's key does not verify: ${admin.code}`);
+    const hook = await services.webhooks.create(admin.principal, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
     const t0 = Date.now();
     const resourceId = await seed(storage, ws, hook.id);
     process.stderr.write(

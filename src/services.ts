@@ -77,7 +77,7 @@ export function createServices(deps: {
   // The write-time re-check per kind of principal; `session` joins once the users service exists.
   const checks: PrincipalChecks = {
     api_key: apiKeyCheck(dialect, clock),
-    system: systemCheck(dialect),
+    system: systemCheck(),
     // Someone signing in, or a person on their own sign-in: the change itself checks the credential they present.
     anonymous: async () => true,
     person: async () => true,

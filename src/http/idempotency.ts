@@ -63,6 +63,7 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
     const { workspaceId, env } = request.principal;
     const req: IdempotentRequest = {
       tenant: { workspaceId, env },
+      actor: request.principal,
       key,
       hash: hashRequest(request.method, request.url.split('?')[0] ?? '', request.body),
       settled: false,

@@ -10,9 +10,9 @@ export interface Tenant {
 }
 
 interface PrincipalBase extends Tenant {
-  /** The user acting; null only for a system principal acting for no one. */
-  userId: string | null;
-  /** What the caller may do: the user's current role (system: admin). */
+  /** The user acting. */
+  userId: string;
+  /** What the caller may do: the user's current role. */
   role: Role;
   /** Scopes the credential is limited to (API keys); null means every scope the role allows. */
   scopes: readonly string[] | null;
@@ -26,21 +26,12 @@ export interface ApiKeyPrincipal extends PrincipalBase {
   keyId: string;
   /** The key's name, for the audit entries it writes (read with the key). */
   keyName?: string;
-  userId: string;
 }
 
 /** A person signed in to the console (a session cookie). */
 export interface SessionPrincipal extends PrincipalBase {
   kind: 'session';
   sessionId: string;
-  userId: string;
-}
-
-/** The service itself: the CLI, the delivery worker, scheduled jobs. */
-export interface SystemPrincipal extends PrincipalBase {
-  kind: 'system';
-  /** Who acts, for logs: `cli`, `worker`, a job's name. */
-  name: string;
 }
 
 /**
@@ -94,23 +85,10 @@ export function personActor(email: string): PersonActor {
 export type Actor = Principal | SystemActor | AnonymousActor | PersonActor;
 
 /**
- * Who is calling, for every service call: the transport (HTTP key auth, the console's session, the
- * CLI, the worker) turns its credential into one of these, and services see nothing else.
+ * Who is calling in a workspace, for every service call that acts for a user: the transport (HTTP key auth, the
+ * console's session) turns its credential into one of these. The CLI, the worker and jobs act as a system actor.
  */
-export type Principal = ApiKeyPrincipal | SessionPrincipal | SystemPrincipal;
-
-/** A system principal acting in one workspace and environment, as an admin (CLI, worker, jobs). */
-export function systemPrincipal(name: string, tenant: Tenant, userId: string | null = null): SystemPrincipal {
-  return Object.freeze({
-    kind: 'system',
-    name,
-    workspaceId: tenant.workspaceId,
-    env: tenant.env,
-    userId,
-    role: 'admin',
-    scopes: null,
-  });
-}
+export type Principal = ApiKeyPrincipal | SessionPrincipal;
 
 /** The same actor acting in an HTTP request (its audit entries name the request id, ip and user agent). */
 export function withOrigin<A extends Actor>(actor: A, origin: RequestOrigin): A {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionPrincipal } from '../../src/kernel/principal.js';
-import { systemPrincipal } from '../../src/kernel/principal.js';
-import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { json, keyPrincipal, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 
 // Backends: both — the write runner's checks read stored rows inside each write's transaction
@@ -13,31 +12,31 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('principals: the services answer the CLI and the worker as they answer keys', () => {
-  it('a system principal creates, archives and deletes resources, with their events', async () => {
+describe('principals: the services check whoever calls them, at commit', () => {
+  it("a key's principal given to the services directly creates, archives and deletes resources, with their events", async () => {
     const ws = await newWorkspace(t);
-    const cli = systemPrincipal('cli', { workspaceId: ws.id, env: 'live' });
-    const r = await t.services.resources.create(cli, { name: 'From the CLI', type: 'standard' });
-    expect((await t.services.resources.archive(cli, r.id)).status).toBe('archived');
+    const admin = await keyPrincipal(t.services, ws.live);
+    const r = await t.services.resources.create(admin, { name: 'From a service call', type: 'standard' });
+    expect((await t.services.resources.archive(admin, r.id)).status).toBe('archived');
     const seen = json(await t.request({ method: 'GET', url: `/v1/resources/${r.id}`, key: ws.live }));
     expect(seen.data.status).toBe('archived');
-    await t.services.resources.remove(cli, r.id);
+    await t.services.resources.remove(admin, r.id);
     const events = json(await t.request({ method: 'GET', url: '/v1/events', key: ws.live }));
     expect(events.data.map((e: { event: string }) => e.event)).toEqual(['resource.deleted']);
   });
 
-  it('a system principal registers webhooks', async () => {
+  it("a key's principal registers webhooks in its own environment", async () => {
     const ws = await newWorkspace(t);
-    const worker = systemPrincipal('worker', { workspaceId: ws.id, env: 'test' });
-    const hook = await t.services.webhooks.create(worker, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const admin = await keyPrincipal(t.services, ws.test);
+    const hook = await t.services.webhooks.create(admin, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
     const listed = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.test }));
     expect(listed.data.map((w: { id: string }) => w.id)).toEqual([hook.id]);
   });
 
-  it('a system principal acting for a removed user writes nothing (401 expired_token)', async () => {
+  it('a principal read before its user was removed writes nothing (401 expired_token)', async () => {
     const ws = await newWorkspace(t);
     const m = await ws.member('member');
-    const forUser = systemPrincipal('job', { workspaceId: ws.id, env: 'live' }, m.userId);
+    const forUser = await keyPrincipal(t.services, m.live);
     await t.services.resources.create(forUser, { name: 'ok', type: 'standard' });
     await t.services.users.remove(m.userId);
     await expect(t.services.resources.create(forUser, { name: 'no', type: 'standard' })).rejects.toMatchObject({

@@ -26,7 +26,9 @@ afterAll(async () => {
 
 async function session(userId: string): Promise<ConsoleClient> {
   const email = (await t.services.users.row(t.storage.db, userId))?.email ?? '';
-  const link = await t.services.consoleAuth.makeLink('set_password', email);
+  const link = await t.services.writeAs(systemActor('cli'), (trx) =>
+    t.services.consoleAuth.makeLink('set_password', email, {}, trx),
+  );
   return signInWithLink(t, link.url);
 }
 

@@ -238,7 +238,9 @@ describe('usage notifications (docs/billing.md#notifications)', () => {
       [off.userId, false],
     ] as const) {
       const row = await a.services.users.row(storage.db, userId);
-      const link = await a.services.consoleAuth.makeLink('set_password', row?.email ?? '');
+      const link = await a.services.writeAs(systemActor('cli'), (trx) =>
+        a.services.consoleAuth.makeLink('set_password', row?.email ?? '', {}, trx),
+      );
       const client = await signInWithLink(a, link.url);
       clients.set(userId, client);
       const res = await client.call({

@@ -1,7 +1,9 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemActor, systemPrincipal } from '../../src/kernel/principal.js';
+import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { serviceSignature, standardSignature } from '../../src/modules/delivery-engine/signing.js';
+import { keyPrincipal } from '../helpers/app.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { type ConsoleServer, openPage, startConsoleServer } from '../helpers/console-server.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
@@ -30,6 +32,7 @@ let smtp: Smtp;
 let rx: Receiver;
 let cs: ConsoleServer;
 let ws: string;
+let admin: ApiKeyPrincipal;
 let hook: { id: string; secret: string };
 let page: Page;
 
@@ -50,6 +53,7 @@ beforeAll(async () => {
   // The workspace, the sign-in link and the session at the real time (the server's clock)…
   const journey = await cs.workspace({ name: 'Journey', adminEmail: EMAIL, adminName: 'Olu' });
   ws = journey.id;
+  admin = await keyPrincipal(cs.services, journey.liveKey);
   await journey.v1('PATCH', '/users/me', { timezone: ZONE });
   page = await cs.page({ signedIn: journey.signedIn });
   // …then the endpoint, a minute before the first failure.
@@ -64,7 +68,8 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-const cli = () => systemPrincipal('cli', { workspaceId: ws, env: 'live' });
+/** The admin, as their live key: resources and the endpoint made for the journey. */
+const cli = () => admin;
 const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
 
 /** `count` resources created at `atMs`, each delivery attempted once at that moment. */

@@ -2,8 +2,8 @@
 // Tier: full — Chromium with the DevTools virtual authenticator, a real OpenID provider and `wsvc serve`.
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemPrincipal } from '../../src/kernel/principal.js';
 import { totpCode } from '../../src/modules/mfa/totp.js';
+import { keyPrincipal } from '../helpers/app.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/console.js';
 import {
@@ -235,7 +235,7 @@ describe('team sign-in in Chromium', () => {
     'a workspace that requires a second factor: the enrolment page before any other',
     async () => {
       const out = await cs.services.workspaces.create({ name: 'Strict', adminEmail: 'bo@strict.test' });
-      await cs.services.mfa.setPolicy(systemPrincipal('test', { workspaceId: out.workspace.id, env: 'live' }), true);
+      await cs.services.mfa.setPolicy(await keyPrincipal(cs.services, out.keys.live.key), true);
       const ctx = await cs.browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
       const token = new URL(out.set_password_url).searchParams.get('token');
       const p = await ctx.newPage();

@@ -2,9 +2,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemPrincipal } from '../../src/kernel/principal.js';
 import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
-import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { json, keyPrincipal, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
@@ -125,7 +124,7 @@ describe('a receiver that closes idle keep-alive sockets after 1 s', () => {
     const started = performance.now();
     await Promise.all(
       lanes.map(async ({ rx, ws }) => {
-        const p = systemPrincipal('cli', { workspaceId: ws.id, env: 'live' });
+        const p = await keyPrincipal(t.services, ws.live);
         for (let i = 0; i < PER_LANE; i++) {
           if (i > 0) await sleep(900 + Math.random() * 200);
           await t.services.resources.create(p, { name: `r${i}`, type: 'standard' });

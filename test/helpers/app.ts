@@ -7,6 +7,7 @@ import type { Storage } from '../../src/db/database.js';
 import { openRedis, type RedisLog, waitForRedis } from '../../src/db/redis.js';
 import type { Env, Role } from '../../src/db/types.js';
 import type { Clock } from '../../src/kernel/clock.js';
+import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
 import type { Send } from '../../src/modules/delivery-engine/sender.js';
 import type { SsoFetch } from '../../src/modules/sso/sso.service.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -182,4 +183,14 @@ export async function newWorkspace(t: TestApp, name = 'Test workspace'): Promise
 // biome-ignore lint/suspicious/noExplicitAny: test convenience
 export function json(res: LightMyRequestResponse): any {
   return res.body === '' ? undefined : JSON.parse(res.body);
+}
+
+/**
+ * The principal of an API key, as the HTTP layer hands it to the services: for a test that calls a service
+ * directly as a caller of a workspace (an admin's key acts as that admin). Throws when the key does not verify.
+ */
+export async function keyPrincipal(services: Pick<Services, 'keyRegistry'>, key: string): Promise<ApiKeyPrincipal> {
+  const verified = await services.keyRegistry.verify(`Bearer ${key}`);
+  if (!verified.ok) throw new Error(`the key does not verify: ${verified.code}`);
+  return verified.principal;
 }

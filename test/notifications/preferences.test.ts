@@ -46,7 +46,9 @@ afterAll(async () => {
 const send = () => t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
 async function session(userId: string): Promise<{ client: ConsoleClient; email: string }> {
   const email = (await t.services.users.row(t.storage.db, userId))?.email ?? '';
-  const link = await t.services.consoleAuth.makeLink('set_password', email);
+  const link = await t.services.writeAs(systemActor('cli'), (trx) =>
+    t.services.consoleAuth.makeLink('set_password', email, {}, trx),
+  );
   return { client: await signInWithLink(t, link.url), email };
 }
 const unsubscribe = (m: ParsedMail | undefined) =>

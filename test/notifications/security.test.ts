@@ -143,13 +143,18 @@ describe('security notifications (always on)', () => {
     const n = await total(ws.id);
     const boom = new Error('rolled back');
     await expect(
-      t.storage.dialect.writeTransaction(t.storage.db, async (trx) => {
-        await t.services.users.create({ workspaceId: ws.id, email: 'gone@example.test', role: 'viewer' }, trx);
-        await t.services.keyRegistry.create({ userId: b.userId, env: 'test', name: 'gone' }, trx);
-        await t.services.users.setRole(b.userId, 'member', trx);
-        await t.services.keyRegistry.revoke(k.id, trx);
-        throw boom;
-      }),
+      t.services.writeAs(
+        systemActor('cli'),
+        async (trx) => {
+          await t.services.users.create({ workspaceId: ws.id, email: 'gone@example.test', role: 'viewer' }, trx);
+          await t.services.keyRegistry.create({ userId: b.userId, env: 'test', name: 'gone' }, trx);
+          await t.services.users.setRole(b.userId, 'member', trx);
+          await t.services.keyRegistry.revoke(k.id, trx);
+          throw boom;
+        },
+        undefined,
+        { changesKeys: true },
+      ),
     ).rejects.toBe(boom);
     expect(await total(ws.id)).toBe(n);
     expect((await t.services.users.row(t.storage.db, b.userId))?.role).toBe('admin');
@@ -162,9 +167,13 @@ describe('security notifications (always on)', () => {
     const admin = await signInWithLink(
       t,
       (
-        await t.services.consoleAuth.makeLink(
-          'set_password',
-          (await t.services.users.row(t.storage.db, ws.adminId))?.email ?? '',
+        await t.services.writeAs(systemActor('cli'), async (trx) =>
+          t.services.consoleAuth.makeLink(
+            'set_password',
+            (await t.services.users.row(trx, ws.adminId))?.email ?? '',
+            {},
+            trx,
+          ),
         )
       ).url,
     );

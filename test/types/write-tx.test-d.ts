@@ -3,15 +3,27 @@
 // (`writeAs`, checking the principal or system actor last) hands out; a plain transaction or the
 // pool is a `Db`. Each `@ts-expect-error` below fails the typecheck if its line ever compiles.
 import type { Db, Dialect } from '../../src/db/dialect.js';
-import { systemActor } from '../../src/kernel/principal.js';
+import type { ApiKeysTable, ConsoleSessionsTable, UsersTable } from '../../src/db/types.js';
+import { systemActor, type Tenant } from '../../src/kernel/principal.js';
 import type { WriteRunner } from '../../src/modules/auth/write-runner.js';
+import { consoleAuthRepository } from '../../src/modules/console-auth/console-auth.repository.js';
 import { eventsRepository } from '../../src/modules/events/events.repository.js';
-import { idempotencyRepository } from '../../src/modules/idempotency/idempotency.repository.js';
+import { type IdempotencyRecord, idempotencyRepository } from '../../src/modules/idempotency/idempotency.repository.js';
+import { keysRepository } from '../../src/modules/keys/keys.repository.js';
+import { mfaRepository } from '../../src/modules/mfa/mfa.repository.js';
+import { resourcesRepository } from '../../src/modules/resources/resources.repository.js';
+import { usersRepository } from '../../src/modules/users/users.repository.js';
 import { deliveriesRepository } from '../../src/modules/webhooks/deliveries.repository.js';
+import { webhooksRepository } from '../../src/modules/webhooks/webhooks.repository.js';
 
 declare const db: Db;
 declare const dialect: Dialect;
 declare const writeAs: WriteRunner;
+declare const tenant: Tenant;
+declare const keyRow: ApiKeysTable;
+declare const sessionRow: ConsoleSessionsTable;
+declare const userRow: UsersTable;
+declare const idempotencyRow: IdempotencyRecord;
 
 const claim = { now: '', leaseUntil: '', workerId: 'wrk_1', limit: 1, perEndpoint: 1, busy: new Map<string, number>() };
 
@@ -28,6 +40,28 @@ export async function bypasses(): Promise<void> {
   await eventsRepository.purgeBefore(db, '');
   // @ts-expect-error nor for idempotency records
   await idempotencyRepository.purgeBefore(db, '');
+  // Every module's writes, not only the worker's and the jobs': an API key made on the pool…
+  // @ts-expect-error the pool is not a WriteTx
+  await keysRepository.insert(db, keyRow);
+  // …a console session opened in a transaction of its own (sign-in did, before it had an anonymous actor)…
+  await dialect.writeTransaction(db, async (trx) => {
+    // @ts-expect-error a plain transaction is not a WriteTx
+    await consoleAuthRepository.insertSession(trx, sessionRow);
+    // @ts-expect-error nor for a member's role
+    await usersRepository.setMembership(trx, userRow.id, { role: 'viewer', updated_at: '' });
+  });
+  // …an endpoint or a resource deleted, a workspace's second-factor policy set, a user added: no.
+  // @ts-expect-error the pool is not a WriteTx
+  await webhooksRepository.delete(db, tenant, 'whk_1');
+  // @ts-expect-error nor for resources
+  await resourcesRepository.delete(db, tenant, 'res_1');
+  // @ts-expect-error nor for the console's second factors
+  await mfaRepository.setPolicy(db, tenant.workspaceId, true, '');
+  // @ts-expect-error nor for users
+  await usersRepository.insert(db, userRow);
+  // An idempotency record stored beside the runner (an answer given without a write): no.
+  // @ts-expect-error the pool is not a WriteTx
+  await idempotencyRepository.insertIfAbsent(db, idempotencyRow);
   // A Db cannot be passed off as a WriteTx by annotation either.
   // @ts-expect-error Db lacks the WriteTx brand
   const forged: Parameters<typeof deliveriesRepository.requeue>[0] = db;
@@ -42,4 +76,12 @@ export async function throughTheRunner(): Promise<void> {
   await writeAs(systemActor('worker'), (trx) => deliveriesRepository.claim(trx, claim));
   await writeAs(systemActor('scheduler:purge-events'), (trx) => eventsRepository.purgeBefore(trx, ''));
   await writeAs(systemActor('cli'), (trx) => idempotencyRepository.purgeBefore(trx, ''));
+  await writeAs(systemActor('cli'), (trx) => keysRepository.insert(trx, keyRow), undefined, { changesKeys: true });
+  await writeAs(systemActor('cli'), (trx) => consoleAuthRepository.insertSession(trx, sessionRow));
+  await writeAs(systemActor('cli'), (trx) => webhooksRepository.delete(trx, tenant, 'whk_1'));
+  await writeAs(systemActor('cli'), (trx) => mfaRepository.setPolicy(trx, tenant.workspaceId, true, ''));
+  // The runner's hooks get its WriteTx: the idempotency record is claimed in the change's own transaction.
+  await writeAs(systemActor('cli'), async () => undefined, {
+    before: (trx) => idempotencyRepository.insertIfAbsent(trx, idempotencyRow).then(() => undefined),
+  });
 }

@@ -45,9 +45,9 @@ export type WriteTx = Db & { readonly [writeTxBrand]: true };
 /** Work that joins a write's transaction: the idempotency record of the request, for one. */
 export interface WriteHooks<T> {
   /** Runs first in the transaction (claims the idempotency key inside it). */
-  before?(trx: Db): Promise<void>;
+  before?(trx: WriteTx): Promise<void>;
   /** Runs last with the result, before the commit (stores the response the client will get). */
-  after?(trx: Db, result: T): Promise<void>;
+  after?(trx: WriteTx, result: T): Promise<void>;
 }
 
 /**
@@ -94,20 +94,22 @@ export function createWriteRunner(deps: {
     };
     return deps.dialect.writeTransaction(
       deps.db,
-      async (trx) => {
+      async (plain) => {
+        // The one place a transaction becomes a WriteTx: the principal is re-checked in it below.
+        const trx = plain as WriteTx;
         // First only when the change ends or narrows the principal's own credential (an admin's own role or
         // removal): the check would see the change itself. Its locks are then held for the whole transaction.
         if (opts?.checkFirst) await recheck(trx);
         await hooks?.before?.(trx);
         const records: AuditRecord[] = [];
-        const result = await fn(trx as WriteTx, { record: (entry) => void records.push(entry) });
+        const result = await fn(trx, { record: (entry) => void records.push(entry) });
         await hooks?.after?.(trx, result);
         // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
         if (!opts?.checkFirst) await recheck(trx);
         // After the check, so the head row of the workspace's chain (which orders its writers) is held only until the commit.
         if (records.length > 0) {
           if (!deps.audit) throw new Error('the write runner has no audit log to append to');
-          await deps.audit(trx as WriteTx, principal, records);
+          await deps.audit(trx, principal, records);
         }
         return result;
       },

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/dialect.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Tenant } from '../../kernel/principal.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { BillingNotice } from '../notifications/notifications.service.js';
 import type { UsageService } from '../usage/usage.service.js';
 import type { Plan } from './plans.js';
@@ -20,5 +20,5 @@ export interface BillingDeps {
   /** PLAN_LIMITS=on: creations are checked against the plan (checkCreate); off: never refused. */
   enforceLimits: boolean;
   /** Writes a usage or invoice notification to the admins in `trx` (the notifications service). */
-  notify?: (trx: Db, notice: BillingNotice) => Promise<void>;
+  notify?: (trx: WriteTx, notice: BillingNotice) => Promise<void>;
 }

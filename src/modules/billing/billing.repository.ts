@@ -13,7 +13,7 @@ import type { WriteTx } from '../auth/write-runner.js';
 /** SQL for subscriptions, subscription_changes, invoices and invoice_lines (docs/billing.md). */
 export const billingRepository = {
   /** A workspace's subscription; nothing if it has one already. `trx`: the workspace's creation. */
-  async insertSubscription(trx: Db, row: SubscriptionsTable): Promise<void> {
+  async insertSubscription(trx: WriteTx, row: SubscriptionsTable): Promise<void> {
     await trx
       .insertInto('subscriptions')
       .values(row)

@@ -1,4 +1,3 @@
-import type { Db } from '../../db/dialect.js';
 import type { SubscriptionChangesTable } from '../../db/types.js';
 import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
@@ -29,7 +28,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
     plans: (): readonly Plan[] => deps.plans,
 
     /** Starts a workspace on `free` in the transaction that creates it (workspaces module). */
-    async start(trx: Db, workspaceId: string, createdAt: string): Promise<void> {
+    async start(trx: WriteTx, workspaceId: string, createdAt: string): Promise<void> {
       planOf('free');
       await repo.insertSubscription(trx, {
         workspace_id: workspaceId,

@@ -18,7 +18,7 @@ export const consoleAuthRepository = {
     return db.selectFrom('console_credentials').selectAll().where('email', '=', email).executeTakeFirst();
   },
 
-  async upsertCredential(db: Db, email: string, hash: string, now: string) {
+  async upsertCredential(db: WriteTx, email: string, hash: string, now: string) {
     await db
       .insertInto('console_credentials')
       .values({ email, password_hash: hash, created_at: now, updated_at: now })
@@ -57,7 +57,7 @@ export const consoleAuthRepository = {
   },
 
   /** A current member of a workspace by user id. */
-  insertSession(db: Db, row: ConsoleSessionsTable) {
+  insertSession(db: WriteTx, row: ConsoleSessionsTable) {
     return db.insertInto('console_sessions').values(row).execute();
   },
 
@@ -86,7 +86,7 @@ export const consoleAuthRepository = {
     return row !== undefined;
   },
 
-  touchSession(db: Db, id: string, at: string) {
+  touchSession(db: WriteTx, id: string, at: string) {
     return db.updateTable('console_sessions').set({ last_seen_at: at }).where('id', '=', id).execute();
   },
 
@@ -103,7 +103,7 @@ export const consoleAuthRepository = {
   },
 
   /** Ends one session of a person (or every one but `except`); returns how many ended. */
-  async endSessions(db: Db, email: string, at: string, only?: { id?: string; except?: string }) {
+  async endSessions(db: WriteTx, email: string, at: string, only?: { id?: string; except?: string }) {
     let q = db
       .updateTable('console_sessions')
       .set({ ended_at: at })
@@ -115,7 +115,7 @@ export const consoleAuthRepository = {
     return Number(r.numUpdatedRows);
   },
 
-  insertLink(db: Db, row: ConsoleLinksTable) {
+  insertLink(db: WriteTx, row: ConsoleLinksTable) {
     return db.insertInto('console_links').values(row).execute();
   },
 
@@ -124,7 +124,7 @@ export const consoleAuthRepository = {
   },
 
   /** Marks a link used; false when another request used it first. */
-  async useLink(db: Db, digest: string, at: string): Promise<boolean> {
+  async useLink(db: WriteTx, digest: string, at: string): Promise<boolean> {
     const r = await db
       .updateTable('console_links')
       .set({ used_at: at })
@@ -155,7 +155,7 @@ export const consoleAuthRepository = {
       .execute();
   },
 
-  insertPending(db: Db, row: ConsolePendingSignInsTable) {
+  insertPending(db: WriteTx, row: ConsolePendingSignInsTable) {
     return db.insertInto('console_pending_sign_ins').values(row).execute();
   },
 
@@ -164,7 +164,7 @@ export const consoleAuthRepository = {
   },
 
   /** Marks a pending sign-in used; false when another request used it first. */
-  async takePending(db: Db, digest: string, at: string): Promise<boolean> {
+  async takePending(db: WriteTx, digest: string, at: string): Promise<boolean> {
     const r = await db
       .updateTable('console_pending_sign_ins')
       .set({ used_at: at })
@@ -175,7 +175,7 @@ export const consoleAuthRepository = {
   },
 
   /** Every open session of a person in the enrol stage reaches every page again. */
-  finishEnrolment(db: Db, email: string) {
+  finishEnrolment(db: WriteTx, email: string) {
     return db
       .updateTable('console_sessions')
       .set({ stage: 'full' })
@@ -185,7 +185,7 @@ export const consoleAuthRepository = {
       .execute();
   },
 
-  insertFailure(db: Db, id: string, subject: string, at: string) {
+  insertFailure(db: WriteTx, id: string, subject: string, at: string) {
     return db.insertInto('console_sign_in_failures').values({ id, subject, at }).execute();
   },
 

@@ -62,7 +62,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
   const { afterPassword, nextStep, startPending } = steps;
 
   /** Ends sessions of a person under their exclusive locks, so no write of theirs is still in flight. */
-  async function endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }) {
+  async function endSessionsLocked(trx: WriteTx, email: string, at: string, only?: { id?: string; except?: string }) {
     const open = await repo.listSessions(trx, email, at);
     for (const s of open) {
       if ((only?.id && s.id !== only.id) || s.id === only?.except) continue;

@@ -5,6 +5,7 @@ import { isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError } from '../../kernel/errors.js';
 import { anonymousActor } from '../../kernel/principal.js';
 import type { SecondFactorMethod } from '../../kernel/sign-in-methods.js';
+import type { WriteTx } from '../auth/write-runner.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { weakPasswordProblem } from './password-strength.js';
@@ -37,7 +38,12 @@ const badLink = () =>
 export function createPasswordLinks(
   deps: ConsoleAuthDeps,
   sessions: {
-    endSessionsLocked(trx: Db, email: string, at: string, only?: { id?: string; except?: string }): Promise<number>;
+    endSessionsLocked(
+      trx: WriteTx,
+      email: string,
+      at: string,
+      only?: { id?: string; except?: string },
+    ): Promise<number>;
     newSession(email: string, now: number, client: Client, kind?: SessionKind): OpenSession & { token: string };
     /** `session.signed_in` of a session just opened, in its transaction. */
     recordSignIn(trx: Db, audit: AuditTrail, session: ConsoleSessionsTable): Promise<number>;
@@ -58,7 +64,7 @@ export function createPasswordLinks(
     purpose: ConsoleLinkPurpose,
     email: string,
     scope: { workspaceId?: string; userId?: string } = {},
-    trx: Db = db,
+    trx: WriteTx,
   ): Promise<{ url: string; expires_at: string }> {
     const token = newToken();
     const now = clock.now();
@@ -77,7 +83,7 @@ export function createPasswordLinks(
   }
 
   /** Tells a person their password changed (docs/notifications.md: once, in their oldest workspace), in `trx`. */
-  async function passwordChanged(trx: Db, email: string, at: string): Promise<void> {
+  async function passwordChanged(trx: WriteTx, email: string, at: string): Promise<void> {
     const [first] = await repo.memberships(trx, email);
     if (!first || !deps.notifications) return;
     await deps.notifications.securityNotice(trx, {
@@ -149,7 +155,10 @@ export function createPasswordLinks(
   }
 
   /** A reset link valid 1 hour for a member's email (`wsvc users reset-link`, in the CLI's transaction when given one); undefined when no one has it. */
-  async function resetLink(emailInput: string, inTrx?: Db): Promise<{ url: string; expires_at: string } | undefined> {
+  async function resetLink(
+    emailInput: string,
+    inTrx?: WriteTx,
+  ): Promise<{ url: string; expires_at: string } | undefined> {
     const email = normalizeEmail(emailInput);
     if ((await repo.memberships(inTrx ?? db, email)).length === 0) return undefined;
     if (inTrx) return makeLink('reset', email, {}, inTrx);

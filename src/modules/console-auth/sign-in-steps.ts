@@ -132,7 +132,7 @@ export function createSignInSteps(deps: StepDeps) {
 
   /** A pending sign-in (the password accepted, the second factor to come), in `trx`. */
   async function startPending(
-    trx: Db,
+    trx: WriteTx,
     email: string,
     ip: string,
     methods: SecondFactorMethod[],
@@ -158,7 +158,7 @@ export function createSignInSteps(deps: StepDeps) {
    */
   async function completeSecondFactor(
     token: string,
-    check: (trx: Db, email: string) => Promise<SignInMethod | false>,
+    check: (trx: WriteTx, email: string) => Promise<SignInMethod | false>,
     client: Client,
   ): Promise<OpenSession & { token: string }> {
     const stale = () =>

@@ -23,7 +23,7 @@ export const idempotencyRepository = {
    * Inserts the record unless one exists; true when inserted. An insert racing another transaction's
    * uncommitted insert of the same key waits for that transaction, then inserts nothing.
    */
-  async insertIfAbsent(db: Db, row: IdempotencyRecord): Promise<boolean> {
+  async insertIfAbsent(db: WriteTx, row: IdempotencyRecord): Promise<boolean> {
     const r = await db
       .insertInto('idempotency_keys')
       .values(row)
@@ -33,7 +33,7 @@ export const idempotencyRepository = {
   },
 
   /** Replaces the record of the key (a stale or expired one taken over). */
-  async replace(db: Db, row: IdempotencyRecord): Promise<void> {
+  async replace(db: WriteTx, row: IdempotencyRecord): Promise<void> {
     await db
       .updateTable('idempotency_keys')
       .set({
@@ -52,7 +52,7 @@ export const idempotencyRepository = {
   },
 
   /** Stores the response of a record claimed in the same transaction. */
-  async finish(db: Db, t: Tenant, key: string, status: number, body: string): Promise<void> {
+  async finish(db: WriteTx, t: Tenant, key: string, status: number, body: string): Promise<void> {
     await db
       .updateTable('idempotency_keys')
       .set({ state: 'done', status_code: status, response_body: body })
@@ -63,7 +63,7 @@ export const idempotencyRepository = {
   },
 
   /** Deletes the record if it is still the one created at `createdAt`. */
-  async deleteIf(db: Db, t: Tenant, key: string, createdAt: string): Promise<void> {
+  async deleteIf(db: WriteTx, t: Tenant, key: string, createdAt: string): Promise<void> {
     await db
       .deleteFrom('idempotency_keys')
       .where('workspace_id', '=', t.workspaceId)

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
-import { ConflictError, StoredResponse } from '../../kernel/errors.js';
+import { ConflictError, SessionEndedError, StoredResponse, UnauthorizedError } from '../../kernel/errors.js';
 import type { Actor, Tenant } from '../../kernel/principal.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { type IdempotencyRecord, idempotencyRepository as repo } from './idempotency.repository.js';
@@ -12,6 +12,8 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** One request that carries an `Idempotency-Key`. */
 export interface IdempotentRequest {
   tenant: Tenant;
+  /** Who sent it: an answer given without a write is stored as them (`remember`). */
+  actor: Actor;
   key: string;
   /** hashRequest of method, path and body. */
   hash: string;
@@ -124,12 +126,17 @@ export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock
 
   /**
    * Stores an answer given without a write of its own (a 4xx such as 404, or a route that passed no
-   * hooks): kept unless another answer got there first.
+   * hooks), as the request's actor: kept unless another answer got there first. When the actor's credential
+   * ended while the request ran, nothing is stored, as for a 401: the key stays free for a retry.
    */
   async function remember(req: IdempotentRequest, status: number, body: string): Promise<void> {
     if (req.settled) return;
     req.settled = true;
-    await repo.insertIfAbsent(db, record(req, clock.now(), status, body));
+    try {
+      await deps.writeAs(req.actor, (trx) => repo.insertIfAbsent(trx, record(req, clock.now(), status, body)));
+    } catch (err) {
+      if (!(err instanceof UnauthorizedError || err instanceof SessionEndedError)) throw err;
+    }
   }
 
   /** Deletes records past their 24 h retention, as `actor` (the scheduler); returns how many. */

@@ -137,7 +137,7 @@ export function createChatSender(deps: IntegrationsDeps) {
   }
 
   /** The notifications module's hook: a notification, once per workspace, in its transaction. */
-  async function forward(trx: Db, n: ForwardedNotification): Promise<void> {
+  async function forward(trx: WriteTx, n: ForwardedNotification): Promise<void> {
     const targets = (await repo.enabledOf(trx, n.workspaceId)).filter((i) =>
       readJson<string[]>(i.categories).includes(n.category),
     );

@@ -49,7 +49,7 @@ export const integrationsRepository = {
     await db.deleteFrom('integrations').where('id', '=', id).execute();
   },
 
-  insertMessages(db: Db, rows: IntegrationMessagesTable[]) {
+  insertMessages(db: WriteTx, rows: IntegrationMessagesTable[]) {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('integration_messages').values(rows).execute();
   },
 

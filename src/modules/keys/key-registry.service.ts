@@ -75,7 +75,7 @@ export function createKeyRegistry(deps: {
    * transaction): docs/notifications.md#security-notifications.
    */
   async function keyNotice(
-    trx: Db,
+    trx: WriteTx,
     type: Extract<NotificationTypeOf<'security'>, `key.${string}`>,
     key: Pick<ApiKeysTable, 'id' | 'name' | 'env' | 'prefix' | 'user_id' | 'workspace_id'>,
     extra: { successor_id?: string; old_expires_at?: string; expires_at?: string } = {},
@@ -111,10 +111,15 @@ export function createKeyRegistry(deps: {
       /** false: no `key.created` notification (a workspace's first keys; a roll writes `key.rolled`). */
       notify?: boolean;
     },
-    trx: Db = db,
+    /** The change's transaction; absent (tests, seeding): the key is made through the runner as the CLI's actor. */
+    trx?: WriteTx,
     /** The change's trail: records `key.created` (absent for a roll's successor, which `key.rolled` names). */
     audit?: AuditTrail,
   ): Promise<CreatedKey> {
+    if (!trx) {
+      if (!deps.writeAs) throw new Error('create needs the write runner or a transaction');
+      return deps.writeAs(systemActor('cli'), (t) => create(input, t, audit), undefined, { changesKeys: true });
+    }
     if (input.name.length === 0 || [...input.name].length > 100) {
       throw fieldError('name', 'invalid_length', 'name must be 1 to 100 characters.');
     }
@@ -251,11 +256,11 @@ export function createKeyRegistry(deps: {
    * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive revocation lock
    * waits only for writes with the key already running; any write that commits later sees the revocation.
    */
-  async function revoke(keyId: string, inTrx?: Db, audit?: AuditTrail) {
+  async function revoke(keyId: string, inTrx?: WriteTx, audit?: AuditTrail) {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
     // One short transaction (docs/api.md#keys-scopes-and-roles: a revocation commits at once, whatever the load).
-    const run = async (trx: Db, trail = audit) => {
+    const run = async (trx: WriteTx, trail = audit) => {
       if (await keysRepository.revoke(trx, keyId, at)) {
         // After the update: a write that changed the same row first must not wait for us while we wait for it.
         await deps.dialect.holdExclusive(trx, keyLock(keyId));

@@ -67,7 +67,7 @@ function visibleTo(eb: ExpressionBuilder<Database, 'api_keys'>, v: KeyVisibility
 
 /** SQL for API keys. */
 export const keysRepository = {
-  insert(db: Db, row: ApiKeysTable) {
+  insert(db: WriteTx, row: ApiKeysTable) {
     return db.insertInto('api_keys').values(row).execute();
   },
 
@@ -120,7 +120,7 @@ export const keysRepository = {
    * Sets when a rolled key stops working; `key.rolled` says when, so it also counts as the key's
    * expiry notice (`noticeAt`: no separate "expiring in 7 days").
    */
-  async setExpiry(db: Db, id: string, at: string, noticeAt: string): Promise<void> {
+  async setExpiry(db: WriteTx, id: string, at: string, noticeAt: string): Promise<void> {
     await db.updateTable('api_keys').set({ expires_at: at, expiry_notice_at: noticeAt }).where('id', '=', id).execute();
   },
 
@@ -155,7 +155,7 @@ export const keysRepository = {
   },
 
   /** Marks the key revoked at `at`; false when it does not exist or was revoked before. */
-  async revoke(db: Db, id: string, at: string): Promise<boolean> {
+  async revoke(db: WriteTx, id: string, at: string): Promise<boolean> {
     const r = await db
       .updateTable('api_keys')
       .set({ revoked_at: at })
@@ -171,7 +171,7 @@ export const keysRepository = {
   },
 
   /** Moves each key's `last_used_at` forward to `at` (never back), in key order (the usage flush). */
-  async touchLastUsed(db: Db, uses: ReadonlyArray<readonly [keyId: string, at: string]>): Promise<void> {
+  async touchLastUsed(db: WriteTx, uses: ReadonlyArray<readonly [keyId: string, at: string]>): Promise<void> {
     for (const [keyId, at] of [...uses].sort(([a], [b]) => (a < b ? -1 : 1))) {
       await db
         .updateTable('api_keys')

@@ -7,7 +7,7 @@ import { isId } from '../../kernel/ids.js';
 import type { Principal } from '../../kernel/principal.js';
 import { SCOPES } from '../../kernel/scopes.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
+import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { keyLock } from '../auth/write-runner.js';
 import { type KeyRegistry, keyEntry } from './key-registry.service.js';
 import { keysRepository as repo } from './keys.repository.js';
@@ -68,7 +68,7 @@ export function createKeysService(deps: {
    */
   function writeKeys<T>(
     p: Principal,
-    fn: (trx: Db, audit: AuditTrail) => Promise<T>,
+    fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>,
     hooks?: WriteHooks<T>,
     opts: { checkFirst?: boolean } = {},
   ): Promise<T> {

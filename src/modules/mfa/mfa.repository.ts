@@ -15,7 +15,7 @@ export const mfaRepository = {
   },
 
   /** The person's row, made first (with a new random WebAuthn user handle) when they have none. */
-  async ensurePerson(db: Db, email: string, at: string): Promise<ConsoleMfaTable | undefined> {
+  async ensurePerson(db: WriteTx, email: string, at: string): Promise<ConsoleMfaTable | undefined> {
     const row: ConsoleMfaTable = {
       email,
       webauthn_user_id: randomBytes(32).toString('base64url'),
@@ -33,7 +33,7 @@ export const mfaRepository = {
     return db.selectFrom('console_mfa').selectAll().where('email', '=', email).executeTakeFirst();
   },
 
-  setTotp(db: Db, email: string, secret: string | null, confirmedAt: string | null, at: string) {
+  setTotp(db: WriteTx, email: string, secret: string | null, confirmedAt: string | null, at: string) {
     return db
       .updateTable('console_mfa')
       .set({ totp_secret: secret, totp_confirmed_at: confirmedAt, totp_last_step: null, updated_at: at })
@@ -41,7 +41,7 @@ export const mfaRepository = {
       .execute();
   },
 
-  confirmTotp(db: Db, email: string, step: number, at: string) {
+  confirmTotp(db: WriteTx, email: string, step: number, at: string) {
     return db
       .updateTable('console_mfa')
       .set({ totp_confirmed_at: at, totp_last_step: step, updated_at: at })
@@ -51,7 +51,7 @@ export const mfaRepository = {
   },
 
   /** Records `step` as the last accepted; false when it, or a later one, already was (a replay). */
-  async acceptTotpStep(db: Db, email: string, step: number, at: string): Promise<boolean> {
+  async acceptTotpStep(db: WriteTx, email: string, step: number, at: string): Promise<boolean> {
     const r = await db
       .updateTable('console_mfa')
       .set({ totp_last_step: step, updated_at: at })
@@ -61,7 +61,7 @@ export const mfaRepository = {
     return Number(r.numUpdatedRows) === 1;
   },
 
-  async replaceRecoveryCodes(db: Db, email: string, rows: ConsoleRecoveryCodesTable[]) {
+  async replaceRecoveryCodes(db: WriteTx, email: string, rows: ConsoleRecoveryCodesTable[]) {
     await db.deleteFrom('console_recovery_codes').where('email', '=', email).execute();
     if (rows.length > 0) await db.insertInto('console_recovery_codes').values(rows).execute();
   },
@@ -75,7 +75,7 @@ export const mfaRepository = {
       .execute();
   },
 
-  async spendRecoveryCode(db: Db, id: string, at: string): Promise<boolean> {
+  async spendRecoveryCode(db: WriteTx, id: string, at: string): Promise<boolean> {
     const r = await db
       .updateTable('console_recovery_codes')
       .set({ used_at: at })
@@ -93,15 +93,15 @@ export const mfaRepository = {
     return db.selectFrom('console_passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst();
   },
 
-  insertPasskey(db: Db, row: ConsolePasskeysTable) {
+  insertPasskey(db: WriteTx, row: ConsolePasskeysTable) {
     return db.insertInto('console_passkeys').values(row).execute();
   },
 
-  recordPasskeyUse(db: Db, id: string, counter: number, at: string) {
+  recordPasskeyUse(db: WriteTx, id: string, counter: number, at: string) {
     return db.updateTable('console_passkeys').set({ counter, last_used_at: at }).where('id', '=', id).execute();
   },
 
-  renamePasskey(db: Db, email: string, id: string, name: string) {
+  renamePasskey(db: WriteTx, email: string, id: string, name: string) {
     return db
       .updateTable('console_passkeys')
       .set({ name })
@@ -110,12 +110,12 @@ export const mfaRepository = {
       .executeTakeFirst();
   },
 
-  deletePasskey(db: Db, email: string, id: string) {
+  deletePasskey(db: WriteTx, email: string, id: string) {
     return db.deleteFrom('console_passkeys').where('id', '=', id).where('email', '=', email).executeTakeFirst();
   },
 
   /** Removes every second factor of a person (an admin's reset). */
-  async clearFactors(db: Db, email: string, at: string): Promise<void> {
+  async clearFactors(db: WriteTx, email: string, at: string): Promise<void> {
     await db
       .updateTable('console_mfa')
       .set({ totp_secret: null, totp_confirmed_at: null, totp_last_step: null, updated_at: at })
@@ -125,12 +125,12 @@ export const mfaRepository = {
     await db.deleteFrom('console_passkeys').where('email', '=', email).execute();
   },
 
-  insertChallenge(db: Db, row: ConsoleWebauthnChallengesTable) {
+  insertChallenge(db: WriteTx, row: ConsoleWebauthnChallengesTable) {
     return db.insertInto('console_webauthn_challenges').values(row).execute();
   },
 
   /** Uses a challenge once; the row when it was live and unused, else undefined. */
-  async takeStoredChallenge(db: Db, challenge: string, at: string) {
+  async takeStoredChallenge(db: WriteTx, challenge: string, at: string) {
     const row = await db
       .selectFrom('console_webauthn_challenges')
       .selectAll()
@@ -162,7 +162,7 @@ export const mfaRepository = {
       .execute();
   },
 
-  setPolicy(db: Db, workspaceId: string, require: boolean, at: string) {
+  setPolicy(db: WriteTx, workspaceId: string, require: boolean, at: string) {
     const value = require ? 1 : 0;
     return db
       .insertInto('workspace_mfa_policies')

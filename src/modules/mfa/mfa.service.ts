@@ -36,9 +36,9 @@ export function createMfaService(deps: {
   /** Whether `password` is this person's console password (console-auth's). */
   checkPassword: (email: string, password: string) => Promise<boolean>;
   /** Security notifications (docs/notifications.md), in the change's transaction. */
-  notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
+  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
   /** Checks a passkey given as the second factor, in the sign-in's transaction (passkeys.service.ts). */
-  passkeyFactor?: (trx: Db, email: string, response: unknown) => Promise<boolean>;
+  passkeyFactor?: (trx: WriteTx, email: string, response: unknown) => Promise<boolean>;
 }) {
   const { db, clock, writeAs } = deps;
   /** A person's change to their own second factors (signed in, or in the enrol stage of a sign-in). */
@@ -46,14 +46,14 @@ export function createMfaService(deps: {
     writeAs(personActorOf(email, client), fn);
 
   /** Tells a person about a change to their own sign-in, once, in their oldest workspace (as "password changed"). */
-  async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {
+  async function tellPerson(trx: WriteTx, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {
     const [first] = await deps.memberships(trx, email);
     if (first)
       await deps.notify?.(trx, { type, workspaceId: first.workspace_id, users: [first.user_id], admins: false, data });
   }
 
   /** Ten new recovery codes in `trx` (the old ones stop working); returns them: the only time they are shown. */
-  async function newRecoveryCodes(trx: Db, email: string, at: string): Promise<string[]> {
+  async function newRecoveryCodes(trx: WriteTx, email: string, at: string): Promise<string[]> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     await repo.replaceRecoveryCodes(
       trx,
@@ -125,7 +125,7 @@ export function createMfaService(deps: {
   }
 
   /** Checks a TOTP code once (a replay of an accepted step is refused), in `trx`. */
-  async function acceptTotpCode(trx: Db, email: string, code: string): Promise<boolean> {
+  async function acceptTotpCode(trx: WriteTx, email: string, code: string): Promise<boolean> {
     const row = await repo.person(trx, email);
     if (!row?.totp_secret || !row.totp_confirmed_at) return false;
     const step = totpStep(row.totp_secret, code, clock.now());
@@ -138,7 +138,7 @@ export function createMfaService(deps: {
   }
 
   /** Uses one recovery code, in `trx`; tells the person how many are left. */
-  async function spendRecoveryCode(trx: Db, email: string, code: string): Promise<boolean> {
+  async function spendRecoveryCode(trx: WriteTx, email: string, code: string): Promise<boolean> {
     const unused = await repo.unusedRecoveryCodes(trx, email);
     const match = unused.find((r) => recoveryCodeMatches(code, r));
     const at = isoAt(clock.now());
@@ -158,7 +158,7 @@ export function createMfaService(deps: {
   }
 
   /** The second half of re-authentication, in the change's transaction: a current code (or a recovery code). */
-  async function reauthenticate(trx: Db, email: string, input: { code: string }) {
+  async function reauthenticate(trx: WriteTx, email: string, input: { code: string }) {
     const ok = /^\d{6}$/.test(input.code.trim())
       ? await acceptTotpCode(trx, email, input.code.trim())
       : await spendRecoveryCode(trx, email, input.code);
@@ -211,7 +211,7 @@ export function createMfaService(deps: {
   }
 
   /** Checks the second factor of a sign-in in its transaction: the method it signed in with, or false. */
-  async function verify(trx: Db, email: string, proof: SecondFactorProof): Promise<SignInMethod | false> {
+  async function verify(trx: WriteTx, email: string, proof: SecondFactorProof): Promise<SignInMethod | false> {
     if ('code' in proof) return (await acceptTotpCode(trx, email, proof.code.trim())) && 'password+totp';
     if ('recovery_code' in proof)
       return (await spendRecoveryCode(trx, email, proof.recovery_code)) && 'password+recovery_code';

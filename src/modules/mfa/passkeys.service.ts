@@ -72,7 +72,7 @@ export function createPasskeysService(deps: {
   /** PUBLIC_URL: its host name is the relying party id, its origin the one expected. */
   publicUrl: () => string;
   memberships: (trx: Db, email: string) => Promise<{ workspace_id: string; user_id: string }[]>;
-  notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
+  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
 }) {
   const { db, clock } = deps;
   const rp = () => {
@@ -90,7 +90,7 @@ export function createPasskeysService(deps: {
       fn,
     );
 
-  async function tellPerson(trx: Db, email: string, type: SecurityNotice['type'], name: string, at: string) {
+  async function tellPerson(trx: WriteTx, email: string, type: SecurityNotice['type'], name: string, at: string) {
     const [first] = await deps.memberships(trx, email);
     if (!first) return;
     await deps.notify?.(trx, {
@@ -117,7 +117,7 @@ export function createPasskeysService(deps: {
   }
 
   /** Uses the response's challenge once, in `trx`; it must be live, of `purpose` and (when given) of `email`. */
-  async function takeChallenge(trx: Db, response: unknown, purpose: WebauthnPurpose, email: string | null) {
+  async function takeChallenge(trx: WriteTx, response: unknown, purpose: WebauthnPurpose, email: string | null) {
     const row = await repo.takeStoredChallenge(trx, challengeOf(response), isoAt(clock.now()));
     if (!row || row.purpose !== purpose || (email !== null && row.email !== email)) return undefined;
     return row.challenge;
@@ -190,7 +190,7 @@ export function createPasskeysService(deps: {
   }
 
   /** Checks an assertion against a stored passkey, in `trx`; the passkey when it holds, else undefined. */
-  async function assertionOf(trx: Db, response: unknown, challenge: string, email: string | null) {
+  async function assertionOf(trx: WriteTx, response: unknown, challenge: string, email: string | null) {
     const id = (response as { id?: unknown })?.id;
     const passkey = typeof id === 'string' ? await repo.passkeyByCredential(trx, id) : undefined;
     if (!passkey || (email !== null && passkey.email !== email)) return undefined;
@@ -237,7 +237,7 @@ export function createPasskeysService(deps: {
   }
 
   /** Checks a passkey given as the second factor of `email`, in the sign-in's transaction. */
-  async function secondFactor(trx: Db, email: string, response: unknown): Promise<boolean> {
+  async function secondFactor(trx: WriteTx, email: string, response: unknown): Promise<boolean> {
     const challenge = await takeChallenge(trx, response, 'second_factor', email);
     return challenge !== undefined && (await assertionOf(trx, response, challenge, email)) !== undefined;
   }

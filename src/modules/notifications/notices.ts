@@ -1,4 +1,3 @@
-import type { Db } from '../../db/dialect.js';
 import type { NotificationCategory, NotificationsTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
@@ -127,7 +126,7 @@ export function createNotices(deps: NotificationsDeps, prefs: Pick<Preferences, 
   }
 
   /** Writes one usage (`usage.threshold`) or billing (`invoice.issued`) notification per admin, in `trx`, per their preferences. */
-  async function billingNotice(trx: Db, n: BillingNotice): Promise<void> {
+  async function billingNotice(trx: WriteTx, n: BillingNotice): Promise<void> {
     const category = n.type === 'usage.threshold' ? 'usage' : 'billing';
     const rows = (await deps.admins(trx, n.workspaceId)).map((u) => row(n.workspaceId, u.id, category, n.type, n.data));
     await repo.insertMany(trx, await applyPreferences(trx, rows, category));
@@ -142,7 +141,7 @@ export function createNotices(deps: NotificationsDeps, prefs: Pick<Preferences, 
   }
 
   /** Writes an invite or password-reset email in `trx` (the transaction that makes the link). */
-  async function linkNotice(trx: Db, n: LinkNotice): Promise<void> {
+  async function linkNotice(trx: WriteTx, n: LinkNotice): Promise<void> {
     await repo.insertMany(trx, [row(n.workspaceId, n.userId, 'account', n.type, n.data, n.url)]);
   }
 
@@ -150,7 +149,7 @@ export function createNotices(deps: NotificationsDeps, prefs: Pick<Preferences, 
    * Writes one security notification per recipient (the affected users, and the workspace's admins
    * when asked), in `trx` (the change's transaction, so a rolled-back change tells no one).
    */
-  async function securityNotice(trx: Db, n: SecurityNotice): Promise<void> {
+  async function securityNotice(trx: WriteTx, n: SecurityNotice): Promise<void> {
     const ids = new Set(n.users);
     if (n.admins) for (const a of await deps.admins(trx, n.workspaceId)) ids.add(a.id);
     if (n.except) ids.delete(n.except);

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/dialect.js';
 import type { UsersTable } from '../../db/types.js';
 import type { Clock } from '../../kernel/clock.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 
 /** What the service hands to SMTP (nodemailer's `sendMail` message, the fields used). */
 export interface OutgoingMail {
@@ -51,7 +51,7 @@ export interface NotificationsDeps {
   transport?: MailTransport;
   log?: NotificationLogger;
   /** Integrations (docs/integrations.md): told of each notification once per workspace, in its transaction. */
-  forward?: (trx: Db, n: ForwardedNotice) => Promise<void>;
+  forward?: (trx: WriteTx, n: ForwardedNotice) => Promise<void>;
   /** MAIL_LEASE_MS: how long a claim lasts; renewed before and during each SMTP send (docs/notifications.md#the-crash-window). */
   leaseMs?: number;
 }

@@ -10,7 +10,7 @@ const inApp = (eb: ExpressionBuilder<Database, 'notifications'>) =>
 
 /** SQL of the notification outbox and the local mailbox (docs/api.md#notifications). */
 export const notificationsRepository = {
-  insertMany(db: Db, rows: NotificationsTable[]) {
+  insertMany(db: WriteTx, rows: NotificationsTable[]) {
     return rows.length === 0 ? Promise.resolve() : db.insertInto('notifications').values(rows).execute();
   },
 

@@ -5,6 +5,7 @@ import { withRowLock } from '../../db/row-locks.js';
 import type { Env, ResourcesTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import type { WriteTx } from '../auth/write-runner.js';
 import type { ListResourcesFilter, Resource } from './resources.schemas.js';
 
 /** Row → API object. */
@@ -28,7 +29,7 @@ const COUNT_SLOTS = 16;
  * their transaction, so the count commits with the change (docs/performance.md, "Earlier changes" 1 meta.total without COUNT(*)).
  */
 async function bump(
-  db: Db,
+  db: WriteTx,
   tenant: Tenant,
   status: ResourcesTable['status'],
   type: ResourcesTable['type'],
@@ -212,7 +213,7 @@ function listOther(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: Pa
 /** SQL for resources; every query is confined to one workspace and environment (docs/api.md#environments). */
 export const resourcesRepository = {
   /** Inserts a resource and counts it; call inside the change's transaction. */
-  async insert(db: Db, row: ResourcesTable) {
+  async insert(db: WriteTx, row: ResourcesTable) {
     await insertQuery.execute(db, row);
     await bump(db, { workspaceId: row.workspace_id, env: row.env }, row.status, row.type, 1);
   },
@@ -231,7 +232,7 @@ export const resourcesRepository = {
    * Returns whether a row changed.
    */
   async update(
-    db: Db,
+    db: WriteTx,
     tenant: Tenant,
     id: string,
     set: Partial<Pick<ResourcesTable, 'name' | 'metadata' | 'status' | 'updated_at'>>,
@@ -267,7 +268,7 @@ export const resourcesRepository = {
   },
 
   /** Deletes a resource and uncounts it; call inside the change's transaction. */
-  async delete(db: Db, tenant: Tenant, id: string): Promise<boolean> {
+  async delete(db: WriteTx, tenant: Tenant, id: string): Promise<boolean> {
     const gone = await db
       .deleteFrom('resources')
       .where('id', '=', id)

@@ -8,7 +8,7 @@ export const ssoRepository = {
     return db.selectFrom('workspace_sso').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
   },
 
-  upsert(db: Db, row: WorkspaceSsoTable) {
+  upsert(db: WriteTx, row: WorkspaceSsoTable) {
     const { workspace_id: _w, created_at: _c, ...changes } = row;
     return db
       .insertInto('workspace_sso')
@@ -17,7 +17,7 @@ export const ssoRepository = {
       .execute();
   },
 
-  remove(db: Db, workspaceId: string) {
+  remove(db: WriteTx, workspaceId: string) {
     return db.deleteFrom('workspace_sso').where('workspace_id', '=', workspaceId).executeTakeFirst();
   },
 
@@ -44,12 +44,12 @@ export const ssoRepository = {
       .execute();
   },
 
-  insertSignIn(db: Db, row: SsoSignInsTable) {
+  insertSignIn(db: WriteTx, row: SsoSignInsTable) {
     return db.insertInto('sso_sign_ins').values(row).execute();
   },
 
   /** Uses a sign-in in flight once: its row when it was unused, else undefined. */
-  async takeSignIn(db: Db, stateDigest: string, at: string) {
+  async takeSignIn(db: WriteTx, stateDigest: string, at: string) {
     const row = await db
       .selectFrom('sso_sign_ins')
       .selectAll()

@@ -7,7 +7,7 @@ import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import type { Actor, Principal } from '../../kernel/principal.js';
 import { anonymousActor, requireAdmin } from '../../kernel/principal.js';
 import { changesOf } from '../audit/changes.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
@@ -60,7 +60,7 @@ export function createSsoService(deps: {
   users: Pick<UsersService, 'create' | 'memberOf' | 'listAll'>;
   /** The current member of a workspace with this email (lower case), if any (console-auth's). */
   memberByEmail: (trx: Db, email: string, workspaceId: string) => Promise<{ id: string } | undefined>;
-  notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
+  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
   publicUrl: () => string;
   /** SSO_ALLOW_HTTP_ISSUER: an http:// issuer (local development and tests only). */
   allowHttpIssuer: boolean;

@@ -1,16 +1,15 @@
-import type { Db, Dialect } from '../../db/dialect.js';
-import type { SystemActor, SystemPrincipal } from '../../kernel/principal.js';
+import type { Db } from '../../db/dialect.js';
+import type { SystemActor } from '../../kernel/principal.js';
 import type { Role } from '../../kernel/roles.js';
-import { type PrincipalCheck, userLock } from '../auth/write-runner.js';
+import type { PrincipalCheck } from '../auth/write-runner.js';
 import { usersRepository } from './users.repository.js';
 
-/** The write-time check of a system principal or actor: a user it acts for must still be a member. */
-export function systemCheck(dialect: Dialect): PrincipalCheck<SystemPrincipal | SystemActor> {
-  return async (trx, p) => {
-    if (p.userId === null) return true;
-    await dialect.holdShared(trx, [userLock(p.userId)]);
-    return usersRepository.isMember(trx, p.userId);
-  };
+/**
+ * The write-time check of a system actor (the CLI, the worker, the meter, a job): it acts for no user and holds no
+ * credential that could end, so it passes; registering it is what lets the runner accept the kind (fail closed).
+ */
+export function systemCheck(): PrincipalCheck<SystemActor> {
+  return async () => true;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import type { UsersTable, UserTestProfilesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
+import type { WriteTx } from '../auth/write-runner.js';
 import type { User } from './users.schemas.js';
 
 /** Row (with the test-key profile overlay when given) → API object. */
@@ -20,7 +21,7 @@ export function toUser(row: UsersTable, overlay?: UserTestProfilesTable): User {
 
 /** SQL for users and their test-mode profile overlays. */
 export const usersRepository = {
-  insert(db: Db, row: UsersTable) {
+  insert(db: WriteTx, row: UsersTable) {
     return db.insertInto('users').values(row).execute();
   },
 
@@ -54,7 +55,7 @@ export const usersRepository = {
     return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
-  update(db: Db, id: string, set: Partial<Pick<UsersTable, 'name' | 'timezone' | 'updated_at'>>) {
+  update(db: WriteTx, id: string, set: Partial<Pick<UsersTable, 'name' | 'timezone' | 'updated_at'>>) {
     return db.updateTable('users').set(set).where('id', '=', id).execute();
   },
 
@@ -68,7 +69,7 @@ export const usersRepository = {
     return new Map(rows.map((r) => [r.user_id, r]));
   },
 
-  upsertOverlay(db: Db, row: UserTestProfilesTable) {
+  upsertOverlay(db: WriteTx, row: UserTestProfilesTable) {
     return db
       .insertInto('user_test_profiles')
       .values(row)
@@ -101,7 +102,7 @@ export const usersRepository = {
 
   /** Changes a current member's role or marks them removed; false when there is no such member. */
   async setMembership(
-    db: Db,
+    db: WriteTx,
     id: string,
     set: Partial<Pick<UsersTable, 'role' | 'removed_at'>> & { updated_at: string },
   ): Promise<boolean> {

@@ -8,7 +8,7 @@ import { type Principal, systemActor } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { assertValid } from '../../lib/validate.js';
 import { changesOf } from '../audit/changes.js';
-import { credentialEnded, userLock, type WriteRunner } from '../auth/write-runner.js';
+import { credentialEnded, userLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
@@ -21,7 +21,7 @@ export function createUsersService(deps: {
   clock: Clock;
   writeAs: WriteRunner;
   /** Security notifications (docs/notifications.md): member added, removed, role changed; in the change's transaction. */
-  notify?: (trx: Db, notice: SecurityNotice) => Promise<void>;
+  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
 }) {
   const { db, dialect, clock, writeAs } = deps;
 
@@ -88,9 +88,9 @@ export function createUsersService(deps: {
   }
 
   /** Adds a member to a workspace (CLI). Throws ValidationError, NotFoundError. */
-  async function create(input: CreateUserInput, trx?: Db, opts: { notify?: boolean } = {}): Promise<User> {
+  async function create(input: CreateUserInput, trx?: WriteTx, opts: { notify?: boolean } = {}): Promise<User> {
     assertValid(CreateUserInput, input);
-    const run = async (t: Db) => {
+    const run = async (t: WriteTx) => {
       if (!(await repo.workspaceExists(t, input.workspaceId))) throw new NotFoundError('workspace');
       const now = isoAt(clock.now());
       const row: UsersTable = {
@@ -133,12 +133,12 @@ export function createUsersService(deps: {
    * Runs `fn` in the caller's transaction (the CLI's, the console's, as their actor), or else through the write
    * runner as the CLI's actor (the callers that pass none: tests and seeding); users' role and removal may change.
    */
-  function within<T>(trx: Db | undefined, fn: (trx: Db, audit?: AuditTrail) => Promise<T>): Promise<T> {
+  function within<T>(trx: WriteTx | undefined, fn: (trx: WriteTx, audit?: AuditTrail) => Promise<T>): Promise<T> {
     return trx ? fn(trx) : writeAs(systemActor('cli'), fn, undefined, { changesKeys: true });
   }
 
   /** docs/api.md#keys-scopes-and-roles: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
-  async function setRole(userId: string, role: Role, inTrx?: Db): Promise<User> {
+  async function setRole(userId: string, role: Role, inTrx?: WriteTx): Promise<User> {
     assertValid(RoleSchema, role);
     return within(inTrx, async (trx) => {
       const row = await repo.find(trx, userId);
@@ -161,7 +161,7 @@ export function createUsersService(deps: {
   }
 
   /** docs/api.md#keys-scopes-and-roles: removes a member; every key they hold answers 401 expired_token from now on. */
-  async function remove(userId: string, inTrx?: Db): Promise<{ id: string; removed_at: string }> {
+  async function remove(userId: string, inTrx?: WriteTx): Promise<{ id: string; removed_at: string }> {
     return within(inTrx, async (trx) => {
       const now = isoAt(clock.now());
       if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {

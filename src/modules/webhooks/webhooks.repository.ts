@@ -27,7 +27,7 @@ export function toWebhook(row: WebhooksTable, now: string): Webhook {
 
 /** SQL for webhooks, confined to one workspace and environment (docs/api.md#environments). */
 export const webhooksRepository = {
-  insert(db: Db, row: WebhooksTable) {
+  insert(db: WriteTx, row: WebhooksTable) {
     return db.insertInto('webhooks').values(row).execute();
   },
 
@@ -63,7 +63,7 @@ export const webhooksRepository = {
   },
 
   /** Writes changed fields of one webhook of the scope; returns whether it exists. */
-  async update(db: Db, tenant: Tenant, id: string, patch: Partial<WebhooksTable>): Promise<boolean> {
+  async update(db: WriteTx, tenant: Tenant, id: string, patch: Partial<WebhooksTable>): Promise<boolean> {
     const r = await db
       .updateTable('webhooks')
       .set(patch)
@@ -104,7 +104,7 @@ export const webhooksRepository = {
   },
 
   /** Deletes the webhook and every delivery still pending for it (docs/api.md#webhook-deliveries: cancelled before the 204). */
-  async delete(db: Db, tenant: Tenant, id: string): Promise<boolean> {
+  async delete(db: WriteTx, tenant: Tenant, id: string): Promise<boolean> {
     const r = await db
       .deleteFrom('webhooks')
       .where('id', '=', id)

@@ -1,10 +1,11 @@
 import type { Db } from '../../db/dialect.js';
 import { withRowLock } from '../../db/row-locks.js';
 import type { WorkspacesTable } from '../../db/types.js';
+import type { WriteTx } from '../auth/write-runner.js';
 
 /** SQL for workspaces. */
 export const workspacesRepository = {
-  insert(db: Db, row: WorkspacesTable) {
+  insert(db: WriteTx, row: WorkspacesTable) {
     return db.insertInto('workspaces').values(row).execute();
   },
 

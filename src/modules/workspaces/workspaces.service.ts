@@ -5,7 +5,7 @@ import { newId } from '../../kernel/ids.js';
 import { systemActor } from '../../kernel/principal.js';
 import { SingleLine } from '../../kernel/schemas.js';
 import { assertValid } from '../../lib/validate.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { CreatedKey, KeyRegistry } from '../keys/key-registry.service.js';
@@ -41,7 +41,7 @@ export function createWorkspacesService(deps: {
 }) {
   async function create(
     input: { name: string; adminEmail: string; adminName?: string },
-    inTrx?: Db,
+    inTrx?: WriteTx,
   ): Promise<{
     workspace: Workspace;
     user: User;
@@ -49,7 +49,7 @@ export function createWorkspacesService(deps: {
     set_password_url: string;
   }> {
     assertValid(CreateWorkspaceInput, input);
-    const run = async (trx: Db) => {
+    const run = async (trx: WriteTx) => {
       const now = isoAt(deps.clock.now());
       const workspace = { id: newId('workspace'), name: input.name, created_at: now, updated_at: now };
       await workspacesRepository.insert(trx, workspace);
