@@ -104,7 +104,7 @@ export function registerAuditCommands(program: Command): void {
         isJson(cmd),
         { ok: broken.length === 0, entries, workspaces: checks },
         broken.length === 0
-          ? `${entries} entries verified in ${checks.length} workspaces`
+          ? `${entries} ${entries === 1 ? 'entry' : 'entries'} verified in ${checks.length} ${checks.length === 1 ? 'workspace' : 'workspaces'}`
           : `${lines.join('\n')}\nverification failed (${entries} entries verified before the first problem)`,
       );
       if (broken.length > 0) process.exitCode = 1;
