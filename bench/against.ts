@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import pg from 'pg';
-import { type Backend, type Child, createViaApi, freePort, load, ROOT, startChild } from './harness.js';
+import { type Backend, benchServerEnv, type Child, createViaApi, freePort, load, ROOT, startChild } from './harness.js';
 import { median, type Round, type Row, summarise } from './report.js';
 
 /** A scenario of the A/B run: the requests to replay, made from what `prepare` created through the API. */
@@ -137,22 +137,7 @@ async function startSide(root: string, backend: Backend, dir: string, tag: strin
   ).toString();
   const key = (JSON.parse(out) as { keys: { live: { key: string } } }).keys.live.key;
   const port = await freePort();
-  const serverEnv: NodeJS.ProcessEnv = {
-    PLAN_LIMITS: 'off',
-    DATABASE_URL: url,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_LIVE: '100000000',
-    RATE_LIMIT_TEST: '100000000',
-    REDIS_URL: '',
-  };
-  if (backend === 'postgres') {
-    serverEnv.DATABASE_POOL_SIZE = '16';
-    if (process.env.TEST_REDIS_URL) {
-      serverEnv.REDIS_URL = process.env.TEST_REDIS_URL;
-      serverEnv.REDIS_KEY_PREFIX = `bench:${port}:`;
-    }
-  }
+  const serverEnv = benchServerEnv(url, backend, port);
   const server = await startChild([join(root, 'bin/wsvc.js'), 'serve', '--api-only'], serverEnv, null, port, [
     '--max-semi-space-size=4',
   ]);

@@ -70,6 +70,37 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The settings of a measured `wsvc serve --api-only`: rate limits out of the way, plan limits off unless `extra` sets
+ * them, a pool of 16 and Redis (own key prefix) on PostgreSQL.
+ */
+export function benchServerEnv(
+  url: string,
+  backend: Backend,
+  port: number,
+  extra: NodeJS.ProcessEnv = {},
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    // Plan limits would put the bench workspace on `free` (100 resources, a request cap): off unless a scenario sets it.
+    PLAN_LIMITS: 'off',
+    ...extra,
+    DATABASE_URL: url,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_LIVE: '100000000',
+    RATE_LIMIT_TEST: '100000000',
+    REDIS_URL: '',
+  };
+  if (backend === 'postgres') {
+    env.DATABASE_POOL_SIZE = '16';
+    if (process.env.TEST_REDIS_URL) {
+      env.REDIS_URL = process.env.TEST_REDIS_URL;
+      env.REDIS_KEY_PREFIX = `bench:${port}:`;
+    }
+  }
+  return env;
+}
+
 /** Spawns `node <args>`; ready when `ready` matches its output or, with `knownPort`, when /healthz answers. */
 export function startChild(
   args: string[],

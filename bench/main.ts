@@ -10,7 +10,17 @@ import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { Command } from 'commander';
 import { prepareReference, runAgainst } from './against.js';
-import { type Backend, type Child, freePort, freshDb, load, type Measured, ROOT, startChild } from './harness.js';
+import {
+  type Backend,
+  benchServerEnv,
+  type Child,
+  freePort,
+  freshDb,
+  load,
+  type Measured,
+  ROOT,
+  startChild,
+} from './harness.js';
 import { summariseProfiles } from './profile.js';
 import {
   baselineRow,
@@ -77,24 +87,7 @@ async function startApi(
   extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<Child> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    // Plan limits would put the bench workspace on `free` (100 resources, a request cap): off unless a scenario sets it.
-    PLAN_LIMITS: 'off',
-    ...extraEnv,
-    DATABASE_URL: url,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_LIVE: '100000000',
-    RATE_LIMIT_TEST: '100000000',
-    REDIS_URL: '',
-  };
-  if (backend === 'postgres') {
-    env.DATABASE_POOL_SIZE = '16';
-    if (process.env.TEST_REDIS_URL) {
-      env.REDIS_URL = process.env.TEST_REDIS_URL;
-      env.REDIS_KEY_PREFIX = `bench:${port}:`;
-    }
-  }
+  const env = benchServerEnv(url, backend, port, extraEnv);
   const flags = [...serverFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
   return startChild(['bin/wsvc.js', 'serve', '--api-only'], env, null, port, flags);
 }
