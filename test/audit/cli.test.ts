@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { entriesOf } from '../helpers/audit.js';
 import { createResource } from '../helpers/auth-matrix.js';
+import { databaseUrlOf, runWsvc } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
 // Backends: both — the `wsvc` commands read and write the suite's database in child processes
@@ -11,29 +10,20 @@ import { openTestStorage } from '../helpers/storage.js';
 // docs/operations.md#audit-log: `wsvc keys create|revoke` record key.created and key.revoked as the system actor
 // `cli` (no request id, address or user agent); `wsvc audit list|export|verify` read the log; verify exits 1
 // naming the first entry edited by SQL.
-const exec = promisify(execFile);
 let t: TestApp;
 let storage: Awaited<ReturnType<typeof openTestStorage>>;
 let databaseUrl: string;
 beforeAll(async () => {
   storage = await openTestStorage();
   t = await startTestApp({ storage });
-  const schema = storage.schema;
-  databaseUrl = schema ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : storage.url;
+  databaseUrl = databaseUrlOf(storage);
 });
 afterAll(async () => {
   await t.close();
   await storage.close();
 });
 
-async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return exec(process.execPath, ['bin/wsvc.js', ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-  }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
-}
+const wsvc = (...args: string[]) => runWsvc(databaseUrl, args);
 
 describe('wsvc keys and wsvc audit', { timeout: 240_000 }, () => {
   it('records CLI key changes as the system actor cli, lists, exports and verifies the log', async () => {

@@ -1,16 +1,14 @@
 // Backends: both — the `wsvc` member and billing commands in child processes on the suite's database
 // Tier: full — 7 `wsvc` child processes, over a second of CPU each to start
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { entriesOf, onlyEntry, type StoredEntry } from '../helpers/audit-entries.js';
+import { databaseUrlOf, runWsvc } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
 // The CLI's changes to members and billing, run as an operator would (the real command in a child process): one entry
 // each, by the system actor `cli`, with no request id, address or user agent; a refused command leaves none.
-const exec = promisify(execFile);
 let nowMs = Date.parse('2028-01-01T00:00:00.000Z');
 let t: TestApp;
 let storage: Awaited<ReturnType<typeof openTestStorage>>;
@@ -18,22 +16,14 @@ let databaseUrl: string;
 beforeAll(async () => {
   storage = await openTestStorage();
   t = await startTestApp({ storage, clock: { now: () => nowMs } });
-  const schema = storage.schema;
-  databaseUrl = schema ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : storage.url;
+  databaseUrl = databaseUrlOf(storage);
 });
 afterAll(async () => {
   await t.close();
   await storage.close();
 });
 
-async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return exec(process.execPath, ['bin/wsvc.js', ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-  }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
-}
+const wsvc = (...args: string[]) => runWsvc(databaseUrl, args);
 
 function expectCli(e: StoredEntry) {
   expect({

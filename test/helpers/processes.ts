@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 
 /** A `wsvc` child process, with everything it printed so far. */
 export interface WsvcProcess {
@@ -57,6 +58,19 @@ export function databaseUrlOf(storage: { url: string; schema?: string }): string
   return storage.schema
     ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${storage.schema}`)}`
     : storage.url;
+}
+
+/** Runs one `wsvc <args>` command to its end against `databaseUrl` (LOG_LEVEL=silent): its exit code and output. */
+export function runWsvc(
+  databaseUrl: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, ['bin/wsvc.js', ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+  }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
 }
 
 /** Sends `signal` to a child process and resolves once it has exited (at once if it already has). */
