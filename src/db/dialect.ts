@@ -30,6 +30,8 @@ export interface Dialect {
   readonly types: { timestamp: 'text' | 'timestamptz'; json: 'text' | 'jsonb' };
   /** Whether `SELECT … FOR SHARE / FOR UPDATE SKIP LOCKED` exist. */
   readonly rowLocks: boolean;
+  /** Whether a `WITH` clause may hold an INSERT, UPDATE or DELETE (PostgreSQL): two writes in one statement, one round trip. */
+  readonly writableCtes: boolean;
   /**
    * Revocation locks, held until `trx` ends. A write holds its credentials' locks shared while it runs;
    * a revocation takes its credential's lock exclusive before it commits, so it waits only for the

@@ -19,6 +19,7 @@ import * as keyExpiryNotices from './migrations/018-key-expiry-notices.js';
 import * as keyRolledFrom from './migrations/019-key-rolled-from.js';
 import * as teamSignIn from './migrations/021-team-sign-in.js';
 import * as auditLog from './migrations/022-audit-log.js';
+import * as auditIndex from './migrations/023-audit-index.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '019-key-rolled-from': keyRolledFrom,
   '021-team-sign-in': teamSignIn,
   '022-audit-log': auditLog,
+  '023-audit-index': auditIndex,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -26,6 +26,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     name: 'sqlite',
     types: { timestamp: 'text', json: 'text' },
     rowLocks: false,
+    writableCtes: false,
     async holdShared() {},
     async holdExclusive() {},
     async tryHoldExclusive() {

@@ -64,8 +64,7 @@ export function createAuditAppender(deps: { clock: Clock; describe: DescribeActo
         prev = entryHash(prev, entry);
         rows.push({ ...entry, hash: prev });
       }
-      await repo.insert(trx, rows);
-      await repo.setHeadHash(trx, ws, prev);
+      await repo.append(trx, ws, rows);
     }
   };
 }

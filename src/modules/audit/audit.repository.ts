@@ -1,4 +1,5 @@
-import type { Db } from '../../db/dialect.js';
+import { type Db, dialectOf } from '../../db/dialect.js';
+import { type Param, prepared } from '../../db/prepared.js';
 import type { AuditEntriesTable, AuditHeadsTable, Env } from '../../db/types.js';
 import type { AuditAction } from '../../kernel/audit-actions.js';
 import type { WriteTx } from '../auth/write-runner.js';
@@ -44,39 +45,77 @@ function filtered(db: Db, f: AuditFilter) {
   return q;
 }
 
+// Performance (docs/performance.md): every change runs these; built and compiled once (src/db/prepared.ts).
+const advanceQuery = prepared((db, $: Param<{ ws: string; n: number }>) =>
+  db
+    .insertInto('audit_heads')
+    .values({ workspace_id: $('ws'), seq: $('n'), hash: '', anchor_seq: 0, anchor_hash: '' })
+    .onConflict((oc) =>
+      oc.column('workspace_id').doUpdateSet((eb) => ({ seq: eb('audit_heads.seq', '+', eb.ref('excluded.seq')) })),
+    )
+    .returning(['seq', 'hash']),
+);
+
+const entryValues = ($: Param<AuditEntriesTable>) => ({
+  id: $('id'),
+  workspace_id: $('workspace_id'),
+  seq: $('seq'),
+  time: $('time'),
+  actor_type: $('actor_type'),
+  actor_id: $('actor_id'),
+  actor_name: $('actor_name'),
+  actor_user_id: $('actor_user_id'),
+  action: $('action'),
+  target_type: $('target_type'),
+  target_id: $('target_id'),
+  env: $('env'),
+  changes: $('changes'),
+  request_id: $('request_id'),
+  ip: $('ip'),
+  user_agent: $('user_agent'),
+  hash: $('hash'),
+});
+
+const insertQuery = prepared((db, $: Param<AuditEntriesTable>) => db.insertInto('audit_entries').values(entryValues($)));
+
+const setHeadHashQuery = prepared((db, $: Param<{ ws: string; hash: string }>) =>
+  db.updateTable('audit_heads').set({ hash: $('hash') }).where('workspace_id', '=', $('ws')),
+);
+
+/** PostgreSQL: the entry and the head's new hash in one statement (a data-modifying WITH). */
+const insertWithHeadQuery = prepared((db, $: Param<AuditEntriesTable>) =>
+  db
+    .with('entry', (w) => w.insertInto('audit_entries').values(entryValues($)))
+    .updateTable('audit_heads')
+    .set({ hash: $('hash') })
+    .where('workspace_id', '=', $('workspace_id')),
+);
+
 /** The audit log's two tables (audit_entries, audit_heads): written only in the write runner's transaction. */
 export const auditRepository = {
   /**
-   * Moves the workspace's head on by `n` entries and returns where it was. The update takes the head
-   * row's lock (PostgreSQL), so the writers of one workspace number their entries one after another.
+   * Moves the workspace's head on by `n` entries and returns where it was: one upsert, which creates the
+   * head with the workspace's first entries. It takes the head row's lock (PostgreSQL), so the writers
+   * of one workspace number their entries one after another.
    */
   async advanceHead(trx: WriteTx, workspaceId: string, n: number): Promise<{ seq: number; hash: string }> {
-    const bump = () =>
-      trx
-        .updateTable('audit_heads')
-        .set((eb) => ({ seq: eb('seq', '+', n) }))
-        .where('workspace_id', '=', workspaceId)
-        .returning(['seq', 'hash'])
-        .executeTakeFirst();
-    let row = await bump();
-    if (!row) {
-      await trx
-        .insertInto('audit_heads')
-        .values({ workspace_id: workspaceId, seq: 0, hash: '', anchor_seq: 0, anchor_hash: '' })
-        .onConflict((oc) => oc.column('workspace_id').doNothing())
-        .execute();
-      row = await bump();
-    }
+    const { rows } = await advanceQuery.execute(trx, { ws: workspaceId, n });
+    const row = rows[0];
     if (!row) throw new Error(`audit head of ${workspaceId} missing`);
     return { seq: Number(row.seq) - n, hash: row.hash };
   },
 
-  async setHeadHash(trx: WriteTx, workspaceId: string, hash: string): Promise<void> {
-    await trx.updateTable('audit_heads').set({ hash }).where('workspace_id', '=', workspaceId).execute();
-  },
-
-  async insert(trx: WriteTx, rows: AuditEntriesTable[]): Promise<void> {
-    await trx.insertInto('audit_entries').values(rows).execute();
+  /**
+   * Inserts a workspace's new entries (in `seq` order) and makes the last one's hash the head's. Where
+   * a statement may hold two writes (PostgreSQL), the last entry and the head go in one round trip.
+   */
+  async append(trx: WriteTx, workspaceId: string, rows: readonly AuditEntriesTable[]): Promise<void> {
+    const last = rows.at(-1);
+    if (!last) return;
+    const together = dialectOf(trx).writableCtes;
+    for (const row of together ? rows.slice(0, -1) : rows) await insertQuery.execute(trx, row);
+    if (together) await insertWithHeadQuery.execute(trx, last);
+    else await setHeadHashQuery.execute(trx, { ws: workspaceId, hash: last.hash });
   },
 
   head(db: Db, workspaceId: string): Promise<AuditHeadsTable | undefined> {
