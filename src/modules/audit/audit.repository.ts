@@ -76,10 +76,15 @@ const entryValues = ($: Param<AuditEntriesTable>) => ({
   hash: $('hash'),
 });
 
-const insertQuery = prepared((db, $: Param<AuditEntriesTable>) => db.insertInto('audit_entries').values(entryValues($)));
+const insertQuery = prepared((db, $: Param<AuditEntriesTable>) =>
+  db.insertInto('audit_entries').values(entryValues($)),
+);
 
 const setHeadHashQuery = prepared((db, $: Param<{ ws: string; hash: string }>) =>
-  db.updateTable('audit_heads').set({ hash: $('hash') }).where('workspace_id', '=', $('ws')),
+  db
+    .updateTable('audit_heads')
+    .set({ hash: $('hash') })
+    .where('workspace_id', '=', $('ws')),
 );
 
 /** PostgreSQL: the entry and the head's new hash in one statement (a data-modifying WITH). */
