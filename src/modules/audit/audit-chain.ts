@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AuditEntriesTable } from '../../db/types.js';
-import { canonicalJson } from './changes.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 
 /** An entry's fields as the chain hashes them: every column but `hash`, `changes` as a JSON value. */
 function hashed(e: Omit<AuditEntriesTable, 'hash'>) {

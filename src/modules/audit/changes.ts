@@ -1,4 +1,5 @@
 import type { Changes } from '../../kernel/audit-actions.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 
 /** What a secret's value becomes in an audit entry. */
 export const REDACTED = '[redacted]';
@@ -56,16 +57,7 @@ function hidden(value: unknown): unknown {
 
 /** Deep equality of JSON values (objects compared whatever their keys' order). */
 function sameValue(x: unknown, y: unknown): boolean {
+  if (x === y) return true;
+  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
   return canonicalJson(x) === canonicalJson(y);
-}
-
-/** JSON with object keys sorted at every level and no spaces: what the hash chain covers. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }

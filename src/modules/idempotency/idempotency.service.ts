@@ -3,6 +3,7 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, SessionEndedError, StoredResponse, UnauthorizedError } from '../../kernel/errors.js';
 import type { Actor, Tenant } from '../../kernel/principal.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
 import { type IdempotencyRecord, idempotencyRepository as repo } from './idempotency.repository.js';
 
@@ -156,15 +157,4 @@ export function hashRequest(method: string, path: string, body: unknown): string
   return createHash('sha256')
     .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
     .digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
