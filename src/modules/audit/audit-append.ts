@@ -3,6 +3,7 @@ import type { AuditActor, AuditRecord } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { Actor } from '../../kernel/principal.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { auditRepository as repo } from './audit.repository.js';
 import { entryHash } from './audit-chain.js';
@@ -43,6 +44,8 @@ export function createAuditAppender(deps: { clock: Clock; describe: DescribeActo
       const rows: AuditEntriesTable[] = [];
       for (const [i, r] of list.entries()) {
         const who = await actorOf(r);
+        // Stored as its canonical text, which the hash covers as it is (audit-chain.ts).
+        const changes = canonicalJson(r.changes ?? {});
         const entry: Omit<AuditEntriesTable, 'hash'> = {
           id: newId('audit'),
           workspace_id: ws,
@@ -56,12 +59,12 @@ export function createAuditAppender(deps: { clock: Clock; describe: DescribeActo
           target_type: r.target.type,
           target_id: r.target.id,
           env: r.env,
-          changes: JSON.stringify(r.changes ?? {}),
+          changes,
           request_id: origin?.requestId ?? null,
           ip: origin?.ip ?? null,
           user_agent: origin?.userAgent ?? null,
         };
-        prev = entryHash(prev, entry);
+        prev = entryHash(prev, entry, changes);
         rows.push({ ...entry, hash: prev });
       }
       await repo.append(trx, ws, rows);

@@ -2,31 +2,32 @@ import { createHash } from 'node:crypto';
 import type { AuditEntriesTable } from '../../db/types.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
 
-/** An entry's fields as the chain hashes them: every column but `hash`, `changes` as a JSON value. */
-function hashed(e: Omit<AuditEntriesTable, 'hash'>) {
-  return {
-    id: e.id,
-    workspace_id: e.workspace_id,
-    seq: Number(e.seq),
-    time: e.time,
-    actor_type: e.actor_type,
-    actor_id: e.actor_id,
-    actor_name: e.actor_name,
-    actor_user_id: e.actor_user_id,
-    action: e.action,
-    target_type: e.target_type,
-    target_id: e.target_id,
-    env: e.env,
-    changes: JSON.parse(e.changes) as unknown,
-    request_id: e.request_id,
-    ip: e.ip,
-    user_agent: e.user_agent,
-  };
+type Unhashed = Omit<AuditEntriesTable, 'hash'>;
+const j = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
+
+/**
+ * The canonical JSON of an entry as the chain hashes it: every column but `hash`, keys sorted, `seq` a
+ * number and `changes` the JSON value (given as its canonical text). Written out key by key: it is
+ * `canonicalJson` of that object (src/modules/audit/audit-chain.test.ts holds them equal), without
+ * sorting keys on every write.
+ */
+export function canonicalEntry(e: Unhashed, changesText: string): string {
+  return (
+    `{"action":${j(e.action)},"actor_id":${j(e.actor_id)},"actor_name":${j(e.actor_name)},` +
+    `"actor_type":${j(e.actor_type)},"actor_user_id":${j(e.actor_user_id)},"changes":${changesText},` +
+    `"env":${j(e.env)},"id":${j(e.id)},"ip":${j(e.ip)},"request_id":${j(e.request_id)},` +
+    `"seq":${JSON.stringify(Number(e.seq))},"target_id":${j(e.target_id)},"target_type":${j(e.target_type)},` +
+    `"time":${j(e.time)},"user_agent":${j(e.user_agent)},"workspace_id":${j(e.workspace_id)}}`
+  );
 }
 
-/** docs/api.md#audit-log: SHA-256 hex of the previous entry's hash followed by the canonical JSON of this one. */
-export function entryHash(prevHash: string, entry: Omit<AuditEntriesTable, 'hash'>): string {
+/**
+ * docs/api.md#audit-log: SHA-256 hex of the previous entry's hash followed by the canonical JSON of this one.
+ * `changesText`: the canonical text of `entry.changes` where the caller has it (the append stores that text).
+ */
+export function entryHash(prevHash: string, entry: Unhashed, changesText?: string): string {
+  const changes = changesText ?? canonicalJson(JSON.parse(entry.changes) as unknown);
   return createHash('sha256')
-    .update(prevHash + canonicalJson(hashed(entry)))
+    .update(prevHash + canonicalEntry(entry, changes))
     .digest('hex');
 }
