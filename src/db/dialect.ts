@@ -79,6 +79,12 @@ export interface Dialect {
    */
   readonly directReader?: DirectReader;
   /**
+   * Performance (docs/performance.md): the same for a write of a `prepared()` query inside the open write
+   * transaction (SQLite's one connection, which the write queue holds while a batch runs): the cached
+   * statement runs at once, without Kysely's executor. Undefined when no transaction is open. Absent on PostgreSQL.
+   */
+  readonly directWriter?: DirectWriter;
+  /**
    * Performance (docs/performance.md): PostgreSQL runs a read outside any transaction as a named
    * prepared statement of the connection it gets from the pool (parsed and planned once per
    * connection, then only bound and executed). Absent on SQLite.
@@ -126,6 +132,12 @@ export function writeJson(value: unknown): string {
 
 /** Runs a read synchronously when the connection is free; undefined means "use the normal path". */
 export type DirectReader = (sqlText: string, parameters: readonly unknown[]) => unknown[] | undefined;
+
+/** Runs a write statement in the open transaction; its result as Kysely gives it, or undefined when none is open. */
+export type DirectWriter = (
+  sqlText: string,
+  parameters: readonly unknown[],
+) => { rows: unknown[]; numAffectedRows?: bigint; insertId?: bigint } | undefined;
 
 /** Runs a read as the prepared statement `name` (always the same `sqlText`) on a pooled connection. */
 export type NamedReader = (name: string, sqlText: string, parameters: readonly unknown[]) => Promise<unknown[]>;

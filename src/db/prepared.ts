@@ -57,6 +57,10 @@ export function prepared<P extends object, R>(build: (db: Db, $: Param<P>) => Co
       const dialect = dialectOf(db);
       const rows = dialect.directReader?.(c.sql, parameters);
       if (rows) return { rows: rows as R[] };
+      if (!c.reads) {
+        const written = dialect.directWriter?.(c.sql, parameters);
+        if (written) return written as QueryResult<R>;
+      }
       // Outside a transaction only: a transaction's reads must run on its own connection.
       if (c.reads && dialect.namedReader && !db.isTransaction) {
         return { rows: (await dialect.namedReader(name, c.sql, parameters)) as R[] };

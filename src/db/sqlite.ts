@@ -58,6 +58,14 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
       }
       return reader === null ? undefined : reader(parameters);
     },
+    // Only a write of the batch the write queue runs can find a transaction open: every write goes through it.
+    directWriter(text, parameters) {
+      if (!raw.inTransaction) return undefined;
+      const stmt = cached.prepare(text);
+      if (stmt.reader) return { rows: stmt.all(parameters as unknown[]) };
+      const info = stmt.run(parameters as unknown[]);
+      return { rows: [], numAffectedRows: BigInt(info.changes), insertId: BigInt(info.lastInsertRowid) };
+    },
     preparedQueries: new Map(),
   };
   const db = new Kysely<Database>({ dialect: carrying(new SqliteDialect({ database: cached }), dialect) });
