@@ -60,6 +60,19 @@ export function databaseUrlOf(storage: { url: string; schema?: string }): string
     : storage.url;
 }
 
+/**
+ * The environment that makes a `wsvc` child hold the write transaction creating the resource named `name` open at its
+ * COMMIT, forever, after printing `{"msg":"paused before commit",…}` (test/helpers/pause-before-commit.mjs, a preload
+ * that wraps the database drivers): a test kills it there.
+ */
+export function pauseBeforeCommitEnv(name: string): NodeJS.ProcessEnv {
+  const preload = new URL('./pause-before-commit.mjs', import.meta.url).href;
+  return {
+    WSVC_TEST_PAUSE_BEFORE_COMMIT: name,
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${preload}`].filter(Boolean).join(' '),
+  };
+}
+
 /** Runs one `wsvc <args>` command to its end against `databaseUrl` (LOG_LEVEL=silent): its exit code and output. */
 export function runWsvc(
   databaseUrl: string,
