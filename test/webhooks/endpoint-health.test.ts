@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { entriesOf, onlyEntry } from '../helpers/audit-entries.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
@@ -82,11 +83,25 @@ describe('endpoint health (docs/api.md#endpoint-health)', () => {
     await attempts(ws, t0 + WINDOW_MS - 1);
     expect(await endpoint(ws, h.id)).toMatchObject({ status: 'enabled', failing_since: iso(t0) });
 
-    await attempts(ws, t0 + WINDOW_MS);
+    // The disable is the worker's change: one webhook.disabled entry in the audit log, in its transaction.
+    const added = await entriesOf(t, ws.id, () => attempts(ws, t0 + WINDOW_MS));
     expect(await endpoint(ws, h.id)).toMatchObject({
       status: 'disabled',
       disabled_reason: 'failing',
       failing_since: iso(t0),
+    });
+    const disabled = added.filter((e) => e.action !== 'resource.created');
+    expect(onlyEntry(disabled, 'webhook.disabled')).toMatchObject({
+      actor_type: 'system',
+      actor_id: 'worker',
+      target_type: 'webhook',
+      target_id: h.id,
+      env: 'live',
+      request_id: null,
+      changes: {
+        status: { before: 'enabled', after: 'disabled' },
+        disabled_reason: { before: null, after: 'failing' },
+      },
     });
     // The list shows the same fields.
     const list = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.live })).data;

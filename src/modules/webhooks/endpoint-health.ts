@@ -1,4 +1,6 @@
 import type { WebhooksTable } from '../../db/types.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import { type AttemptResult, deliveriesRepository } from './deliveries.repository.js';
 import { webhooksRepository } from './webhooks.repository.js';
@@ -38,8 +40,16 @@ export function createEndpointHealth(deps: { disableAfterMs: number; notify?: No
     return webhooksRepository.lockMany(trx, ids);
   }
 
-  /** Applies the written attempts, in order, to their endpoints locked by `lock`. */
-  async function apply(trx: WriteTx, rows: Map<string, WebhooksTable>, written: AttemptResult[]): Promise<void> {
+  /**
+   * Applies the written attempts, in order, to their endpoints locked by `lock`. A disable is recorded on
+   * `audit` (docs/api.md#audit-log: `webhook.disabled`, by the worker, reason `failing`).
+   */
+  async function apply(
+    trx: WriteTx,
+    rows: Map<string, WebhooksTable>,
+    written: AttemptResult[],
+    audit: AuditTrail,
+  ): Promise<void> {
     for (const r of written) {
       const row = rows.get(r.webhookId);
       if (row?.status !== 'enabled' || r.attempt === null) continue;
@@ -49,7 +59,19 @@ export function createEndpointHealth(deps: { disableAfterMs: number; notify?: No
       const next: WebhooksTable = { ...row, ...patch };
       rows.set(row.id, next);
       await webhooksRepository.updateHealth(trx, row.id, patch);
-      if (patch.status === 'disabled') await deliveriesRepository.cancelPending(trx, row.id, at);
+      if (patch.status === 'disabled') {
+        await deliveriesRepository.cancelPending(trx, row.id, at);
+        audit.record({
+          workspaceId: row.workspace_id,
+          action: 'webhook.disabled',
+          target: { type: 'webhook', id: row.id },
+          env: row.env,
+          changes: changesOf(
+            { status: row.status, disabled_reason: row.disabled_reason ?? null },
+            { status: next.status, disabled_reason: next.disabled_reason ?? null },
+          ),
+        });
+      }
       if (notice) await deps.notify?.(trx, { kind: notice, webhook: next, at });
     }
   }

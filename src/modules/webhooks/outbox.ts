@@ -208,12 +208,12 @@ export function createOutbox(deps: {
       busy: ReadonlyMap<string, number>;
     },
   ): Promise<ClaimedDelivery[]> {
-    return deps.writeAs(actor, async (trx) => {
+    return deps.writeAs(actor, async (trx, audit) => {
       if (outcomes.length > 0) {
         // Endpoint rows first, then their deliveries: the lock order of a hand-made disable too.
         const endpoints = await deps.health.lock(trx, outcomes);
         const written = await deliveriesRepository.complete(trx, workerId, outcomes, claim.now);
-        await deps.health.apply(trx, endpoints, written);
+        await deps.health.apply(trx, endpoints, written, audit);
       }
       if (claim.limit === 0) return [];
       return deliveriesRepository.claim(trx, { ...claim, workerId });
