@@ -1,5 +1,5 @@
 // Backends: both — the `wsvc` member and billing commands in child processes on the suite's database
-// Tier: full — 7 `wsvc` child processes, over a second of CPU each to start
+// Tier: full — 12 `wsvc` child processes, over a second of CPU each to start
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
@@ -82,6 +82,52 @@ describe('wsvc users invite|set-role|remove and billing mark-paid|void', { timeo
           0,
         );
         expect((await wsvc('users', 'remove', userId)).code).not.toBe(0);
+      }),
+    ).toEqual([]);
+  });
+
+  it('a plan set by the CLI: one plan.changed by `cli` on the subscription; the same plan or an unknown one, none', async () => {
+    const ws = await newWorkspace(t, 'CLI plan');
+    let out!: Awaited<ReturnType<typeof wsvc>>;
+    const up = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'pro', '--json');
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expect(JSON.parse(out.stdout).result).toMatchObject({ change: 'upgraded', from: 'free', to: 'pro' });
+    const u = onlyEntry(up, 'plan.changed');
+    expectCli(u);
+    expect({ type: u.target_type, id: u.target_id, env: u.env }).toEqual({
+      type: 'subscription',
+      id: ws.id,
+      env: null,
+    });
+    expect(u.changes).toEqual({ plan: { before: 'free', after: 'pro' } });
+
+    const down = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'free', '--json');
+    });
+    expect(out.code, out.stderr).toBe(0);
+    const effectiveAt = JSON.parse(out.stdout).result.effective_at as string;
+    const d = onlyEntry(down, 'plan.changed');
+    expectCli(d);
+    expect(d.changes).toEqual({
+      pending_plan: { before: null, after: 'free' },
+      pending_from: { before: null, after: effectiveAt },
+    });
+
+    // The plan it is already on (the pending downgrade cancelled is a change: one entry), then nothing changes.
+    const cancel = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'pro');
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expect(onlyEntry(cancel, 'plan.changed').changes).toEqual({
+      pending_plan: { before: 'free', after: null },
+      pending_from: { before: effectiveAt, after: null },
+    });
+    expect(
+      await entriesOf(t, null, async () => {
+        expect((await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'pro')).code).toBe(0);
+        expect((await wsvc('billing', 'set-plan', '--workspace', ws.id, '--plan', 'gold')).code).not.toBe(0);
       }),
     ).toEqual([]);
   });
