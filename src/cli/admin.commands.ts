@@ -42,8 +42,11 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--admin-email <email>', "the admin user's email")
     .option('--admin-name <name>', "the admin user's display name")
     .action(async (opts: { name: string; adminEmail: string; adminName?: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx) =>
-        s.workspaces.create({ name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName }, trx),
+      const out = await cliWrite((s, trx, audit) =>
+        s.workspaces.create(
+          { name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName },
+          { trx, audit },
+        ),
       );
       const result = {
         workspace: out.workspace,

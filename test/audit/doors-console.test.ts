@@ -416,6 +416,44 @@ describe('second factors', () => {
     expect(d.changes).toEqual({ totp: { before: true, after: false } });
   });
 
+  it('new recovery codes: user.recovery_codes_regenerated, the codes only as "[redacted]"; a wrong code leaves none', async () => {
+    clock.set(T0);
+    const a = await admin('Recovery codes');
+    const { secret, codes } = await enrolTotp(a.client, T0);
+    secrets.add(secret);
+    for (const c of codes) secrets.add(c);
+    clock.set(T0 + 30_000);
+    const regenerate = (code: string) =>
+      call(a.client, {
+        method: 'POST',
+        url: '/console/api/two-factor/recovery-codes',
+        body: { password: PASSWORD, code },
+      });
+    expect(
+      await entriesOf(t, a.ws, async () => {
+        expectError(await regenerate('123456'), 400, 'validation_error');
+      }),
+    ).toEqual([]);
+    let res!: LightMyRequestResponse;
+    // With one recovery code spent as the second half of re-authentication: nine were left.
+    const fresh = await entriesOf(t, a.ws, async () => {
+      res = await regenerate(codes[0] as string);
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const next = json(res).data.recovery_codes as string[];
+    expect(next).toHaveLength(10);
+    for (const c of next) secrets.add(c);
+    const e = onlyEntry(fresh, 'user.recovery_codes_regenerated');
+    expectUserActor(e, a.userId, a.email);
+    expect({ type: e.target_type, id: e.target_id, env: e.env }).toEqual({ type: 'user', id: a.userId, env: null });
+    expect(e.changes).toEqual({
+      recovery_codes: { before: '[redacted]', after: '[redacted]' },
+      recovery_codes_left: { before: 9, after: 10 },
+    });
+    expectOrigin(e, res.headers['x-request-id']);
+    for (const c of [...codes, ...next]) expect(JSON.stringify(e)).not.toContain(c);
+  });
+
   it("an admin resets a member's second factor (user.mfa_reset, by the admin); the policy (workspace.settings_changed)", async () => {
     clock.set(T0);
     const a = await admin('Reset factor');
