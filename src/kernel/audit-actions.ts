@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'user.passkey_removed',
   'user.passkey_renamed',
   'user.recovery_codes_regenerated',
+  'user.reset_link_created',
   'user.mfa_reset',
   'session.signed_in',
   'session.sign_in_failed',

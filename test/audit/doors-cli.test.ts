@@ -1,5 +1,5 @@
 // Backends: both — the `wsvc` member and billing commands in child processes on the suite's database
-// Tier: full — 14 `wsvc` child processes, over a second of CPU each to start
+// Tier: full — 16 `wsvc` child processes, over a second of CPU each to start
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
@@ -36,10 +36,10 @@ function expectCli(e: StoredEntry) {
   }).toEqual({ type: 'system', id: 'cli', name: 'cli', request_id: null, ip: null, user_agent: null });
 }
 
-describe('wsvc workspaces create, users invite|set-role|remove and billing set-plan|mark-paid|void', {
+describe('wsvc workspaces create, users invite|set-role|reset-link|remove and billing set-plan|mark-paid|void', {
   timeout: 180_000,
 }, () => {
-  it('a member invited, their role changed and removed by the CLI: one entry each, by `cli`', async () => {
+  it('a member invited, their role changed, a reset link made and the member removed by the CLI: one entry each, by `cli`', async () => {
     const ws = await newWorkspace(t, 'CLI audit');
     let out!: Awaited<ReturnType<typeof wsvc>>;
     const invited = await entriesOf(t, ws.id, async () => {
@@ -71,6 +71,18 @@ describe('wsvc workspaces create, users invite|set-role|remove and billing set-p
     expectCli(r);
     expect(r.changes).toEqual({ role: { before: 'member', after: 'viewer' } });
 
+    // A reset link made by the operator: user.reset_link_created by `cli` on the member, never the link's token.
+    const reset = await entriesOf(t, ws.id, async () => {
+      out = await wsvc('users', 'reset-link', '--email', 'cli.member@example.test', '--json');
+    });
+    expect(out.code, out.stderr).toBe(0);
+    const resetOut = JSON.parse(out.stdout) as { url: string; expires_at: string };
+    const l = onlyEntry(reset, 'user.reset_link_created');
+    expectCli(l);
+    expect({ type: l.target_type, id: l.target_id, env: l.env }).toEqual({ type: 'user', id: userId, env: null });
+    expect(l.changes).toEqual({ expires_at: { before: null, after: resetOut.expires_at } });
+    expect(JSON.stringify(l)).not.toContain(new URL(resetOut.url).searchParams.get('token'));
+
     const removed = await entriesOf(t, ws.id, async () => {
       out = await wsvc('users', 'remove', userId);
     });
@@ -84,6 +96,7 @@ describe('wsvc workspaces create, users invite|set-role|remove and billing set-p
           0,
         );
         expect((await wsvc('users', 'remove', userId)).code).not.toBe(0);
+        expect((await wsvc('users', 'reset-link', '--email', 'cli.member@example.test')).code).not.toBe(0);
       }),
     ).toEqual([]);
   });

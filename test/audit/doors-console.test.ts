@@ -336,6 +336,41 @@ describe('passwords', () => {
     expectOrigin(e, res.headers['x-request-id']);
   });
 
+  it('"Forgot password": user.reset_link_created by the member, with the request\'s origin; an unknown email, none', async () => {
+    clock.set(T0);
+    const a = await admin('Forgot');
+    const forgot = (email: string) =>
+      t.request({
+        method: 'POST',
+        url: '/console/api/password/forgot',
+        body: { email },
+        headers: { origin: ORIGIN, 'user-agent': UA },
+      });
+    let res!: LightMyRequestResponse;
+    const asked = await entriesOf(t, a.ws, async () => {
+      res = await forgot(a.email);
+    });
+    expect(res.statusCode).toBe(202);
+    const e = onlyEntry(asked, 'user.reset_link_created');
+    expectUserActor(e, a.userId, a.email);
+    expect({ type: e.target_type, id: e.target_id, env: e.env }).toEqual({ type: 'user', id: a.userId, env: null });
+    expect(Object.keys(e.changes)).toEqual(['expires_at']);
+    expect(Date.parse(e.changes.expires_at?.after as string)).toBe(T0 + 3_600_000);
+    expectOrigin(e, res.headers['x-request-id']);
+    // The link itself waits in the outbox for its email: its token is a secret the entry never holds.
+    const mail = await t.storage.db
+      .selectFrom('notifications')
+      .select('secret')
+      .where('type', '=', 'password.reset')
+      .where('workspace_id', '=', a.ws)
+      .executeTakeFirstOrThrow();
+    const token = linkToken(String(mail.secret));
+    expect(token.length).toBeGreaterThan(20);
+    secrets.add(token);
+    expect(JSON.stringify(e)).not.toContain(token);
+    expect(await entriesOf(t, null, () => forgot(`nobody.${a.email}`))).toEqual([]);
+  });
+
   it('a reset link: user.password_changed and session.signed_in, both as the person; a used link leaves none', async () => {
     clock.set(T0);
     const a = await admin('Reset');

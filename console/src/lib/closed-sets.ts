@@ -74,6 +74,7 @@ export const AUDIT_ACTIONS = every<AuditAction>()([
   'user.passkey_removed',
   'user.passkey_renamed',
   'user.recovery_codes_regenerated',
+  'user.reset_link_created',
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',
