@@ -42,8 +42,11 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--admin-email <email>', "the admin user's email")
     .option('--admin-name <name>', "the admin user's display name")
     .action(async (opts: { name: string; adminEmail: string; adminName?: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx) =>
-        s.workspaces.create({ name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName }, trx),
+      const out = await cliWrite((s, trx, audit) =>
+        s.workspaces.create(
+          { name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName },
+          { trx, audit },
+        ),
       );
       const result = {
         workspace: out.workspace,
@@ -138,7 +141,7 @@ export function registerAdminCommands(program: Command): void {
     .description("print a single-use password reset link (valid 1 hour) for a member's email")
     .requiredOption('--email <email>', 'email')
     .action(async (opts: { email: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx) => s.consoleAuth.resetLink(opts.email, trx));
+      const out = await cliWrite((s, trx, audit) => s.consoleAuth.resetLink(opts.email, { trx, audit }));
       if (!out) throw new Error(`no current member has the email ${opts.email}`);
       print(isJson(cmd), out, `reset ${out.url}`);
     });

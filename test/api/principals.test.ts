@@ -136,32 +136,12 @@ describe('principals: the services check whoever calls them, at commit', () => {
       name: 'Expiring',
       expiresAt,
     });
-    // The audit purge writes only when an entry is older than AUDIT_RETENTION_DAYS.
+    // The audit purge writes only when an entry is older than AUDIT_RETENTION_DAYS: the workspace's first (its creation)
+    // made as old as that.
     await t.storage.db
-      .insertInto('audit_heads')
-      .values({ workspace_id: ws.id, seq: 1, hash: 'h', anchor_seq: 0, anchor_hash: '' })
-      .execute();
-    await t.storage.db
-      .insertInto('audit_entries')
-      .values({
-        id: 'aud_01JD3K8Z6W6J9Q4X1V5N2M7P8R',
-        workspace_id: ws.id,
-        seq: 1,
-        time: '2000-01-01T00:00:00.000Z',
-        actor_type: 'system',
-        actor_id: 'cli',
-        actor_name: 'cli',
-        actor_user_id: null,
-        action: 'resource.created',
-        target_type: 'resource',
-        target_id: 'res_01JD3K8Z6W6J9Q4X1V5N2M7P8R',
-        env: 'live',
-        changes: '{}',
-        request_id: null,
-        ip: null,
-        user_agent: null,
-        hash: 'h',
-      })
+      .updateTable('audit_entries')
+      .set({ time: '2000-01-01T00:00:00.000Z' })
+      .where('workspace_id', '=', ws.id)
       .execute();
     const original = t.services.checks.system;
     t.services.checks.system = async () => false;
@@ -194,6 +174,6 @@ describe('principals: the services check whoever calls them, at commit', () => {
       (await t.storage.db.selectFrom('audit_entries').select('action').where('workspace_id', '=', ws.id).execute()).map(
         (r) => r.action,
       ),
-    ).toEqual(['resource.created']);
+    ).toEqual(['workspace.created']);
   });
 });

@@ -48,7 +48,13 @@ describe('appending', () => {
     await record(ws.id, 2);
     await record(ws.id, 1);
     const rows = await rowsOf(ws.id);
-    expect(rows.map((r) => Number(r.seq))).toEqual([1, 2, 3]);
+    // The workspace's own creation is its first entry.
+    expect(rows.map((r) => [Number(r.seq), r.action])).toEqual([
+      [1, 'workspace.created'],
+      [2, 'resource.updated'],
+      [3, 'resource.updated'],
+      [4, 'resource.updated'],
+    ]);
     let prev = '';
     for (const r of rows) {
       expect(r.hash).toBe(entryHash(prev, r));
@@ -62,7 +68,7 @@ describe('appending', () => {
       ip: null,
     });
     const [check] = await t.services.audit.verify(ws.id);
-    expect(check).toEqual({ workspaceId: ws.id, ok: true, entries: 3 });
+    expect(check).toEqual({ workspaceId: ws.id, ok: true, entries: 4 });
   });
 
   it('a change that fails after recording leaves no entry and no gap', async () => {
@@ -81,8 +87,9 @@ describe('appending', () => {
     ).rejects.toThrow('rolled back');
     await record(ws.id);
     expect((await rowsOf(ws.id)).map((r) => [Number(r.seq), r.action])).toEqual([
-      [1, 'resource.updated'],
+      [1, 'workspace.created'],
       [2, 'resource.updated'],
+      [3, 'resource.updated'],
     ]);
   });
 
@@ -98,14 +105,14 @@ describe('appending', () => {
         });
       }),
     ).rejects.toThrow(/must name the user/);
-    expect(await rowsOf(ws.id)).toEqual([]);
+    expect((await rowsOf(ws.id)).map((r) => r.action)).toEqual(['workspace.created']);
   });
 
   it('keeps seq gap-free under concurrent writers', async () => {
     const ws = await newWorkspace(t);
     await Promise.all(Array.from({ length: 24 }, (_, i) => record(ws.id, 1 + (i % 2))));
     const seqs = (await rowsOf(ws.id)).map((r) => Number(r.seq));
-    expect(seqs).toEqual(Array.from({ length: 36 }, (_, i) => i + 1));
+    expect(seqs).toEqual(Array.from({ length: 37 }, (_, i) => i + 1));
     expect((await t.services.audit.verify(ws.id))[0]?.ok).toBe(true);
   });
 });
@@ -155,16 +162,16 @@ describe('verify', () => {
     const { ws, rows } = await chainOf5();
     await t.storage.db
       .deleteFrom('audit_entries')
-      .where('id', '=', (rows[4] as (typeof rows)[number]).id)
+      .where('id', '=', (rows[5] as (typeof rows)[number]).id)
       .execute();
     const [check] = await t.services.audit.verify(ws.id);
-    expect(check).toMatchObject({ ok: false, seq: 5 });
+    expect(check).toMatchObject({ ok: false, seq: 6 });
   });
 });
 
 describe('retention', () => {
   it('deletes entries older than AUDIT_RETENTION_DAYS, keeps one exactly that old, anchors the chain, records audit.purged', async () => {
-    const ws = await newWorkspace(t);
+    const ws = await newWorkspace(t); // workspace.created, as old as res_old
     const start = now;
     await record(ws.id, 1, 'res_old'); // at start - 1 ms, once the clock moves
     now = start + 1;
@@ -178,9 +185,9 @@ describe('retention', () => {
     expect(await job?.run()).toBeGreaterThanOrEqual(1);
     const rows = await rowsOf(ws.id);
     expect(rows.map((r) => [Number(r.seq), r.target_id])).toEqual([
-      [2, 'res_limit'],
-      [3, 'res_new'],
-      [4, ws.id],
+      [3, 'res_limit'],
+      [4, 'res_new'],
+      [5, ws.id],
     ]);
     expect(rows[2]).toMatchObject({
       action: 'audit.purged',
@@ -189,15 +196,15 @@ describe('retention', () => {
       env: null,
     });
     expect(JSON.parse((rows[2] as (typeof rows)[number]).changes)).toEqual({
-      entries_purged: { before: null, after: 1 },
-      anchor_seq: { before: 0, after: 1 },
+      entries_purged: { before: null, after: 2 },
+      anchor_seq: { before: 0, after: 2 },
     });
     const head = await t.storage.db
       .selectFrom('audit_heads')
       .selectAll()
       .where('workspace_id', '=', ws.id)
       .executeTakeFirstOrThrow();
-    expect(Number(head.anchor_seq)).toBe(1);
+    expect(Number(head.anchor_seq)).toBe(2);
     expect((await t.services.audit.verify(ws.id))[0]).toEqual({ workspaceId: ws.id, ok: true, entries: 3 });
     // Nothing more to delete: no second audit.purged entry.
     expect((await rowsOf(ws.id)).length).toBe(3);
@@ -207,6 +214,6 @@ describe('retention', () => {
     await sql`update audit_heads set anchor_hash = ${'0'.repeat(64)} where workspace_id = ${ws.id}`.execute(
       t.storage.db,
     );
-    expect((await t.services.audit.verify(ws.id))[0]).toMatchObject({ ok: false, seq: 2 });
+    expect((await t.services.audit.verify(ws.id))[0]).toMatchObject({ ok: false, seq: 3 });
   });
 });

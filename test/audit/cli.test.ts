@@ -64,12 +64,12 @@ describe('wsvc keys and wsvc audit', { timeout: 240_000 }, () => {
     const list = await wsvc('audit', 'list', '--workspace', ws.id, '--action', 'key.', '--json');
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).entries.map((e: { seq: number; action: string }) => [e.seq, e.action])).toEqual([
-      [3, 'key.revoked'],
-      [2, 'key.created'],
+      [4, 'key.revoked'],
+      [3, 'key.created'],
     ]);
     const text = await wsvc('audit', 'list', '--workspace', ws.id);
     expect(text.stdout.split('\n')[0]).toMatch(/^SEQ\s+TIME\s+ACTOR\s+ACTION\s+TARGET\s+ENV$/);
-    expect(text.stdout).toMatch(/3\s+\S+\s+system:cli \(cli\)\s+key\.revoked\s+key:key_/);
+    expect(text.stdout).toMatch(/4\s+\S+\s+system:cli \(cli\)\s+key\.revoked\s+key:key_/);
 
     const exported = await wsvc('audit', 'export', '--workspace', ws.id);
     expect(exported.code, exported.stderr).toBe(0);
@@ -77,8 +77,14 @@ describe('wsvc keys and wsvc audit', { timeout: 240_000 }, () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines.map((e: { seq: number }) => e.seq)).toEqual([1, 2, 3]);
-    expect(lines[0]).toEqual(entries[0]);
+    // The workspace's own creation first (seq 1), then the changes made in it.
+    expect(lines.map((e: { seq: number; action: string }) => [e.seq, e.action])).toEqual([
+      [1, 'workspace.created'],
+      [2, 'resource.created'],
+      [3, 'key.created'],
+      [4, 'key.revoked'],
+    ]);
+    expect(lines[1]).toEqual(entries[0]);
 
     const ok = await wsvc('audit', 'verify');
     expect(ok.code, ok.stderr).toBe(0);
@@ -91,7 +97,7 @@ describe('wsvc keys and wsvc audit', { timeout: 240_000 }, () => {
       .execute();
     const bad = await wsvc('audit', 'verify');
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain(`workspace ${ws.id}: entry ${entries[1]?.id} (seq 2) was edited or reordered`);
+    expect(bad.stdout).toContain(`workspace ${ws.id}: entry ${entries[1]?.id} (seq 3) was edited or reordered`);
     expect(bad.stdout).toMatch(/verification failed/);
   });
 });

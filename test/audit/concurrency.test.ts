@@ -54,10 +54,11 @@ describe('audit seq under concurrent writers', () => {
         .where('workspace_id', '=', ws.workspace.id)
         .orderBy('seq')
         .execute();
-      expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
+      // The workspace's creation (seq 1), then the 120 changes.
+      expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 121 }, (_, i) => i + 1));
       expect(rows.filter((r) => r.action === 'resource.archived')).toHaveLength(60);
       expect(await services.audit.verify(ws.workspace.id)).toEqual([
-        { workspaceId: ws.workspace.id, ok: true, entries: 120 },
+        { workspaceId: ws.workspace.id, ok: true, entries: 121 },
       ]);
     } finally {
       await Promise.all(servers.map((s) => stopProcess(s.child)));

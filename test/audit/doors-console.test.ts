@@ -336,6 +336,41 @@ describe('passwords', () => {
     expectOrigin(e, res.headers['x-request-id']);
   });
 
+  it('"Forgot password": user.reset_link_created by the member, with the request\'s origin; an unknown email, none', async () => {
+    clock.set(T0);
+    const a = await admin('Forgot');
+    const forgot = (email: string) =>
+      t.request({
+        method: 'POST',
+        url: '/console/api/password/forgot',
+        body: { email },
+        headers: { origin: ORIGIN, 'user-agent': UA },
+      });
+    let res!: LightMyRequestResponse;
+    const asked = await entriesOf(t, a.ws, async () => {
+      res = await forgot(a.email);
+    });
+    expect(res.statusCode).toBe(202);
+    const e = onlyEntry(asked, 'user.reset_link_created');
+    expectUserActor(e, a.userId, a.email);
+    expect({ type: e.target_type, id: e.target_id, env: e.env }).toEqual({ type: 'user', id: a.userId, env: null });
+    expect(Object.keys(e.changes)).toEqual(['expires_at']);
+    expect(Date.parse(e.changes.expires_at?.after as string)).toBe(T0 + 3_600_000);
+    expectOrigin(e, res.headers['x-request-id']);
+    // The link itself waits in the outbox for its email: its token is a secret the entry never holds.
+    const mail = await t.storage.db
+      .selectFrom('notifications')
+      .select('secret')
+      .where('type', '=', 'password.reset')
+      .where('workspace_id', '=', a.ws)
+      .executeTakeFirstOrThrow();
+    const token = linkToken(String(mail.secret));
+    expect(token.length).toBeGreaterThan(20);
+    secrets.add(token);
+    expect(JSON.stringify(e)).not.toContain(token);
+    expect(await entriesOf(t, null, () => forgot(`nobody.${a.email}`))).toEqual([]);
+  });
+
   it('a reset link: user.password_changed and session.signed_in, both as the person; a used link leaves none', async () => {
     clock.set(T0);
     const a = await admin('Reset');
@@ -414,6 +449,44 @@ describe('second factors', () => {
     const d = onlyEntry(offEntries, 'user.mfa_disabled');
     expectUserActor(d, a.userId, a.email);
     expect(d.changes).toEqual({ totp: { before: true, after: false } });
+  });
+
+  it('new recovery codes: user.recovery_codes_regenerated, the codes only as "[redacted]"; a wrong code leaves none', async () => {
+    clock.set(T0);
+    const a = await admin('Recovery codes');
+    const { secret, codes } = await enrolTotp(a.client, T0);
+    secrets.add(secret);
+    for (const c of codes) secrets.add(c);
+    clock.set(T0 + 30_000);
+    const regenerate = (code: string) =>
+      call(a.client, {
+        method: 'POST',
+        url: '/console/api/two-factor/recovery-codes',
+        body: { password: PASSWORD, code },
+      });
+    expect(
+      await entriesOf(t, a.ws, async () => {
+        expectError(await regenerate('123456'), 400, 'validation_error');
+      }),
+    ).toEqual([]);
+    let res!: LightMyRequestResponse;
+    // With one recovery code spent as the second half of re-authentication: nine were left.
+    const fresh = await entriesOf(t, a.ws, async () => {
+      res = await regenerate(codes[0] as string);
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const next = json(res).data.recovery_codes as string[];
+    expect(next).toHaveLength(10);
+    for (const c of next) secrets.add(c);
+    const e = onlyEntry(fresh, 'user.recovery_codes_regenerated');
+    expectUserActor(e, a.userId, a.email);
+    expect({ type: e.target_type, id: e.target_id, env: e.env }).toEqual({ type: 'user', id: a.userId, env: null });
+    expect(e.changes).toEqual({
+      recovery_codes: { before: '[redacted]', after: '[redacted]' },
+      recovery_codes_left: { before: 9, after: 10 },
+    });
+    expectOrigin(e, res.headers['x-request-id']);
+    for (const c of [...codes, ...next]) expect(JSON.stringify(e)).not.toContain(c);
   });
 
   it("an admin resets a member's second factor (user.mfa_reset, by the admin); the policy (workspace.settings_changed)", async () => {

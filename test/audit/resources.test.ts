@@ -30,7 +30,7 @@ describe('resource changes through the API', () => {
     let [entry, ...rest] = await entriesOf(t, ws.id);
     expect(rest).toEqual([]);
     expect(entry).toMatchObject({
-      seq: 1,
+      seq: 2,
       actor: { type: 'key', id: keyId, name: 'Default live key', user_id: ws.adminId },
       action: 'resource.created',
       target: { type: 'resource', id },
@@ -85,7 +85,7 @@ describe('resource changes through the API', () => {
       target: { type: 'resource', id },
       changes: { name: { before: 'Q3', after: null }, status: { before: 'active', after: null } },
     });
-    expect((await entriesOf(t, ws.id)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect((await entriesOf(t, ws.id)).map((e) => e.seq)).toEqual([2, 3, 4, 5, 6]);
   });
 
   it("names a test key's environment and a console-less member's key", async () => {

@@ -19,7 +19,8 @@ import {
 } from '../helpers/console-server.js';
 
 // The Audit log page (docs/console.md#pages): an admin reads who changed what, filters, opens an entry's changes,
-// exports the filtered range as NDJSON, and follows "History" from a member's row; on a phone and in dark mode.
+// exports the filtered range as NDJSON, and follows "History" from a member's row; on a phone (rows stacked) in light
+// and dark mode. A passkey added, renamed, signed in with and removed on the Profile page: one entry each.
 const STEP = 120_000;
 const PHONE = { width: 390, height: 844 };
 
@@ -42,6 +43,28 @@ beforeAll(async () => {
 afterAll(async () => {
   await cs?.close();
 });
+
+/**
+ * The page fits the window: nothing wider than it (document.documentElement.scrollWidth <= clientWidth), and the
+ * log's table does not scroll sideways inside its frame either: on a phone its rows are stacked.
+ */
+async function expectFits(p: Page, name: string) {
+  await expectNoHorizontalOverflow(p, name);
+  const { doc, frames } = await p.evaluate(() => ({
+    doc: { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth },
+    frames: [...document.querySelectorAll('.table-wrap')].map((f) => ({
+      scroll: f.scrollWidth,
+      client: f.clientWidth,
+    })),
+  }));
+  expect(doc.scroll, `${name}: the page is ${doc.scroll} px wide in ${doc.client} px`).toBeLessThanOrEqual(doc.client);
+  expect(frames.length, `${name}: the log's table`).toBeGreaterThan(0);
+  for (const f of frames) {
+    expect(f.scroll, `${name}: the table is ${f.scroll} px wide in a ${f.client} px frame`).toBeLessThanOrEqual(
+      f.client,
+    );
+  }
+}
 
 /** The rows of the log's table (one per entry; an entry's open changes add a row of their own). */
 const actionsShown = (p: Page) =>
@@ -133,17 +156,26 @@ describe('the Audit log page', () => {
   );
 
   it(
-    'fits 390 px, is axe clean in dark mode, and a viewer is told the log is for admins',
+    'fits 390 px in light and dark (rows stacked, nothing scrolls sideways), is axe clean in dark mode, and a viewer is told the log is for admins',
     async () => {
-      const phone = await cs.page({ viewport: PHONE, signedIn: acme.signedIn });
-      await openPage(phone, acme.path('/settings/audit-log'), 'Audit log', 'phone-audit-log');
-      await expectNoHorizontalOverflow(phone, 'audit log');
-      await phone
-        .getByRole('button', { name: /Show the changes of/ })
-        .first()
-        .click();
-      await expectNoHorizontalOverflow(phone, 'audit log, an entry open');
-      await screenshot(phone, 'phone-audit-log');
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const phone = await cs.page({ viewport: PHONE, colorScheme, signedIn: acme.signedIn });
+        await openPage(phone, acme.path('/settings/audit-log'), 'Audit log', `phone-audit-log-${colorScheme}`);
+        await expectFits(phone, `audit log (${colorScheme})`);
+        // Each cell names its column, as the table's headings would.
+        expect(
+          await phone
+            .locator('.table-wrap > table > tbody > tr:not(.payload-row) > td')
+            .first()
+            .getAttribute('data-label'),
+        ).toBe('Time');
+        // The entry with the most changes open: the workspace's creation (its name, admin and keys).
+        await phone.getByRole('button', { name: /Show the changes of workspace\.created/ }).click();
+        await phone.getByRole('table', { name: /Changes of workspace\.created/ }).waitFor();
+        await expectFits(phone, `audit log, an entry open (${colorScheme})`);
+        await screenshot(phone, `phone-audit-log-${colorScheme}`);
+        await expectAccessible(phone, `phone-audit-log-${colorScheme}`);
+      }
       const dark = await cs.page({ colorScheme: 'dark', signedIn: acme.signedIn });
       await openPage(dark, acme.path('/settings/audit-log'), 'Audit log', 'dark-audit-log');
       await dark
@@ -160,7 +192,7 @@ describe('the Audit log page', () => {
     STEP,
   );
   it(
-    'a passkey added on the Profile page, signed in with, then removed: one entry each, as the admin',
+    'a passkey added on the Profile page, renamed, signed in with, then removed: one entry each, as the admin',
     async () => {
       // A session of its own (its sign-out must not end the one the other tests share).
       const p = await cs.page();
@@ -193,6 +225,30 @@ describe('the Audit log page', () => {
       ]);
       expect(added[0]?.changes).toMatchObject({ passkey: { before: null, after: { name: 'Laptop' } } });
       expect(added[0]?.user_agent).toMatch(/Chrome/);
+      // Renamed on the Profile page: user.passkey_renamed, its name before and after.
+      const renamed = await entriesOf(cs, acme.id, async () => {
+        await p.getByRole('button', { name: 'Rename Laptop' }).click();
+        await p.getByLabel('New name for Laptop').fill('Work laptop');
+        await p.getByRole('button', { name: 'Save name' }).click();
+        await p.getByRole('button', { name: 'Rename Work laptop' }).waitFor();
+      });
+      expect(renamed.map((e) => [e.action, e.actor_type, e.actor_id, e.target_type, e.target_id])).toEqual([
+        ['user.passkey_renamed', 'user', admin?.id, 'user', admin?.id],
+      ]);
+      const passkeyId = (added[0]?.changes.passkey?.after as { id?: string } | undefined)?.id;
+      expect(passkeyId).toMatch(/^pk/);
+      expect(renamed[0]?.changes).toEqual({
+        passkey: { before: { id: passkeyId, name: 'Laptop' }, after: { id: passkeyId, name: 'Work laptop' } },
+      });
+      expect(renamed[0]?.user_agent).toMatch(/Chrome/);
+      // The same name again changes nothing: no entry.
+      expect(
+        await entriesOf(cs, acme.id, async () => {
+          await p.getByRole('button', { name: 'Rename Work laptop' }).click();
+          await p.getByRole('button', { name: 'Save name' }).click();
+          await p.getByRole('button', { name: 'Rename Work laptop' }).waitFor();
+        }),
+      ).toEqual([]);
       const signedIn = await entriesOf(cs, acme.id, async () => {
         await p.getByRole('button', { name: 'Sign out' }).click();
         await p.getByRole('button', { name: 'Sign in with a passkey' }).click();
@@ -202,7 +258,7 @@ describe('the Audit log page', () => {
       expect(signedIn[1]?.changes).toMatchObject({ method: { before: null, after: 'passkey' } });
       const removed = await entriesOf(cs, acme.id, async () => {
         await openPage(p, acme.path('/settings/profile'), 'Profile', 'audit-profile-passkey');
-        await p.getByRole('button', { name: 'Remove Laptop' }).click();
+        await p.getByRole('button', { name: 'Remove Work laptop' }).click();
         await p
           .getByRole('dialog', { name: 'Remove this passkey?' })
           .getByRole('button', { name: 'Remove passkey' })

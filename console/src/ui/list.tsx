@@ -6,12 +6,26 @@ import { Empty, QueryView } from './states';
 /** A column heading; `{ hidden }` is read by screen readers only (an actions column). */
 export type Column = string | { hidden: string };
 
-/** A table with a caption for screen readers and its column headings; `children` are the rows. */
-export function DataTable({ caption, columns, children }: { caption: string; columns: Column[]; children: ReactNode }) {
+/**
+ * A table with a caption for screen readers and its column headings; `children` are the rows. `stacked`: on a
+ * phone each row becomes a card of its cells, each under its column's name (the cells' `data-label`), instead
+ * of a table scrolling sideways.
+ */
+export function DataTable({
+  caption,
+  columns,
+  stacked = false,
+  children,
+}: {
+  caption: string;
+  columns: Column[];
+  stacked?: boolean;
+  children: ReactNode;
+}) {
   return (
     // A table wider than a phone scrolls inside this frame; the frame is focusable so the keyboard can scroll it too.
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1)
-    <section className="table-wrap" tabIndex={0} aria-label={caption}>
+    <section className={stacked ? 'table-wrap stacked' : 'table-wrap'} tabIndex={0} aria-label={caption}>
       <table>
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -58,6 +72,7 @@ export function ListTable<T>({
   columns,
   showTotal = false,
   moreLabel = 'Load older',
+  stacked = false,
   children,
 }: {
   list: PagedQuery<T>;
@@ -68,6 +83,8 @@ export function ListTable<T>({
   showTotal?: boolean;
   /** The pager's button: lists are newest first, so the next page is older. */
   moreLabel?: string;
+  /** Rows as cards on a phone (DataTable's `stacked`); each cell names its column in `data-label`. */
+  stacked?: boolean;
   children: (rows: T[]) => ReactNode;
 }) {
   return (
@@ -78,7 +95,7 @@ export function ListTable<T>({
         return (
           <>
             {showTotal ? <p className="muted">{d.pages[0]?.meta.total ?? rows.length} in all</p> : null}
-            <DataTable caption={caption} columns={columns}>
+            <DataTable caption={caption} columns={columns} stacked={stacked}>
               {children(rows)}
             </DataTable>
             <Pager

@@ -100,7 +100,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
     { config: { console: 'public' }, schema: { hide, body: ForgotBody, response: { 202: NoContent } } },
     async (req, reply) => {
       // The link goes by email once email exists, never to the log; operators use `wsvc users reset-link`.
-      const { userIds } = await consoleAuth.forgotPassword(req.body.email);
+      const { userIds } = await consoleAuth.forgotPassword(req.body.email, clientOf(req));
       if (userIds.length > 0) req.log.info({ user_ids: userIds }, 'password reset requested');
       return reply.code(202).send(null);
     },

@@ -154,15 +154,31 @@ export function createPasswordLinks(
     return { email: found.email, expires_at: found.expires_at };
   }
 
-  /** A reset link valid 1 hour for a member's email (`wsvc users reset-link`, in the CLI's transaction when given one); undefined when no one has it. */
+  /** `user.reset_link_created` in each workspace of the person: when the link ends (never the link or its token). */
+  const recordResetLink = (trx: Db, audit: AuditTrail, email: string, expiresAt: string, byRunner: boolean) =>
+    recordForPerson(trx, audit, email, {
+      action: 'user.reset_link_created',
+      changes: { expires_at: { before: null, after: expiresAt } },
+      byRunner,
+    });
+
+  /**
+   * A reset link valid 1 hour for a member's email (`wsvc users reset-link`, in the CLI's transaction when given one,
+   * recorded as the CLI's); undefined when no one has it.
+   */
   async function resetLink(
     emailInput: string,
-    inTrx?: WriteTx,
+    inTrx?: { trx: WriteTx; audit: AuditTrail },
   ): Promise<{ url: string; expires_at: string } | undefined> {
     const email = normalizeEmail(emailInput);
-    if ((await repo.memberships(inTrx ?? db, email)).length === 0) return undefined;
-    if (inTrx) return makeLink('reset', email, {}, inTrx);
-    return writeAs(anonymousActor('link'), (trx) => makeLink('reset', email, {}, trx));
+    if ((await repo.memberships(inTrx?.trx ?? db, email)).length === 0) return undefined;
+    const run = async (trx: WriteTx, audit: AuditTrail, byRunner: boolean) => {
+      const link = await makeLink('reset', email, {}, trx);
+      await recordResetLink(trx, audit, email, link.expires_at, byRunner);
+      return link;
+    };
+    if (inTrx) return run(inTrx.trx, inTrx.audit, true);
+    return writeAs(anonymousActor('link'), (trx, audit) => run(trx, audit, false));
   }
 
   /**
@@ -171,14 +187,16 @@ export function createPasswordLinks(
    * transaction and sent by the worker; the link is never returned, so it never reaches a log.
    * Returns the ids of the members with that email, for the log line.
    */
-  async function forgotPassword(emailInput: string): Promise<{ userIds: string[] }> {
+  async function forgotPassword(emailInput: string, client?: Client): Promise<{ userIds: string[] }> {
     const email = normalizeEmail(emailInput);
     const memberships = await repo.memberships(db, email);
     const first = memberships[0];
     const notifications = deps.notifications;
     if (first && notifications) {
-      await writeAs(anonymousActor('link'), async (trx) => {
+      await writeAs(client ? clientActor('link', client) : anonymousActor('link'), async (trx, audit) => {
         const link = await makeLink('reset', email, {}, trx);
+        // Anyone may ask for a member's email: the entries name the member, as a failed sign-in does.
+        await recordResetLink(trx, audit, email, link.expires_at, false);
         await notifications.linkNotice(trx, {
           type: 'password.reset',
           workspaceId: first.workspace_id,

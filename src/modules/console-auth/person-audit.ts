@@ -6,7 +6,8 @@ import { consoleAuthRepository as repo } from './console-auth.repository.js';
  * Records a change to a person's own sign-in (a session, their password, their second factors) in the audit log of
  * each workspace they are a member of (or of `only` those), each entry by that workspace's user, on that user (or on
  * `target`): a person is one user per workspace, and each workspace's admins see their members' sign-ins. A person
- * who is no member anywhere (an email nobody has) records nothing.
+ * who is no member anywhere (an email nobody has) records nothing. With `byRunner`, each entry names the runner's
+ * actor instead (the CLI's `cli`).
  */
 export async function recordForPerson(
   trx: Db,
@@ -19,6 +20,8 @@ export async function recordForPerson(
     changes?: Changes;
     /** Only these workspaces (a single sign-on session reaches one). */
     only?: string | null;
+    /** The entries name the runner's own actor (the CLI acting on someone's sign-in), not the person. */
+    byRunner?: boolean;
   },
 ): Promise<number> {
   let n = 0;
@@ -27,7 +30,7 @@ export async function recordForPerson(
     audit.record({
       action: entry.action,
       workspaceId: m.workspace_id,
-      actor: { type: 'user', id: m.user_id, name: m.name ?? email },
+      ...(entry.byRunner ? {} : { actor: { type: 'user' as const, id: m.user_id, name: m.name ?? email } }),
       target: entry.target ?? { type: 'user', id: m.user_id },
       env: null,
       ...(entry.changes ? { changes: entry.changes } : {}),

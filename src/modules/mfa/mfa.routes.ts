@@ -84,7 +84,9 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
       config: { console: 'session' },
       schema: { hide, body: ReauthBody, response: { 200: DataOf(RecoveryCodesSchema) } },
     },
-    async (req) => ({ data: await mfa.regenerateRecoveryCodes(sessionOf(req).session.email, req.body) }),
+    async (req) => ({
+      data: await mfa.regenerateRecoveryCodes(sessionOf(req).session.email, req.body, client(req)),
+    }),
   );
 
   app.post(
@@ -113,7 +115,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
       schema: { hide, params: PasskeyParams, body: RenamePasskeyBody, response: { 204: NoContent } },
     },
     async (req, reply) => {
-      await passkeys.rename(sessionOf(req).session.email, req.params.id, req.body.name);
+      await passkeys.rename(sessionOf(req).session.email, req.params.id, req.body.name, client(req));
       return reply.code(204).send(null);
     },
   );

@@ -6,7 +6,7 @@ import { newId } from '../../kernel/ids.js';
 import { type Actor, type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
-import { recordForPerson } from '../console-auth/person-audit.js';
+import { REDACTED, recordForPerson } from '../console-auth/person-audit.js';
 import { type Client, personActorOf } from '../console-auth/sign-in-steps.js';
 import type { SecurityNotice } from '../notifications/notifications.service.js';
 import type { UsersService } from '../users/users.service.js';
@@ -187,18 +187,33 @@ export function createMfaService(deps: {
     );
   }
 
-  /** Ten new recovery codes (password and a code needed); the old ones stop working. Throws 400, 409. */
-  async function regenerateRecoveryCodes(email: string, input: { password: string; code: string }) {
+  /**
+   * Ten new recovery codes (password and a code needed); the old ones stop working. Recorded as
+   * `user.recovery_codes_regenerated`: the codes only as "[redacted]", with how many were left. Throws 400, 409.
+   */
+  async function regenerateRecoveryCodes(email: string, input: { password: string; code: string }, client?: Client) {
     await checkPassword(email, input.password);
     const at = isoAt(clock.now());
-    return write(email, async (trx) => {
-      const row = await repo.person(trx, email);
-      if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Turn on two-factor codes first.');
-      await reauthenticate(trx, email, input);
-      const recovery_codes = await newRecoveryCodes(trx, email, at);
-      await tellPerson(trx, email, 'recovery_codes.regenerated', { at, factor: { kind: 'recovery_codes' } });
-      return { recovery_codes };
-    });
+    return write(
+      email,
+      async (trx, audit) => {
+        const row = await repo.person(trx, email);
+        if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Turn on two-factor codes first.');
+        await reauthenticate(trx, email, input);
+        const left = (await repo.unusedRecoveryCodes(trx, email)).length;
+        const recovery_codes = await newRecoveryCodes(trx, email, at);
+        await tellPerson(trx, email, 'recovery_codes.regenerated', { at, factor: { kind: 'recovery_codes' } });
+        await recordForPerson(trx, audit, email, {
+          action: 'user.recovery_codes_regenerated',
+          changes: {
+            recovery_codes: { before: REDACTED, after: REDACTED },
+            recovery_codes_left: { before: left, after: recovery_codes.length },
+          },
+        });
+        return { recovery_codes };
+      },
+      client,
+    );
   }
 
   /** The second factors a person can give at sign-in; [] when none. */

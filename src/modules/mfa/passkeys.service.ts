@@ -242,9 +242,22 @@ export function createPasskeysService(deps: {
     return challenge !== undefined && (await assertionOf(trx, response, challenge, email)) !== undefined;
   }
 
-  async function rename(email: string, id: string, name: string): Promise<void> {
-    const r = await write(email, (trx) => repo.renamePasskey(trx, email, id, name));
-    if (Number(r.numUpdatedRows) === 0) throw new NotFoundError('passkey');
+  /** Renames a passkey of the person: `user.passkey_renamed` (the same name again: nothing recorded). Throws 404. */
+  async function rename(email: string, id: string, name: string, client?: Client): Promise<void> {
+    await write(
+      email,
+      async (trx, audit) => {
+        const p = (await repo.passkeys(trx, email)).find((k) => k.id === id);
+        if (!p) throw new NotFoundError('passkey');
+        if (p.name === name) return;
+        await repo.renamePasskey(trx, email, id, name);
+        await recordForPerson(trx, audit, email, {
+          action: 'user.passkey_renamed',
+          changes: { passkey: { before: { id, name: p.name }, after: { id, name } } },
+        });
+      },
+      client,
+    );
   }
 
   /** Removes a passkey of the person; they are told. Throws 404. */

@@ -1,10 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { Db, Dialect } from '../../db/dialect.js';
+import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { systemActor } from '../../kernel/principal.js';
 import { SingleLine } from '../../kernel/schemas.js';
 import { assertValid } from '../../lib/validate.js';
+import { changesOf } from '../audit/changes.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
@@ -39,9 +41,13 @@ export function createWorkspacesService(deps: {
   /** Starts the workspace's subscription (free) in its creation's transaction (docs/billing.md). */
   billing: Pick<BillingService, 'start'>;
 }) {
+  /**
+   * A workspace with its first admin, a live and a test key and the admin's set-password link, recorded as one
+   * `workspace.created` entry (its first) naming the admin and the keys by id (never a key or the link's token).
+   */
   async function create(
     input: { name: string; adminEmail: string; adminName?: string },
-    inTrx?: WriteTx,
+    inTrx?: { trx: WriteTx; audit: AuditTrail },
   ): Promise<{
     workspace: Workspace;
     user: User;
@@ -49,7 +55,7 @@ export function createWorkspacesService(deps: {
     set_password_url: string;
   }> {
     assertValid(CreateWorkspaceInput, input);
-    const run = async (trx: WriteTx) => {
+    const run = async (trx: WriteTx, audit: AuditTrail) => {
       const now = isoAt(deps.clock.now());
       const workspace = { id: newId('workspace'), name: input.name, created_at: now, updated_at: now };
       await workspacesRepository.insert(trx, workspace);
@@ -69,10 +75,25 @@ export function createWorkspacesService(deps: {
         { workspaceId: workspace.id, userId: user.id },
         trx,
       );
+      audit.record({
+        action: 'workspace.created',
+        workspaceId: workspace.id,
+        target: { type: 'workspace', id: workspace.id },
+        env: null,
+        changes: changesOf(null, {
+          name: workspace.name,
+          admin_user_id: user.id,
+          admin_email: user.email,
+          live_key_id: live.id,
+          test_key_id: test.id,
+        }),
+      });
       return { workspace, user, keys: { live, test }, set_password_url: link.url };
     };
     // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
-    return inTrx ? run(inTrx) : deps.writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
+    return inTrx
+      ? run(inTrx.trx, inTrx.audit)
+      : deps.writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
   }
 
   /** Every workspace with its number of current members (CLI `workspaces list`). */

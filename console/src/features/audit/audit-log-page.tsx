@@ -13,6 +13,9 @@ import { FormError } from '../../ui/states';
 /** The action filter: every action, and each family of them (`member.` is every member change). */
 const ACTION_CHOICES = [...new Set(AUDIT_ACTIONS.map((a) => `${a.split('.')[0]}.`)), ...AUDIT_ACTIONS].sort();
 
+/** The table's columns; on a phone each row is a card whose cells name these (`data-label`). */
+const COLUMNS = ['Time', 'Actor', 'Action', 'Target', 'Environment', 'Changes'];
+
 /** The period filter: the last day, week, month or year (the log keeps 400 days). */
 const PERIODS: Record<string, number> = {
   'last 24 hours': 1,
@@ -98,22 +101,23 @@ function AuditLog() {
         what="Loading the audit log"
         empty={filtered ? 'No entries match these filters.' : 'No entries yet.'}
         caption="Audit log"
-        columns={['Time', 'Actor', 'Action', 'Target', 'Environment', 'Changes']}
+        columns={COLUMNS}
+        stacked
       >
         {(rows) =>
           rows.map((e) => (
             <Fragment key={e.id}>
               <tr>
-                <td>
+                <td data-label="Time">
                   <Time iso={e.time} />
                 </td>
-                <td>
+                <td data-label="Actor">
                   <ActorCell actor={e.actor} onFilter={(id) => filters.set('actor', id)} />
                 </td>
-                <td>
+                <td data-label="Action">
                   <code>{e.action}</code>
                 </td>
-                <td>
+                <td data-label="Target">
                   <span className="muted">{e.target.type}</span>{' '}
                   <button
                     type="button"
@@ -124,8 +128,10 @@ function AuditLog() {
                     <code>{e.target.id}</code>
                   </button>
                 </td>
-                <td>{e.env ? <Badge tone={e.env === 'live' ? 'good' : 'test'}>{e.env}</Badge> : <span>—</span>}</td>
-                <td>
+                <td data-label="Environment">
+                  {e.env ? <Badge tone={e.env === 'live' ? 'good' : 'test'}>{e.env}</Badge> : <span>—</span>}
+                </td>
+                <td data-label="Changes">
                   <button
                     type="button"
                     aria-expanded={openId === e.id}
