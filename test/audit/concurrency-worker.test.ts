@@ -42,7 +42,15 @@ describe('audit seq with the worker writing beside two API processes', () => {
     const ws = await services.workspaces.create({ name: 'Catching up', adminEmail: 'catch-up@example.test' });
     const wsId = ws.workspace.id;
     const databaseUrl = databaseUrlOf(storage);
-    const env = { DATABASE_URL: databaseUrl, PORT: '0', REDIS_URL: '', PLAN_LIMITS: 'off' };
+    // The workspace is created years back, its workspace.created entry with it: the longest retention keeps the
+    // worker's purge job from removing that entry while the test counts.
+    const env = {
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      REDIS_URL: '',
+      PLAN_LIMITS: 'off',
+      AUDIT_RETENTION_DAYS: '36500',
+    };
     const servers = await Promise.all([1, 2].map(() => startWsvc(['serve', '--api-only'], env)));
     processes.push(...servers);
 
@@ -83,7 +91,9 @@ describe('audit seq with the worker writing beside two API processes', () => {
     expect(byJob).toHaveLength(invoices);
     expect(new Set(byJob.map((e) => e.actor_id))).toEqual(new Set(['scheduler:billing-invoices']));
     expect(entries.filter((e) => e.action === 'resource.created')).toHaveLength(statuses.length);
-    expect(entries).toHaveLength(statuses.length + invoices);
+    // The workspace's own first entry, then the creates and the invoices.
+    expect(entries[0]?.action).toBe('workspace.created');
+    expect(entries).toHaveLength(1 + statuses.length + invoices);
     // The job's entries are not one block: creates from the API processes were numbered between them.
     const first = byJob[0]?.seq ?? 0;
     const last = byJob.at(-1)?.seq ?? 0;
