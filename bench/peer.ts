@@ -1,5 +1,5 @@
-// Benchmark (docs/performance.md#a-peer): this tree against a peer, a well-known open-source API server users could
-// pick instead: Directus, installed in bench/peer/ (its own package.json and lock file, `npm ci` there on first
+// Benchmark (docs/performance.md#a-peer): this tree against a peer, a well-known API server users could pick
+// instead: Directus (source-available, BUSL-1.1), installed in bench/peer/ (its own package.json and lock file, `npm ci` there on first
 // use; the product's lock file does not carry it). Per backend, one Directus on its own database (a SQLite file in
 // WAL mode, or a PostgreSQL database `bench_peer_*` created for the run and dropped after it), bootstrapped with an
 // admin, a `resources` collection shaped like ours (id, name, type, status, JSON metadata, created/updated times)
@@ -19,7 +19,7 @@ import { type Backend, type Child, freePort, load, ROOT, startChild } from './ha
 import { median, type Round, type Row, summarise } from './report.js';
 
 const PEER_DIR = join(ROOT, 'bench/peer');
-/** Directus's CLI without its `directus` wrapper, which asks the registry for a newer version on every start. */
+/** Directus's CLI without its `directus` wrapper, which asks the npm registry for a newer version when it starts. */
 const CLI = join(PEER_DIR, 'node_modules/@directus/api/dist/cli/run.js');
 const COLLECTION = 'resources';
 
