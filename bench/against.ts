@@ -94,14 +94,14 @@ export function prepareReference(ref: string, log: (line: string) => void): Refe
   return { root, label: `${ref} (${sha.slice(0, 7)})`, remove };
 }
 
-interface Side {
+export interface Side {
   server: Child;
   headers: Record<string, string>;
   drop(): Promise<void>;
 }
 
 /** A fresh database migrated and seeded by the tree at `root` (its own CLI), and that tree's server on it. */
-async function startSide(root: string, backend: Backend, dir: string, tag: string): Promise<Side> {
+export async function startSide(root: string, backend: Backend, dir: string, tag: string): Promise<Side> {
   const suffix = `${tag}_${Math.random().toString(36).slice(2, 8)}`;
   const pgUrl = process.env.TEST_DATABASE_URL ?? '';
   let url = `sqlite:${join(dir, `${suffix}.db`)}`;

@@ -101,16 +101,20 @@ export function benchServerEnv(
   return env;
 }
 
-/** Spawns `node <args>`; ready when `ready` matches its output or, with `knownPort`, when /healthz answers. */
+/**
+ * Spawns `node <args>` (in `cwd`, default this tree); ready when `ready` matches its output or, with `knownPort`,
+ * when `healthPath` answers 2xx.
+ */
 export function startChild(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp | null,
   knownPort = 0,
   nodeFlags: string[] = [],
+  { healthPath = '/healthz', cwd = ROOT }: { healthPath?: string; cwd?: string } = {},
 ): Promise<Child> {
   const child = spawn(process.execPath, [...nodeFlags, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env },
     stdio: 'pipe',
   });
@@ -175,7 +179,7 @@ export function startChild(
       const poll = async () => {
         while (!done) {
           try {
-            const r = await fetch(`http://127.0.0.1:${knownPort}/healthz`);
+            const r = await fetch(`http://127.0.0.1:${knownPort}${healthPath}`);
             if (r.ok) return finish(knownPort);
           } catch {}
           await new Promise((r) => setTimeout(r, 50));

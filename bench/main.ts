@@ -21,6 +21,7 @@ import {
   ROOT,
   startChild,
 } from './harness.js';
+import { preparePeer, runPeer } from './peer.js';
 import { summariseProfiles } from './profile.js';
 import {
   baselineRow,
@@ -235,6 +236,11 @@ export async function main(argv: string[]): Promise<void> {
       '--against <git ref>',
       'measure this tree against another commit (e.g. HEAD~1, main) in interleaved rounds, instead of the scenarios',
     )
+    .option(
+      '--peer',
+      'measure this tree against a peer (Directus, installed in bench/peer on first use): create, read by id, list of 20',
+      false,
+    )
     .option('--no-save', 'do not write bench/results/')
     .option('--no-build', 'measure dist/ as it is (default: compile src/ into dist/ first)');
   program.parse(argv);
@@ -248,6 +254,7 @@ export async function main(argv: string[]): Promise<void> {
     profile: boolean;
     serverFlags?: string;
     against?: string;
+    peer: boolean;
     save: boolean;
     build: boolean;
   }>();
@@ -286,6 +293,19 @@ export async function main(argv: string[]): Promise<void> {
     const md = `${machineLine(machine)}\n${setup}\n\n${toMarkdown(abRows, `× ${o.against}`)}\n`;
     process.stdout.write(md);
     save(o.save, machine, setup, argv, abRows, md);
+    return;
+  }
+  if (o.peer) {
+    const peer = preparePeer((line) => process.stderr.write(`[bench] ${line}\n`));
+    const peerRows = await runPeer({ peer, backends, duration: o.duration, rounds: o.rounds, only: o.only, onRow });
+    machine.loadAfter = loadavg().map((x) => Math.round(x * 100) / 100);
+    const setup =
+      `this tree (${machine.commit}) against ${peer} (bench/peer), each on its own fresh database, our server with ` +
+      `node ${SERVER_FLAGS.join(' ')}, the peer with V8 defaults; ${o.rounds} interleaved rounds of ${o.duration} s ` +
+      "per row, alternating which goes first; 32 connections; CPU µs/req: ours (the peer's)";
+    const md = `${machineLine(machine)}\n${setup}\n\n${toMarkdown(peerRows, `× ${peer}`)}\n`;
+    process.stdout.write(md);
+    save(o.save, machine, setup, argv, peerRows, md);
     return;
   }
   const rows = await runBench({

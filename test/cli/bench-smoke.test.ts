@@ -2,13 +2,15 @@
 // Tier: full — a benchmark run of several scenarios
 // Benchmark (docs/performance.md#method): a short smoke run of the harness so it cannot rot.
 // No timed assertions: only that every scenario produced a row, measured rows ran their interleaved rounds
-// against the baseline, and no request failed.
+// against the baseline, and no request failed. The peer case (--peer) runs only with WSVC_TEST_PEER=1: it installs
+// Directus in bench/peer on first use (npm ci, minutes), which the suite must not do.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { prepareReference, runAgainst } from '../../bench/against.js';
 import { ROOT } from '../../bench/harness.js';
 import { runBench } from '../../bench/main.js';
+import { preparePeer, runPeer } from '../../bench/peer.js';
 
 const inGitRepo = spawnSync('git', ['rev-parse', '--git-dir'], { cwd: ROOT }).status === 0;
 
@@ -59,5 +61,29 @@ describe('bench harness (smoke)', () => {
       expect(existsSync(ref.root)).toBe(false);
     },
     180_000,
+  );
+
+  it.runIf(process.env.WSVC_TEST_PEER === '1')(
+    'measures this tree against the peer (--peer), the same three operations on both, no request failed',
+    async () => {
+      const peer = preparePeer(() => {});
+      expect(peer).toMatch(/^Directus \d+\.\d+\.\d+$/);
+      const rows = await runPeer({ peer, backends: ['sqlite'], duration: 1, rounds: 2 });
+      expect(rows.map((r) => r.scenario)).toEqual([
+        'GET /v1/resources/{id}',
+        'GET /v1/resources?limit=20',
+        'POST /v1/resources',
+      ]);
+      for (const row of rows) {
+        expect(row.note).toMatch(/^ratio: to Directus /);
+        expect(row.rounds).toHaveLength(2);
+        for (const round of row.rounds ?? []) {
+          expect(round.base.rps).toBeGreaterThan(0);
+          expect(round.cand.rps).toBeGreaterThan(0);
+          expect(round.base.non2xx + round.cand.non2xx).toBe(0);
+        }
+      }
+    },
+    900_000,
   );
 });
