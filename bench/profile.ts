@@ -10,18 +10,27 @@ interface ProfileNode {
   children?: number[];
 }
 
-/** Inclusive samples per function (each sample counted once per function on its stack). */
-function inclusive(nodes: ProfileNode[], samples: number[], keyOf: (n: ProfileNode) => string): Map<string, number> {
-  const byId = new Map(nodes.map((n) => [n.id, n]));
+/** Each sample's stack, innermost frame first. */
+function stacksOf(prof: { nodes: ProfileNode[]; samples: number[] }): ProfileNode[][] {
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
-  for (const n of nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const out = new Map<string, number>();
-  for (const leaf of samples) {
-    const seen = new Set<string>();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  return prof.samples.map((leaf) => {
+    const stack: ProfileNode[] = [];
     for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
       const node = byId.get(id);
-      if (node) seen.add(keyOf(node));
+      if (node) stack.push(node);
     }
+    return stack;
+  });
+}
+
+/** Inclusive samples per function (each sample counted once per function on its stack). */
+function inclusive(stacks: ProfileNode[][], keyOf: (n: ProfileNode) => string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const stack of stacks) {
+    const seen = new Set<string>();
+    for (const node of stack) seen.add(keyOf(node));
     for (const k of seen) out.set(k, (out.get(k) ?? 0) + 1);
   }
   return out;
@@ -57,7 +66,7 @@ const PARTS: [string, (f: Frame) => boolean][] = [
   [
     'key verification (SHA-256, cache, epoch)',
     (f) =>
-      /keys\.service|key-format|keys\.repository/.test(f.url) ||
+      /keys\.service|key-registry\.service|key-format|keys\.repository/.test(f.url) ||
       (f.functionName === 'hash' && f.url.includes('crypto')),
   ],
   ['rate limit', (f) => /rate-limit|toad-cache/.test(f.url)],
@@ -67,8 +76,8 @@ const PARTS: [string, (f: Frame) => boolean][] = [
   ],
   ['validation (ajv, undeclared input)', (f) => /ajv|http\/validation\.js/.test(f.url)],
   ['logging (pino)', (f) => /pino|logging\.js|logger-factory/.test(f.url)],
-  ['request id', (f) => /request-id\.js|lib\/ids\.js/.test(f.url)],
-  ['routes, services, repositories (ours)', (f) => /\/(dist|src)\/(modules|db|lib|http)\//.test(f.url)],
+  ['request id', (f) => /request-id\.js|(lib|kernel)\/ids\.js/.test(f.url)],
+  ['routes, services, repositories (ours)', (f) => /\/(dist|src)\/(modules|db|lib|http|kernel)\//.test(f.url)],
   ['Fastify (routing, hooks, reply)', (f) => /fastify|find-my-way/.test(f.url)],
   [
     'Node.js HTTP, streams, promises',
@@ -79,21 +88,18 @@ const PARTS: [string, (f: Frame) => boolean][] = [
 const STARTUP =
   /compileSchemasFor|Module\._load|ModuleJob|compileSourceTextModule|wrapSafe|internalModuleStat|compileForInternalLoader|_compileSchemaEnv/;
 
+/** Whether a sample is of start-up (module loading, schema compilation, plugin registration), not of a request. */
+function isStartup(stack: ProfileNode[]): boolean {
+  return stack.some((n) => STARTUP.test(n.callFrame.functionName) || n.callFrame.url.includes('avvio'));
+}
+
 /** Shares of the request's CPU by part (PARTS), start-up and idle left out; with `cpuUs`, in µs per request. */
-function byPart(prof: { nodes: ProfileNode[]; samples: number[] }, cpuUs?: number): string[] {
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+function byPart(stacks: ProfileNode[][], cpuUs?: number): string[] {
   const counts = new Map<string, number>();
   let counted = 0;
-  for (const leaf of prof.samples) {
-    const stack: Frame[] = [];
-    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
-      const node = byId.get(id);
-      if (node) stack.push(node.callFrame);
-    }
+  for (const nodes of stacks) {
+    const stack = nodes.map((n) => n.callFrame);
     if (stack[0]?.functionName === '(idle)' || stack[0]?.functionName === '(program)') continue;
-    if (stack.some((f) => STARTUP.test(f.functionName) || f.url.includes('avvio'))) continue;
     let part = 'other';
     for (const f of stack) {
       const hit = PARTS.find(([, test]) => test(f));
@@ -130,30 +136,32 @@ export function summariseProfiles(dir: string, top = 20, cpuUs: ReadonlyMap<stri
   }
   for (const { path, label: file, cpu } of files) {
     const prof = JSON.parse(readFileSync(path, 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
+    // Start-up (a schema compiled, a module loaded) is left out of every table: they describe requests.
+    const all = stacksOf(prof);
+    const stacks = all.filter((stack) => !isStartup(stack));
+    const keyOf = (n: ProfileNode) =>
+      `${n.callFrame.functionName || '(anonymous)'} ${bucketOf(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
     const byFn = new Map<string, number>();
     const byBucket = new Map<string, number>();
-    let total = 0;
-    for (const n of prof.nodes) {
-      const hits = n.hitCount ?? 0;
-      if (!hits) continue;
-      total += hits;
-      const { functionName, url, lineNumber } = n.callFrame;
-      const fn = `${functionName || '(anonymous)'} ${bucketOf(url, functionName)}:${lineNumber + 1}`;
-      byFn.set(fn, (byFn.get(fn) ?? 0) + hits);
-      const b = bucketOf(url, functionName);
-      byBucket.set(b, (byBucket.get(b) ?? 0) + hits);
+    for (const [leaf] of stacks) {
+      if (!leaf) continue;
+      const fn = keyOf(leaf);
+      byFn.set(fn, (byFn.get(fn) ?? 0) + 1);
+      const b = bucketOf(leaf.callFrame.url, leaf.callFrame.functionName);
+      byBucket.set(b, (byBucket.get(b) ?? 0) + 1);
     }
+    const total = stacks.length;
     const busy = total - (byBucket.get('(idle)') ?? 0);
     const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top);
-    out.push(`### ${file}: ${total} samples, ${pct(busy, total)} busy`);
-    out.push(...byPart(prof, cpu));
+    out.push(
+      `### ${file}: ${all.length} samples, ${all.length - total} of them start-up (left out below); ${pct(busy, total)} of the rest busy`,
+    );
+    out.push(...byPart(stacks, cpu));
     out.push('self time by package/file:');
     for (const [k, v] of sorted(byBucket)) out.push(`  ${pct(v, total).padStart(7)}  ${k}`);
     out.push('self time by function:');
     for (const [k, v] of sorted(byFn)) out.push(`  ${pct(v, total).padStart(7)}  ${k}`);
-    const keyOf = (n: ProfileNode) =>
-      `${n.callFrame.functionName || '(anonymous)'} ${bucketOf(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
-    const incl = inclusive(prof.nodes, prof.samples, keyOf);
+    const incl = inclusive(stacks, keyOf);
     out.push('inclusive time, this service and its hooks (src/, compiled into dist/):');
     const own = [...incl].filter(([k]) => / (src|dist)\//.test(k)).sort((a, b) => b[1] - a[1]);
     for (const [k, v] of own.slice(0, top)) out.push(`  ${pct(v, total).padStart(7)}  ${k}`);
