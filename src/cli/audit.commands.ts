@@ -100,12 +100,13 @@ export function registerAuditCommands(program: Command): void {
       const broken = checks.filter((c) => !c.ok);
       const entries = checks.reduce((n, c) => n + c.entries, 0);
       const lines = broken.map((c) => (c.ok ? '' : `workspace ${c.workspaceId}: ${c.problem}`));
+      const counted = `${entries} ${entries === 1 ? 'entry' : 'entries'} verified`;
       print(
         isJson(cmd),
         { ok: broken.length === 0, entries, workspaces: checks },
         broken.length === 0
-          ? `${entries} ${entries === 1 ? 'entry' : 'entries'} verified in ${checks.length} ${checks.length === 1 ? 'workspace' : 'workspaces'}`
-          : `${lines.join('\n')}\nverification failed (${entries} entries verified before the first problem)`,
+          ? `${counted} in ${checks.length} ${checks.length === 1 ? 'workspace' : 'workspaces'}`
+          : `${lines.join('\n')}\nverification failed (${counted} before the first problem)`,
       );
       if (broken.length > 0) process.exitCode = 1;
     });
