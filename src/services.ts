@@ -7,6 +7,7 @@ import { type Actor, systemActor } from './kernel/principal.js';
 import { createSignal } from './lib/signal.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createAuditAppender } from './modules/audit/audit-append.js';
+import { createAuditSequencer } from './modules/audit/audit-sequencer.js';
 import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { loadPlans } from './modules/billing/plans.js';
@@ -100,8 +101,23 @@ export function createServices(deps: {
     }
   };
   const appendAudit = createAuditAppender({ clock, describe: describeActor });
-  const writeAs = createWriteRunner({ db, dialect, checks, roleOf: memberRole, audit: appendAudit });
-  const audit = createAuditService({ db, clock, writeAs, retentionDays: deps.config.AUDIT_RETENTION_DAYS });
+  // Numbers each change's entries right after its commit, through the runner it is given to (so created after it).
+  const sequencer = createAuditSequencer({ writeAs: () => writeAs });
+  const writeAs = createWriteRunner({
+    db,
+    dialect,
+    checks,
+    roleOf: memberRole,
+    audit: appendAudit,
+    sequence: (ids) => sequencer.sequence(ids),
+  });
+  const audit = createAuditService({
+    db,
+    clock,
+    writeAs,
+    sequencer,
+    retentionDays: deps.config.AUDIT_RETENTION_DAYS,
+  });
   // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
   const integrations = createIntegrationsService({
     db,

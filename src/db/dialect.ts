@@ -33,6 +33,11 @@ export interface Dialect {
   /** Whether a `WITH` clause may hold an INSERT, UPDATE or DELETE (PostgreSQL): two writes in one statement, one round trip. */
   readonly writableCtes: boolean;
   /**
+   * Whether write transactions run one at a time (SQLite: one connection, BEGIN IMMEDIATE): work that orders
+   * a workspace's writers (the audit log's numbering) costs no waiting inside the transaction there.
+   */
+  readonly serialWrites: boolean;
+  /**
    * Revocation locks, held until `trx` ends. A write holds its credentials' locks shared while it runs;
    * a revocation takes its credential's lock exclusive before it commits, so it waits only for the
    * writes already running (fair queue: later writes wait behind it and then see it). PostgreSQL:

@@ -20,6 +20,7 @@ import * as keyRolledFrom from './migrations/019-key-rolled-from.js';
 import * as teamSignIn from './migrations/021-team-sign-in.js';
 import * as auditLog from './migrations/022-audit-log.js';
 import * as auditIndex from './migrations/023-audit-index.js';
+import * as auditPending from './migrations/024-audit-pending.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '021-team-sign-in': teamSignIn,
   '022-audit-log': auditLog,
   '023-audit-index': auditIndex,
+  '024-audit-pending': auditPending,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -27,6 +27,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     types: { timestamp: 'text', json: 'text' },
     rowLocks: false,
     writableCtes: false,
+    serialWrites: true,
     async holdShared() {},
     async holdExclusive() {},
     async tryHoldExclusive() {

@@ -532,6 +532,7 @@ export interface Database {
   usage_notices: UsageNoticesTable;
   audit_entries: AuditEntriesTable;
   audit_heads: AuditHeadsTable;
+  audit_pending: AuditPendingTable;
 }
 
 /** A Slack or Discord destination (D29, docs/integrations.md); `url` is a secret. */
@@ -595,6 +596,9 @@ export interface AuditEntriesTable {
   user_agent: string | null;
   hash: string;
 }
+
+/** An entry its change committed and the sequencer has not numbered yet (migration 024); `pos` orders one process's. */
+export type AuditPendingTable = Omit<AuditEntriesTable, 'seq' | 'hash'> & { pos: number };
 
 /** Each workspace's last entry (seq, hash) and the anchor its chain starts from after a purge (migration 022). */
 export interface AuditHeadsTable {

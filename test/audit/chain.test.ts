@@ -6,8 +6,8 @@ import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
 // Backends: both — the head row's lock orders concurrent writers on PostgreSQL; the chain is read back by SQL
 // Tier: quick
-// docs/api.md#audit-log: the write runner appends what a change records last in its transaction, numbered
-// 1, 2, 3… per workspace without gaps and chained by hash; verify names the first entry edited, removed or
+// docs/api.md#audit-log: the write runner writes what a change records last in its transaction, and the
+// sequencer numbers it right after the commit, 1, 2, 3… per workspace without gaps and chained by hash; verify names the first entry edited, removed or
 // reordered; a change that fails records nothing; the purge keeps the chain's anchor.
 
 let now = Date.parse('2026-11-01T00:00:00.000Z');
@@ -114,6 +114,51 @@ describe('appending', () => {
     const seqs = (await rowsOf(ws.id)).map((r) => Number(r.seq));
     expect(seqs).toEqual(Array.from({ length: 37 }, (_, i) => i + 1));
     expect((await t.services.audit.verify(ws.id))[0]?.ok).toBe(true);
+  });
+});
+
+describe('numbering after the commit', () => {
+  it('numbers an entry a crash left pending (committed, never numbered) at the next read of the log', async () => {
+    const ws = await newWorkspace(t);
+    await record(ws.id, 1);
+    // What a process killed between a change's commit and the numbering of its entry leaves behind.
+    await t.storage.db
+      .insertInto('audit_pending')
+      .values({
+        id: 'aud_left_pending',
+        workspace_id: ws.id,
+        pos: 0,
+        time: new Date(now).toISOString(),
+        actor_type: 'system',
+        actor_id: 'cli',
+        actor_name: 'cli',
+        actor_user_id: null,
+        action: 'resource.updated',
+        target_type: 'resource',
+        target_id: 'res_left',
+        env: 'live',
+        changes: '{}',
+        request_id: null,
+        ip: null,
+        user_agent: null,
+      })
+      .execute();
+    expect((await rowsOf(ws.id)).map((r) => Number(r.seq))).toEqual([1, 2]);
+    const page = await t.services.audit.page(ws.id, undefined, {});
+    expect(page.items.map((e) => [e.seq, e.id])).toEqual([
+      [3, 'aud_left_pending'],
+      [2, expect.stringMatching(/^aud_/)],
+      [1, expect.stringMatching(/^aud_/)],
+    ]);
+    expect(await t.storage.db.selectFrom('audit_pending').select('id').execute()).toEqual([]);
+    expect(await t.services.audit.verify(ws.id)).toEqual([{ workspaceId: ws.id, ok: true, entries: 3 }]);
+  });
+
+  it('answers a change once its entry is numbered: the log read right after holds it', async () => {
+    const ws = await newWorkspace(t);
+    await Promise.all(Array.from({ length: 20 }, () => record(ws.id, 1)));
+    expect((await rowsOf(ws.id)).map((r) => Number(r.seq))).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(await t.storage.db.selectFrom('audit_pending').select('id').execute()).toEqual([]);
   });
 });
 

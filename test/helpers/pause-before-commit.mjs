@@ -6,8 +6,9 @@
 //
 // At the COMMIT of every write transaction it asks, in that transaction (which sees its own
 // uncommitted rows), for the resource of that name; when there is one, it writes one line to stdout
-// {"msg":"paused before commit","resource":"res_…","audit":[{"seq":…,"action":…}]}, the audit
-// entries the transaction wrote for it, and never commits:
+// {"msg":"paused before commit","resource":"res_…","audit":[{"seq":…,"action":…}]}, the audit entries the
+// transaction wrote for it (numbered on SQLite; pending, seq null, on PostgreSQL, numbered after the
+// commit), and never commits:
 // - SQLite (better-sqlite3, synchronous): the COMMIT statement blocks the whole process (Atomics.wait);
 // - PostgreSQL (pg): the COMMIT query never settles; the connection stays open, in the transaction.
 import { writeSync } from 'node:fs';
@@ -30,9 +31,12 @@ if (marker) {
       const row = prepare.call(this, 'select id from resources where name = ?').get(marker);
       if (row) {
         const audit = prepare
-          .call(this, 'select seq, action from audit_entries where target_id = ? order by seq')
-          .all(row.id)
-          .map((e) => ({ seq: Number(e.seq), action: e.action }));
+          .call(
+            this,
+            'select seq, action from audit_entries where target_id = ? union all select null, action from audit_pending where target_id = ?',
+          )
+          .all(row.id, row.id)
+          .map((e) => ({ seq: e.seq === null ? null : Number(e.seq), action: e.action }));
         signal(row.id, audit);
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
       }
@@ -52,12 +56,12 @@ if (marker) {
       if (row) {
         const entries = await query.call(
           this,
-          'select seq, action from audit_entries where target_id = $1 order by seq',
+          'select seq, action from audit_entries where target_id = $1 union all select null, action from audit_pending where target_id = $1',
           [row.id],
         );
         signal(
           row.id,
-          entries.rows.map((e) => ({ seq: Number(e.seq), action: e.action })),
+          entries.rows.map((e) => ({ seq: e.seq === null ? null : Number(e.seq), action: e.action })),
         );
         return new Promise(() => {});
       }

@@ -31,3 +31,21 @@ export function entryHash(prevHash: string, entry: Unhashed, changesText?: strin
     .update(prevHash + canonicalEntry(entry, changes))
     .digest('hex');
 }
+
+/**
+ * Numbers a workspace's new entries after its head (seq, hash) and chains them; returns them with the head
+ * they leave. `changes` of each is its canonical text (the append stores that).
+ */
+export function numberAfter(
+  head: { seq: number; hash: string },
+  entries: readonly Omit<Unhashed, 'seq'>[],
+): { rows: AuditEntriesTable[]; head: { seq: number; hash: string } } {
+  let { seq, hash } = head;
+  const rows = entries.map((entry) => {
+    seq += 1;
+    const numbered: Unhashed = { ...entry, seq };
+    hash = entryHash(hash, numbered, numbered.changes);
+    return { ...numbered, hash };
+  });
+  return { rows, head: { seq, hash } };
+}

@@ -1,6 +1,6 @@
-import { type Db, dialectOf } from '../../db/dialect.js';
+import type { Db } from '../../db/dialect.js';
 import { type Param, prepared } from '../../db/prepared.js';
-import type { AuditEntriesTable, AuditHeadsTable, Env } from '../../db/types.js';
+import type { AuditEntriesTable, AuditHeadsTable, AuditPendingTable, Env } from '../../db/types.js';
 import type { AuditAction } from '../../kernel/audit-actions.js';
 import type { WriteTx } from '../auth/write-runner.js';
 
@@ -46,20 +46,10 @@ function filtered(db: Db, f: AuditFilter) {
 }
 
 // Performance (docs/performance.md): every change runs these; built and compiled once (src/db/prepared.ts).
-const advanceQuery = prepared((db, $: Param<{ ws: string; n: number }>) =>
-  db
-    .insertInto('audit_heads')
-    .values({ workspace_id: $('ws'), seq: $('n'), hash: '', anchor_seq: 0, anchor_hash: '' })
-    .onConflict((oc) =>
-      oc.column('workspace_id').doUpdateSet((eb) => ({ seq: eb('audit_heads.seq', '+', eb.ref('excluded.seq')) })),
-    )
-    .returning(['seq', 'hash']),
-);
 
-const entryValues = ($: Param<AuditEntriesTable>) => ({
+const entryFields = ($: Param<AuditEntriesTable>) => ({
   id: $('id'),
   workspace_id: $('workspace_id'),
-  seq: $('seq'),
   time: $('time'),
   actor_type: $('actor_type'),
   actor_id: $('actor_id'),
@@ -73,54 +63,111 @@ const entryValues = ($: Param<AuditEntriesTable>) => ({
   request_id: $('request_id'),
   ip: $('ip'),
   user_agent: $('user_agent'),
-  hash: $('hash'),
 });
 
-const insertQuery = prepared((db, $: Param<AuditEntriesTable>) =>
-  db.insertInto('audit_entries').values(entryValues($)),
+const pendingInsertQuery = prepared((db, $: Param<AuditPendingTable>) =>
+  db.insertInto('audit_pending').values({ ...entryFields($ as unknown as Param<AuditEntriesTable>), pos: $('pos') }),
 );
 
-const setHeadHashQuery = prepared((db, $: Param<{ ws: string; hash: string }>) =>
+const lockHeadQuery = prepared((db, $: Param<{ ws: string }>) =>
+  db
+    .insertInto('audit_heads')
+    .values({ workspace_id: $('ws'), seq: 0, hash: '', anchor_seq: 0, anchor_hash: '' })
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet((eb) => ({ seq: eb.ref('audit_heads.seq') })))
+    .returning(['seq', 'hash']),
+);
+
+const insertQuery = prepared((db, $: Param<AuditEntriesTable>) =>
+  db.insertInto('audit_entries').values({ ...entryFields($), seq: $('seq'), hash: $('hash') }),
+);
+
+const setHeadQuery = prepared((db, $: Param<{ ws: string; seq: number; hash: string }>) =>
   db
     .updateTable('audit_heads')
-    .set({ hash: $('hash') })
+    .set({ seq: $('seq'), hash: $('hash') })
     .where('workspace_id', '=', $('ws')),
 );
 
-/** PostgreSQL: the entry and the head's new hash in one statement (a data-modifying WITH). */
-const insertWithHeadQuery = prepared((db, $: Param<AuditEntriesTable>) =>
-  db
-    .with('entry', (w) => w.insertInto('audit_entries').values(entryValues($)))
-    .updateTable('audit_heads')
-    .set({ hash: $('hash') })
-    .where('workspace_id', '=', $('workspace_id')),
-);
-
-/** The audit log's two tables (audit_entries, audit_heads): written only in the write runner's transaction. */
+/** The audit log's three tables (audit_entries, audit_heads, audit_pending): written only in the write runner's transaction. */
 export const auditRepository = {
-  /**
-   * Moves the workspace's head on by `n` entries and returns where it was: one upsert, which creates the
-   * head with the workspace's first entries. It takes the head row's lock (PostgreSQL), so the writers
-   * of one workspace number their entries one after another.
-   */
-  async advanceHead(trx: WriteTx, workspaceId: string, n: number): Promise<{ seq: number; hash: string }> {
-    const { rows } = await advanceQuery.execute(trx, { ws: workspaceId, n });
-    const row = rows[0];
-    if (!row) throw new Error(`audit head of ${workspaceId} missing`);
-    return { seq: Number(row.seq) - n, hash: row.hash };
+  /** Writes a change's entries, unnumbered, in its transaction (the sequencer numbers them after the commit). */
+  async addPending(trx: WriteTx, rows: readonly AuditPendingTable[]): Promise<void> {
+    for (const row of rows) await pendingInsertQuery.execute(trx, row);
   },
 
-  /**
-   * Inserts a workspace's new entries (in `seq` order) and makes the last one's hash the head's. Where
-   * a statement may hold two writes (PostgreSQL), the last entry and the head go in one round trip.
-   */
+  /** One workspace's head (creating it) and where it is: the numbering in a change's transaction (SQLite). */
+  async lockHead(trx: WriteTx, workspaceId: string): Promise<{ seq: number; hash: string }> {
+    const { rows } = await lockHeadQuery.execute(trx, { ws: workspaceId });
+    const row = rows[0];
+    if (!row) throw new Error(`audit head of ${workspaceId} missing`);
+    return { seq: Number(row.seq), hash: row.hash };
+  },
+
+  /** Numbered entries of one workspace, straight into the log, and its head moved to the last. */
   async append(trx: WriteTx, workspaceId: string, rows: readonly AuditEntriesTable[]): Promise<void> {
     const last = rows.at(-1);
     if (!last) return;
-    const together = dialectOf(trx).writableCtes;
-    for (const row of together ? rows.slice(0, -1) : rows) await insertQuery.execute(trx, row);
-    if (together) await insertWithHeadQuery.execute(trx, last);
-    else await setHeadHashQuery.execute(trx, { ws: workspaceId, hash: last.hash });
+    for (const row of rows) await insertQuery.execute(trx, row);
+    await setHeadQuery.execute(trx, { ws: workspaceId, seq: Number(last.seq), hash: last.hash });
+  },
+
+  /**
+   * Takes the workspaces' heads (creating those missing) and returns where each is, in one statement. The
+   * upsert locks the head rows (PostgreSQL), in the order given, so sequencers in different processes take
+   * turns; callers give the ids sorted.
+   */
+  async lockHeads(trx: WriteTx, workspaceIds: readonly string[]): Promise<Map<string, { seq: number; hash: string }>> {
+    const rows = await trx
+      .insertInto('audit_heads')
+      .values(workspaceIds.map((ws) => ({ workspace_id: ws, seq: 0, hash: '', anchor_seq: 0, anchor_hash: '' })))
+      .onConflict((oc) => oc.column('workspace_id').doUpdateSet((eb) => ({ seq: eb.ref('audit_heads.seq') })))
+      .returning(['workspace_id', 'seq', 'hash'])
+      .execute();
+    return new Map(rows.map((r) => [r.workspace_id, { seq: Number(r.seq), hash: r.hash }]));
+  },
+
+  /** The workspaces' pending entries, each workspace's in the order they were written (at most `limit` in all). */
+  async pending(trx: WriteTx, workspaceIds: readonly string[], limit: number): Promise<AuditPendingTable[]> {
+    const rows = await trx
+      .selectFrom('audit_pending')
+      .selectAll()
+      .where('workspace_id', 'in', workspaceIds)
+      .orderBy('workspace_id')
+      .orderBy('pos')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...r, pos: Number(r.pos) }));
+  },
+
+  /** The workspaces with pending entries (or whether `workspaceId` has any): what is left to number. */
+  async pendingWorkspaces(db: Db, workspaceId?: string): Promise<string[]> {
+    let q = db.selectFrom('audit_pending').select('workspace_id').distinct();
+    if (workspaceId !== undefined) q = q.where('workspace_id', '=', workspaceId);
+    const rows = await q.execute();
+    return rows.map((r) => r.workspace_id);
+  },
+
+  /** Moves numbered entries in: inserts them, deletes them from pending, moves each head to its last. */
+  async numbered(
+    trx: WriteTx,
+    rows: readonly AuditEntriesTable[],
+    heads: ReadonlyMap<string, { seq: number; hash: string }>,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await trx
+      .insertInto('audit_entries')
+      .values([...rows])
+      .execute();
+    await trx
+      .deleteFrom('audit_pending')
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    for (const [ws, head] of heads) await setHeadQuery.execute(trx, { ws, seq: head.seq, hash: head.hash });
   },
 
   head(db: Db, workspaceId: string): Promise<AuditHeadsTable | undefined> {

@@ -9,6 +9,7 @@ import type { WriteRunner } from '../auth/write-runner.js';
 import { type AuditFilter, auditRepository as repo } from './audit.repository.js';
 import type { AuditEntry, AuditQuery } from './audit.schemas.js';
 import { entryHash } from './audit-chain.js';
+import type { AuditSequencer } from './audit-sequencer.js';
 
 const DAY_MS = 86_400_000;
 const VERIFY_BATCH = 1_000;
@@ -59,7 +60,14 @@ export function actionsOf(filter: string): AuditAction[] {
  * The audit log (docs/api.md#audit-log): the list (admins; a key sees its environment's entries and
  * the workspace-level ones), the export, the chain's verification and the retention purge.
  */
-export function createAuditService(deps: { db: Db; clock: Clock; writeAs: WriteRunner; retentionDays: number }) {
+export function createAuditService(deps: {
+  db: Db;
+  clock: Clock;
+  writeAs: WriteRunner;
+  /** Numbers pending entries: every read of the log first numbers what is left (after a crash, say). */
+  sequencer: AuditSequencer;
+  retentionDays: number;
+}) {
   const { db, clock } = deps;
 
   function filterOf(
@@ -107,6 +115,7 @@ export function createAuditService(deps: { db: Db; clock: Clock; writeAs: WriteR
     q: AuditQuery & { cursor?: string; limit?: number },
     order: 'asc' | 'desc' = 'desc',
   ): Promise<AuditPage> {
+    await deps.sequencer.flush(db, workspaceId);
     const limit = q.limit ?? 20;
     const f = filterOf(workspaceId, envs, q, order, limit + 1);
     let offset = 0;
@@ -185,6 +194,7 @@ export function createAuditService(deps: { db: Db; clock: Clock; writeAs: WriteR
 
   /** Every workspace's chain (or one), checked from its anchor. */
   async function verify(workspaceId?: string): Promise<ChainCheck[]> {
+    await deps.sequencer.flush(db, workspaceId);
     const ids = workspaceId ? [workspaceId] : (await repo.heads(db)).map((h) => h.workspace_id);
     const out: ChainCheck[] = [];
     for (const id of ids) out.push(await verifyWorkspace(id));
@@ -197,6 +207,7 @@ export function createAuditService(deps: { db: Db; clock: Clock; writeAs: WriteR
    * `audit.purged` entry where it deleted something. Returns how many entries it deleted.
    */
   async function purgeExpired(actor: SystemActor): Promise<number> {
+    await deps.sequencer.flush(db);
     const cutoff = isoAt(clock.now() - deps.retentionDays * DAY_MS);
     let purged = 0;
     for (const head of await repo.heads(db)) {

@@ -69,7 +69,12 @@ export function createWriteRunner(deps: {
    * Appends what the change recorded on its `AuditTrail` to the audit log (modules/audit), last in the
    * transaction. Absent: a change that records anything fails (no change without its entry).
    */
-  audit?: (trx: WriteTx, actor: Actor, records: readonly AuditRecord[]) => Promise<void>;
+  audit?: (trx: WriteTx, actor: Actor, records: readonly AuditRecord[]) => Promise<string[]>;
+  /**
+   * After a commit that recorded entries: numbers them (modules/audit, the sequencer), before the change's
+   * caller hears of it. A failure there leaves them pending for the next read of the log; the change stands.
+   */
+  sequence?: (workspaceIds: readonly string[]) => Promise<void>;
 }) {
   return async function writeAs<T>(
     principal: Actor,
@@ -92,7 +97,8 @@ export function createWriteRunner(deps: {
         if ((await deps.roleOf(trx, principal.userId)) !== 'admin') throw notAdmin();
       }
     };
-    return deps.dialect.writeTransaction(
+    let recorded: string[] = [];
+    const result = await deps.dialect.writeTransaction(
       deps.db,
       async (plain) => {
         // The one place a transaction becomes a WriteTx: the principal is re-checked in it below.
@@ -106,15 +112,17 @@ export function createWriteRunner(deps: {
         await hooks?.after?.(trx, result);
         // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
         if (!opts?.checkFirst) await recheck(trx);
-        // After the check, so the head row of the workspace's chain (which orders its writers) is held only until the commit.
+        // After the check: the change's entries, unnumbered (the sequencer numbers them after the commit).
         if (records.length > 0) {
           if (!deps.audit) throw new Error('the write runner has no audit log to append to');
-          await deps.audit(trx, principal, records);
+          recorded = await deps.audit(trx, principal, records);
         }
         return result;
       },
       { keepsKeys: !opts?.changesKeys },
     );
+    if (recorded.length > 0 && deps.sequence) await deps.sequence(recorded).catch(() => {});
+    return result;
   };
 }
 export type WriteRunner = ReturnType<typeof createWriteRunner>;
