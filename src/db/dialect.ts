@@ -30,8 +30,6 @@ export interface Dialect {
   readonly types: { timestamp: 'text' | 'timestamptz'; json: 'text' | 'jsonb' };
   /** Whether `SELECT … FOR SHARE / FOR UPDATE SKIP LOCKED` exist. */
   readonly rowLocks: boolean;
-  /** Whether a `WITH` clause may hold an INSERT, UPDATE or DELETE (PostgreSQL): two writes in one statement, one round trip. */
-  readonly writableCtes: boolean;
   /**
    * Whether write transactions run one at a time (SQLite: one connection, BEGIN IMMEDIATE): work that orders
    * a workspace's writers (the audit log's numbering) costs no waiting inside the transaction there.

@@ -215,7 +215,6 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   },
   types: { timestamp: 'timestamptz', json: 'jsonb' },
   rowLocks: true,
-  writableCtes: true,
   serialWrites: false,
   async holdShared(trx, names) {
     // One round trip; shared locks never wait for each other, only for a queued revocation.

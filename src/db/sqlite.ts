@@ -26,7 +26,6 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     name: 'sqlite',
     types: { timestamp: 'text', json: 'text' },
     rowLocks: false,
-    writableCtes: false,
     serialWrites: true,
     async holdShared() {},
     async holdExclusive() {},
