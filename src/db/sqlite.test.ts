@@ -54,4 +54,11 @@ describe('SQLite group commit (docs/performance.md, "Earlier changes" 3)', () =>
     expect(raw.inTransaction).toBe(false);
     expect(raw.prepare('select count(*) as n from t where v = 20').get()).toEqual({ n: 0 });
   });
+
+  it('keeps savepoint and statement journals in memory (temp_store = MEMORY), durability as before', () => {
+    // 2 = MEMORY: a batch's savepoints write no temporary files (docs/performance.md, "Savepoint journals in memory").
+    expect(raw.prepare('pragma temp_store').pluck().get()).toBe(2);
+    expect(raw.prepare('pragma synchronous').pluck().get()).toBe(2); // FULL
+    expect(raw.prepare('pragma journal_mode').pluck().get()).toBe('wal');
+  });
 });
