@@ -109,7 +109,13 @@ export function createServices(deps: {
     checks,
     roleOf: memberRole,
     audit: appendAudit,
-    sequence: (ids) => sequencer.sequence(ids),
+    // A failure leaves the entries pending (numbered at the next read of the log); it is logged, the change stands.
+    sequence: (ids) =>
+      sequencer
+        .sequence(ids)
+        .catch((err: unknown) =>
+          (deps.log ?? quiet).warn({ err }, 'audit entries left pending: numbered at the next read of the audit log'),
+        ),
   });
   const audit = createAuditService({
     db,
