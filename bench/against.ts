@@ -100,8 +100,18 @@ export interface Side {
   drop(): Promise<void>;
 }
 
-/** A fresh database migrated and seeded by the tree at `root` (its own CLI), and that tree's server on it. */
-export async function startSide(root: string, backend: Backend, dir: string, tag: string): Promise<Side> {
+/**
+ * A fresh database migrated and seeded by the tree at `root` (its own CLI), and that tree's server on it.
+ * `plansFile`: plan limits on (the default in production) with these plans, the workspace moved to `scale` (a
+ * paying plan: metered, no hard cap) by the tree's own `wsvc billing set-plan`; a tree without billing runs as it is.
+ */
+export async function startSide(
+  root: string,
+  backend: Backend,
+  dir: string,
+  tag: string,
+  plansFile?: string,
+): Promise<Side> {
   const suffix = `${tag}_${Math.random().toString(36).slice(2, 8)}`;
   const pgUrl = process.env.TEST_DATABASE_URL ?? '';
   let url = `sqlite:${join(dir, `${suffix}.db`)}`;
@@ -120,7 +130,8 @@ export async function startSide(root: string, backend: Backend, dir: string, tag
       await c.end();
     };
   }
-  const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', REDIS_URL: '' };
+  const limits = plansFile ? { PLAN_LIMITS: 'on', PLANS_FILE: plansFile } : {};
+  const env = { ...process.env, ...limits, DATABASE_URL: url, LOG_LEVEL: 'warn', REDIS_URL: '' };
   const out = execFileSync(
     process.execPath,
     [
@@ -135,9 +146,14 @@ export async function startSide(root: string, backend: Backend, dir: string, tag
     ],
     { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
   ).toString();
-  const key = (JSON.parse(out) as { keys: { live: { key: string } } }).keys.live.key;
+  const created = JSON.parse(out) as { workspace: { id: string }; keys: { live: { key: string } } };
+  const key = created.keys.live.key;
+  if (plansFile && existsSync(join(root, 'dist/cli/billing.commands.js'))) {
+    const setPlan = ['billing', 'set-plan', '--workspace', created.workspace.id, '--plan', 'scale'];
+    execFileSync(process.execPath, [join(root, 'bin/wsvc.js'), ...setPlan], { cwd: root, env, stdio: 'ignore' });
+  }
   const port = await freePort();
-  const serverEnv = benchServerEnv(url, backend, port);
+  const serverEnv = benchServerEnv(url, backend, port, limits);
   const server = await startChild([join(root, 'bin/wsvc.js'), 'serve', '--api-only'], serverEnv, null, port, [
     '--max-semi-space-size=4',
   ]);
@@ -151,6 +167,8 @@ export async function runAgainst(opts: {
   duration: number;
   rounds: number;
   only?: string;
+  /** Plan limits on with this plans file, the workspace on `scale`, on both sides (startSide). */
+  plansFile?: string;
   onRow?(row: Row): void;
 }): Promise<Row[]> {
   const rows: Row[] = [];
@@ -159,8 +177,8 @@ export async function runAgainst(opts: {
     for (const backend of opts.backends) {
       for (const sc of AB_SCENARIOS) {
         if (opts.only && !sc.name.includes(opts.only)) continue;
-        const ref = await startSide(opts.ref.root, backend, dir, 'ref');
-        const cand = await startSide(ROOT, backend, dir, 'cand');
+        const ref = await startSide(opts.ref.root, backend, dir, 'ref', opts.plansFile);
+        const cand = await startSide(ROOT, backend, dir, 'cand', opts.plansFile);
         try {
           const refReq = await sc.requests(ref.server.port, ref.headers);
           const candReq = await sc.requests(cand.server.port, cand.headers);

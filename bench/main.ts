@@ -33,7 +33,7 @@ import {
   summarise,
   toMarkdown,
 } from './report.js';
-import { SCENARIOS, type ScenarioContext } from './scenarios.js';
+import { benchPlansFile, SCENARIOS, type ScenarioContext } from './scenarios.js';
 
 export type { Row } from './report.js';
 
@@ -241,6 +241,11 @@ export async function main(argv: string[]): Promise<void> {
       'measure this tree against a peer (Directus, installed in bench/peer on first use): create, read by id, list of 20',
       false,
     )
+    .option(
+      '--plan-limits',
+      'with --against: plan limits on, as in production, the workspace on a paying plan (scale) where the tree has billing',
+      false,
+    )
     .option('--no-save', 'do not write bench/results/')
     .option('--no-build', 'measure dist/ as it is (default: compile src/ into dist/ first)');
   program.parse(argv);
@@ -255,6 +260,7 @@ export async function main(argv: string[]): Promise<void> {
     serverFlags?: string;
     against?: string;
     peer: boolean;
+    planLimits: boolean;
     save: boolean;
     build: boolean;
   }>();
@@ -282,14 +288,24 @@ export async function main(argv: string[]): Promise<void> {
     const ref = prepareReference(o.against, (line) => process.stderr.write(`[bench] ${line}\n`));
     let abRows: Row[];
     try {
-      abRows = await runAgainst({ ref, backends, duration: o.duration, rounds: o.rounds, only: o.only, onRow });
+      const plansFile = o.planLimits ? benchPlansFile() : undefined;
+      abRows = await runAgainst({
+        ref,
+        backends,
+        duration: o.duration,
+        rounds: o.rounds,
+        only: o.only,
+        plansFile,
+        onRow,
+      });
     } finally {
       ref.remove();
     }
     machine.loadAfter = loadavg().map((x) => Math.round(x * 100) / 100);
     const setup =
       `this tree (${machine.commit}) against ${ref.label}, each server on its own fresh database; ` +
-      `${o.rounds} interleaved rounds of ${o.duration} s per row, alternating which goes first; 32 connections`;
+      `${o.rounds} interleaved rounds of ${o.duration} s per row, alternating which goes first; 32 connections` +
+      (o.planLimits ? '; plan limits on, the workspace on a paying plan (scale) where the tree has billing' : '');
     const md = `${machineLine(machine)}\n${setup}\n\n${toMarkdown(abRows, `× ${o.against}`)}\n`;
     process.stdout.write(md);
     save(o.save, machine, setup, argv, abRows, md);

@@ -196,7 +196,7 @@ export const SCENARIOS: Scenario[] = [
 ];
 
 /** Plans where `free` keeps its hard cap but at a billion requests, so the bench never reaches it. */
-function benchPlansFile(): string {
+export function benchPlansFile(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'wsvc-bench-plans-')), 'plans.json');
   const plan = (id: string, name: string, cents: number, hardCap: boolean) => ({
     id,
