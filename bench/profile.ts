@@ -57,11 +57,28 @@ type Frame = ProfileNode['callFrame'];
  * left out. Wall-clock samples: a system call that waits (a write that wakes the load generator,
  * an fsync) counts as long as it takes.
  */
-const PARTS: [string, (f: Frame) => boolean][] = [
-  ['socket writes (writev: the kernel delivers on loopback)', (f) => f.functionName === 'writev'],
-  ['SQLite (statements, WAL read locks, fsync)', (f) => /db\/sqlite\.js|better-sqlite3|sqlite-driver/.test(f.url)],
+const WRITEV = (f: Frame) => f.functionName === 'writev';
+const NODE = (f: Frame) => f.url.startsWith('node:') || /^(parse|writeUtf8String|utf8Write)$/.test(f.functionName);
+/** The database clients: a socket write or Node stream code on a stack with one of these further out is its. */
+const CLIENTS: [string, (f: Frame) => boolean][] = [
   ['PostgreSQL client (pg)', (f) => /\/pg\/|pg-protocol|pg-pool|db\/postgres\.js/.test(f.url)],
   ['Redis client (ioredis)', (f) => /ioredis|redis-parser/.test(f.url)],
+];
+const PG = CLIENTS[0] as (typeof CLIENTS)[number];
+/** pg's own work by what it does, from its innermost frame outwards (every handler runs under pg-protocol's parse). */
+function pgPartOf(stack: Frame[]): string {
+  const has = (re: RegExp) => stack.some((f) => re.test(f.functionName));
+  if (has(/^(parseRow|_parseRowAsArray|rowBuilder|build|toRow|anonymous)$/))
+    return 'rows (objects, type parsers: timestamps, JSON)';
+  if (has(/^(addFields|parseRowDescriptionMessage)$/)) return 'RowDescription (a parser per column, every query)';
+  if (has(/^parseDataRowMessage$/)) return 'DataRow messages (field strings)';
+  if (stack.some((f) => /serializer/.test(f.url))) return 'Bind, Describe, Execute, Sync messages';
+  return 'queries, pool, connection, message dispatch';
+}
+const PARTS: [string, (f: Frame) => boolean][] = [
+  ['socket writes (writev: the kernel delivers on loopback)', WRITEV],
+  ['SQLite (statements, WAL read locks, fsync)', (f) => /db\/sqlite\.js|better-sqlite3|sqlite-driver/.test(f.url)],
+  ...CLIENTS,
   ['Kysely (query builder, executor)', (f) => /kysely/.test(f.url)],
   [
     'key verification (SHA-256, cache, epoch)',
@@ -79,10 +96,7 @@ const PARTS: [string, (f: Frame) => boolean][] = [
   ['request id', (f) => /request-id\.js|(lib|kernel)\/ids\.js/.test(f.url)],
   ['routes, services, repositories (ours)', (f) => /\/(dist|src)\/(modules|db|lib|http|kernel)\//.test(f.url)],
   ['Fastify (routing, hooks, reply)', (f) => /fastify|find-my-way/.test(f.url)],
-  [
-    'Node.js HTTP, streams, promises',
-    (f) => f.url.startsWith('node:') || /^(parse|writeUtf8String|utf8Write)$/.test(f.functionName),
-  ],
+  ['Node.js HTTP, streams, promises', NODE],
   ['garbage collection', (f) => f.functionName === '(garbage collector)'],
 ];
 const STARTUP =
@@ -101,10 +115,19 @@ function byPart(stacks: ProfileNode[][], cpuUs?: number): string[] {
     const stack = nodes.map((n) => n.callFrame);
     if (stack[0]?.functionName === '(idle)' || stack[0]?.functionName === '(program)') continue;
     let part = 'other';
-    for (const f of stack) {
+    for (const [i, f] of stack.entries()) {
       const hit = PARTS.find(([, test]) => test(f));
       if (hit) {
         part = hit[0];
+        // A socket write or Node stream code called by a database client is that client's (its queries'
+        // writes); Node code no client frame calls (socket reads, promise jobs) stays Node's.
+        if (hit[1] === WRITEV || hit[1] === NODE) {
+          const client = stack.slice(i + 1).find((g) => CLIENTS.some(([, test]) => test(g)));
+          const owner = client && CLIENTS.find(([, test]) => test(client));
+          if (owner)
+            part = `${owner[0]}: ${hit[1] === WRITEV ? 'its socket writes (writev)' : 'Node streams it calls'}`;
+        }
+        if (hit === PG) part = `${part}: ${pgPartOf(stack.slice(i))}`;
         break;
       }
     }
