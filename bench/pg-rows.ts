@@ -77,17 +77,46 @@ function rowBuilder(name: string, fields: readonly { name: string }[]): RowBuild
   return build;
 }
 
+/**
+ * Variant F (parse only): no pg Result at all, as a custom pg Query (a Submittable) could do: one function per
+ * statement, generated from its RowDescription, that builds the object straight from the DataRow's field strings,
+ * calling a parser only for the columns that have one (timestamps, JSON; text columns are taken as they come).
+ */
+const direct = new Map<string, { names: string[]; build: (a: (string | null)[]) => unknown }>();
+function directBuilder(name: string, fields: readonly pg.FieldDef[], types: pg.CustomTypesConfig) {
+  const known = direct.get(name);
+  if (known && known.names.length === fields.length && known.names.every((n, i) => n === fields[i]?.name)) {
+    return known.build;
+  }
+  const names = fields.map((f) => f.name);
+  const parsers = fields.map((f) => (f.dataTypeID === 25 ? null : types.getTypeParser(f.dataTypeID, 'text')));
+  const literal = names
+    .map((n, i) => `${JSON.stringify(n)}: ${parsers[i] ? `a[${i}] === null ? null : p[${i}](a[${i}])` : `a[${i}]`}`)
+    .join(', ');
+  const build = new Function('p', `return (a) => ({ ${literal} });`)(parsers) as (a: (string | null)[]) => unknown;
+  direct.set(name, { names, build });
+  return build;
+}
+
 interface Variant {
   name: string;
   types: pg.CustomTypesConfig;
   array: boolean;
+  /** Measured in the parse loop only (variant F). */
+  parseOnly?: boolean;
 }
 const VARIANTS: Variant[] = [
   { name: 'A: object rows, pg-types + Date timestamps (before)', types: typesOf(slowTimestamp), array: false },
   { name: 'B: A + identity parser for text columns', types: typesOf(slowTimestamp, true), array: false },
   { name: "C: rowMode 'array' + one literal per statement", types: typesOf(slowTimestamp), array: true },
   { name: 'D: A + timestamps rearranged (isoTimestamp)', types: typesOf(isoTimestamp), array: false },
-  { name: 'E: C + D (after)', types: typesOf(isoTimestamp), array: true },
+  { name: 'E: C + D', types: typesOf(isoTimestamp), array: true },
+  {
+    name: 'F: no pg Result, one generated function per statement + D',
+    types: typesOf(isoTimestamp),
+    array: true,
+    parseOnly: true,
+  },
 ];
 
 const admin = new pg.Pool({ connectionString: url, max: 1 });
@@ -153,7 +182,13 @@ function parseOnce(i: number, raw: { fields: pg.FieldDef[]; rows: (string | null
   const v = VARIANTS[i] as Variant;
   let sink = 0;
   const cpu0 = process.cpuUsage();
-  for (let k = 0; k < LOOPS; k++) {
+  for (let k = 0; k < LOOPS && v.parseOnly; k++) {
+    const build = directBuilder(name, raw.fields, v.types);
+    const out = new Array<unknown>(raw.rows.length);
+    for (let j = 0; j < raw.rows.length; j++) out[j] = build(raw.rows[j] as (string | null)[]);
+    sink += out.length;
+  }
+  for (let k = 0; k < LOOPS && !v.parseOnly; k++) {
     const r = new Result(v.array ? 'array' : undefined, v.types);
     r.addFields(raw.fields);
     for (const row of raw.rows) r.rows.push(r.parseRow(row));
@@ -227,10 +262,21 @@ try {
     n = 0;
     const expect = JSON.stringify(await query(0, q));
     for (let i = 1; i < VARIANTS.length; i++) {
+      if (VARIANTS[i]?.parseOnly) continue;
       n = 0;
       const got = JSON.stringify(await query(i, q));
       if (got !== expect) throw new Error(`${VARIANTS[i]?.name} returned other rows:\n${got}\n${expect}`);
     }
+  }
+  for (const q of ['GET by id', 'list of 20'] as const) {
+    // Variant F, from the raw field strings, against what pool.query gives with variant A.
+    const raw = await rawOf(q);
+    n = 0;
+    const expect = JSON.stringify(await query(0, q));
+    const f = VARIANTS.findIndex((v) => v.parseOnly);
+    const build = directBuilder(QUERIES[q].name, raw.fields, (VARIANTS[f] as Variant).types);
+    const got = JSON.stringify(raw.rows.map((r) => build(r)));
+    if (got !== expect) throw new Error(`${VARIANTS[f]?.name} returned other rows:\n${got}\n${expect}`);
   }
   process.stdout.write(`${await binaryCheck()}\n`);
   process.stdout.write(
@@ -242,17 +288,19 @@ try {
     const whole = VARIANTS.map(() => [] as number[]);
     for (let i = 0; i < VARIANTS.length; i++) {
       parseOnce(i, raw, QUERIES[q].name); // warm-up
-      await measure(i, q, 500);
+      if (!VARIANTS[i]?.parseOnly) await measure(i, q, 500);
     }
     for (let r = 0; r < ROUNDS; r++) {
       for (let i = 0; i < VARIANTS.length; i++) parse[i]?.push(parseOnce(i, raw, QUERIES[q].name));
-      for (let i = 0; i < VARIANTS.length; i++) whole[i]?.push(await measure(i, q, DURATION_MS));
+      for (let i = 0; i < VARIANTS.length; i++) {
+        if (!VARIANTS[i]?.parseOnly) whole[i]?.push(await measure(i, q, DURATION_MS));
+      }
     }
     process.stdout.write(
       `\n${q} (${raw.rows.length} rows)\n| variant | parse µs/query, median (min–max) | query µs/query, median (min–max) |\n|---|---:|---:|\n`,
     );
     const f = (xs: number[]) =>
-      `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
+      xs.length === 0 ? '–' : `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
     for (let i = 0; i < VARIANTS.length; i++) {
       process.stdout.write(`| ${VARIANTS[i]?.name} | ${f(parse[i] ?? [])} | ${f(whole[i] ?? [])} |\n`);
     }
