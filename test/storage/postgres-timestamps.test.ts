@@ -48,6 +48,23 @@ describe.skipIf(!pgUrl)('PostgreSQL timestamps as ISO strings', () => {
     expect(isoTimestamp('2026-11-27 17:16:01.05+00')).toBe('2026-11-27T17:16:01.050Z');
   });
 
+  it('gives what Date gave for 200,000 UTC texts spread over years 1000–9999 and fraction lengths 0–6', () => {
+    let seed = 36;
+    const next = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const differ: string[] = [];
+    for (let i = 0; i < 200_000; i++) {
+      const ms = Date.UTC(1000, 0, 1) + next(2 ** 31 - 1) * 130_000 + next(1000);
+      const iso = new Date(ms).toISOString();
+      const frac = `${iso.slice(20, 23)}${String(next(1000)).padStart(3, '0')}`.slice(0, next(7)).replace(/0+$/, '');
+      const text = `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac ? `.${frac}` : ''}+00`;
+      if (isoTimestamp(text) !== new Date(text).toISOString()) differ.push(text);
+    }
+    expect(differ).toEqual([]);
+  });
+
   it('throws on infinity as Date did', () => {
     expect(() => isoTimestamp('infinity')).toThrow(RangeError);
   });
