@@ -68,8 +68,7 @@ const PG = CLIENTS[0] as (typeof CLIENTS)[number];
 /** pg's own work by what it does, from its innermost frame outwards (every handler runs under pg-protocol's parse). */
 function pgPartOf(stack: Frame[]): string {
   const has = (re: RegExp) => stack.some((f) => re.test(f.functionName));
-  if (has(/^(parseRow|_parseRowAsArray|rowBuilder|build|toRow|anonymous)$/))
-    return 'rows (objects, type parsers: timestamps, JSON)';
+  if (has(/^(parseRow|_parseRowAsArray)$/)) return 'rows (objects, type parsers: timestamps, JSON)';
   if (has(/^(addFields|parseRowDescriptionMessage)$/)) return 'RowDescription (a parser per column, every query)';
   if (has(/^parseDataRowMessage$/)) return 'DataRow messages (field strings)';
   if (stack.some((f) => /serializer/.test(f.url))) return 'Bind, Describe, Execute, Sync messages';

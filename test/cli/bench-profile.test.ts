@@ -55,3 +55,38 @@ describe('bench --profile summary', () => {
     expect(text).toMatch(/33\.3 % {2}routes, services, repositories \(ours\)/);
   });
 });
+
+// docs/performance.md, "PostgreSQL + Redis, GET by id and list of 20, by part": a socket write or Node stream code
+// called by pg or ioredis is that client's, and pg's own work is split by what it does.
+describe('bench --profile summary: the database clients', () => {
+  const clientDir = mkdtempSync(join(tmpdir(), 'wsvc-profile-test-'));
+  afterAll(() => rmSync(clientDir, { recursive: true, force: true }));
+  const pg = (name: string, file = 'node_modules/pg/lib/client.js') => frame(name, `file:///x/${file}`);
+  // (root) → pg query → writev; (root) → ioredis write → node:net write; (root) → pg-protocol parse →
+  // parseRow → timestamp parser; (root) → addFields; (root) → node:net onStreamRead (a read: Node's).
+  const clientNodes = [
+    { id: 1, callFrame: frame('(root)'), children: [2, 4, 6, 9, 10] },
+    { id: 2, callFrame: pg('query'), children: [3] },
+    { id: 3, callFrame: frame('writev') },
+    { id: 4, callFrame: frame('write', 'file:///x/node_modules/ioredis/built/Redis.js'), children: [5] },
+    { id: 5, callFrame: frame('writeGeneric', 'node:internal/stream_base_commons') },
+    { id: 6, callFrame: pg('parse', 'node_modules/pg-protocol/dist/parser.js'), children: [7] },
+    { id: 7, callFrame: pg('parseRow', 'node_modules/pg/lib/result.js'), children: [8] },
+    { id: 8, callFrame: frame('isoTimestamp', 'file:///x/dist/db/postgres.js') },
+    { id: 9, callFrame: pg('addFields', 'node_modules/pg/lib/result.js') },
+    { id: 10, callFrame: frame('onStreamRead', 'node:internal/stream_base_commons') },
+  ];
+  const clientSamples = [3, 3, 5, 8, 8, 8, 9, 10];
+  for (const n of clientNodes) Object.assign(n, { hitCount: clientSamples.filter((s) => s === n.id).length });
+  writeFileSync(join(clientDir, 'CPU.test.cpuprofile'), JSON.stringify({ nodes: clientNodes, samples: clientSamples }));
+  const text = summariseProfiles(clientDir, 20);
+
+  it("gives each client its socket writes and its own work by part; a socket read stays Node's", () => {
+    expect(text).toMatch(/25\.0 % {2}PostgreSQL client \(pg\): its socket writes \(writev\)/);
+    expect(text).toMatch(/12\.5 % {2}Redis client \(ioredis\): Node streams it calls/);
+    expect(text).toMatch(/37\.5 % {2}PostgreSQL client \(pg\): rows \(objects, type parsers: timestamps, JSON\)/);
+    expect(text).toMatch(/12\.5 % {2}PostgreSQL client \(pg\): RowDescription/);
+    expect(text).toMatch(/12\.5 % {2}Node\.js HTTP, streams, promises/);
+    expect(text).not.toMatch(/socket writes \(writev: the kernel/);
+  });
+});
