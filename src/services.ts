@@ -124,11 +124,14 @@ export function createServices(deps: {
     sequencer,
     retentionDays: deps.config.AUDIT_RETENTION_DAYS,
   });
+  // Events; every change to a workspace's webhooks or integrations replaces its receivers' token (receiversChanged).
+  const events = createEventsService({ db });
   // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
   const integrations = createIntegrationsService({
     db,
     clock,
     writeAs,
+    receiversChanged: events.receiversChanged,
     urlGuard: { allowInsecure: false, resolve: deps.resolveHost },
     timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
     send:
@@ -164,10 +167,10 @@ export function createServices(deps: {
   });
   const keyRegistry = createKeyRegistry({ db, dialect, clock, users, notifications, writeAs });
   const keys = createKeysService({ db, dialect, clock, writeAs, registry: keyRegistry });
-  const events = createEventsService({ db });
   const health = createEndpointHealth({
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
     notify: notifications.endpointNotice,
+    receiversChanged: events.receiversChanged,
   });
   const outbox = createOutbox({
     dialect,
@@ -278,6 +281,7 @@ export function createServices(deps: {
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
     outbox,
     lockWorkspace: workspaces.lock,
+    receiversChanged: events.receiversChanged,
     checkCreate: (trx, tenant) => billing.checkCreate(trx, tenant, 'webhooks'),
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, outbox, webhooks });

@@ -533,6 +533,7 @@ export interface Database {
   audit_entries: AuditEntriesTable;
   audit_heads: AuditHeadsTable;
   audit_pending: AuditPendingTable;
+  receiver_versions: ReceiverVersionsTable;
 }
 
 /** A Slack or Discord destination (D29, docs/integrations.md); `url` is a secret. */
@@ -607,4 +608,13 @@ export interface AuditHeadsTable {
   hash: string;
   anchor_seq: number;
   anchor_hash: string;
+}
+
+/**
+ * Per workspace, the token of its events' receivers (webhooks and integrations), replaced by every change
+ * to them (migration 025): what a process's cache of receivers is checked against.
+ */
+export interface ReceiverVersionsTable {
+  workspace_id: string;
+  version: string;
 }

@@ -106,10 +106,16 @@ describe('endpoint health (docs/api.md#endpoint-health)', () => {
     // The list shows the same fields.
     const list = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.live })).data;
     expect(list).toEqual([expect.objectContaining({ id: h.id, disabled_reason: 'failing', failing_since: iso(t0) })]);
-    // Disabled: the next event is not queued for it.
+    // Disabled: the next event is not queued for it (not even as a delivery cancelled when claimed: the
+    // receivers this process cached before the worker's disable are not used, docs/performance.md).
     const before = rx.to(h.path).length;
+    const queued = async () =>
+      json(await t.request({ method: 'GET', url: `/v1/webhooks/${h.id}/deliveries?limit=100`, key: ws.live })).data
+        .length;
+    const queuedBefore = await queued();
     await attempts(ws, t0 + WINDOW_MS + 1000);
     expect(rx.to(h.path).length).toBe(before);
+    expect(await queued()).toBe(queuedBefore);
   });
 
   it('needs at least 10 failed attempts: 9 spanning the whole window leave it enabled; the 10th disables', async () => {

@@ -1,11 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
-import type { EventsTable } from '../../db/types.js';
+import type { EventsTable, ReceiverVersionsTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { WriteTx } from '../auth/write-runner.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
+
+/** A workspace's receivers' token (`receiver_versions`); null while none was written. */
+export type ReceiversVersion = string | null;
 
 /** Row → API object: the stored payload is the event object itself (docs/api.md#webhook-deliveries). */
 export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
@@ -13,22 +17,56 @@ export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
 }
 
 // Performance (docs/performance.md, "Earlier changes" 2): every resource write runs this; built and compiled once (src/db/prepared.ts).
+// It also returns the workspace's receivers' token (docs/performance.md, "The receivers of an event, cached"),
+// read by the same statement: the outbox's fan-out knows whether the receivers it holds are current.
 const insertQuery = prepared((db, $: Param<EventsTable>) =>
-  db.insertInto('events').values({
-    id: $('id'),
-    workspace_id: $('workspace_id'),
-    env: $('env'),
-    type: $('type'),
-    resource_id: $('resource_id'),
-    payload: $('payload'),
-    created_at: $('created_at'),
-  }),
+  db
+    .insertInto('events')
+    .values({
+      id: $('id'),
+      workspace_id: $('workspace_id'),
+      env: $('env'),
+      type: $('type'),
+      resource_id: $('resource_id'),
+      payload: $('payload'),
+      created_at: $('created_at'),
+    })
+    .returning((eb) =>
+      eb
+        .selectFrom('receiver_versions')
+        .select('version')
+        .where('workspace_id', '=', $('workspace_id'))
+        .as('receivers'),
+    ),
+);
+
+const receiversChangedQuery = prepared((db, $: Param<ReceiverVersionsTable>) =>
+  db
+    .insertInto('receiver_versions')
+    .values({ workspace_id: $('workspace_id'), version: $('version') })
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ version: $('version') })),
 );
 
 /** SQL of the events table (its only owner); reads are confined to one workspace and environment (docs/api.md#environments). */
 export const eventsRepository = {
-  async insert(db: WriteTx, row: EventsTable): Promise<void> {
-    await insertQuery.execute(db, row);
+  /**
+   * Writes one event; returns its workspace's receivers' token as this statement sees it (null: never
+   * changed), so the webhooks and integrations it fans out to can be taken from a cache kept under it.
+   */
+  async insert(db: WriteTx, row: EventsTable): Promise<ReceiversVersion> {
+    const { rows } = await insertQuery.execute(db, row);
+    return rows[0]?.receivers ?? null;
+  },
+
+  /**
+   * Gives the workspace's receivers a new token, in `db` (the transaction of a change to its webhooks or
+   * integrations): every process's cached receivers of the workspace stop holding once it commits.
+   */
+  async receiversChanged(db: WriteTx, workspaceId: string): Promise<void> {
+    await receiversChangedQuery.execute(db, {
+      workspace_id: workspaceId,
+      version: randomBytes(12).toString('base64url'),
+    });
   },
 
   find(db: Db, tenant: Tenant, id: string): Promise<EventsTable | undefined> {

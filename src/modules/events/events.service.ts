@@ -4,6 +4,9 @@ import { isId } from '../../kernel/ids.js';
 import { type Principal, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { eventsRepository as repo, toEvent } from './events.repository.js';
+
+export type { ReceiversVersion } from './events.repository.js';
+
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
 /** Events are readable, and purged after, this long (docs/api.md#events). */
@@ -27,8 +30,13 @@ export function createEventsService(deps: { db: Db }) {
   return {
     get,
     list,
-    /** Writes one event row in the caller's write transaction (the outbox, webhooks/outbox.ts). */
+    /**
+     * Writes one event row in the caller's write transaction (the outbox, webhooks/outbox.ts); returns its
+     * workspace's receivers' token, read by the same statement.
+     */
     insert: repo.insert,
+    /** Replaces the workspace's receivers' token in `trx`: called by every change to its webhooks or integrations. */
+    receiversChanged: repo.receiversChanged,
     resourceEventIds: repo.resourceEventIds,
     deleteForResource: repo.deleteForResource,
     purgeBefore: repo.purgeBefore,

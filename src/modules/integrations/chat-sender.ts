@@ -7,6 +7,7 @@ import { newId } from '../../kernel/ids.js';
 import type { Actor } from '../../kernel/principal.js';
 import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import type { Send } from '../delivery-engine/sender.js';
+import type { ReceiversVersion } from '../events/events.service.js';
 import type { UrlGuardOptions } from '../webhooks/url-guard.js';
 import { eventMessage, type IntegrationMessage, notificationMessage, renderChatMessage } from './chat-render.js';
 import { integrationsRepository as repo } from './integrations.repository.js';
@@ -20,6 +21,11 @@ export interface IntegrationsDeps {
   send: Send;
   /** The sender's timeout (WEBHOOK_TIMEOUT_MS): a lease outlasts one attempt and the write of its outcome. */
   timeoutMs: number;
+  /**
+   * Replaces the workspace's receivers' token in `trx` (the events module's `receiversChanged`): every
+   * change to an integration calls it, so no process keeps using the integrations it cached.
+   */
+  receiversChanged: (trx: WriteTx, workspaceId: string) => Promise<void>;
 }
 
 /** A notification to forward, told once per workspace by the notifications module (not per recipient). */
@@ -121,9 +127,29 @@ export function createChatSender(deps: IntegrationsDeps) {
     };
   }
 
-  /** The outbox's hook: a resource event, in its transaction, to the integrations that chose it. */
-  async function onEvent(trx: WriteTx, event: EventsTable): Promise<void> {
-    const targets = (await repo.enabledOf(trx, event.workspace_id)).filter((i) => {
+  // Performance (docs/performance.md, "The receivers of an event, cached"): a workspace's enabled integrations
+  // as read under its receivers' token, which every change to them replaces in its own transaction
+  // (`receiversChanged`) and every event's insert reads: an entry is used only while no change has committed.
+  const enabled = new Map<string, { version: ReceiversVersion; rows: IntegrationsTable[] }>();
+  const MAX_CACHED = 10_000;
+
+  async function enabledOf(trx: WriteTx, workspaceId: string, version: ReceiversVersion | undefined) {
+    const cached = enabled.get(workspaceId);
+    if (version !== undefined && cached?.version === version) return cached.rows;
+    // Read after the token (a later statement of the event's transaction): never older than the token says.
+    const rows = await repo.enabledOf(trx, workspaceId);
+    if (version === undefined) return rows;
+    if (enabled.size >= MAX_CACHED) enabled.clear();
+    enabled.set(workspaceId, { version, rows });
+    return rows;
+  }
+
+  /**
+   * The outbox's hook: a resource event, in its transaction, to the integrations that chose it.
+   * `receivers`: the workspace's receivers' token read by the event's insert (undefined: read them).
+   */
+  async function onEvent(trx: WriteTx, event: EventsTable, receivers?: ReceiversVersion): Promise<void> {
+    const targets = (await enabledOf(trx, event.workspace_id, receivers)).filter((i) => {
       const events = readJson<string[]>(i.events);
       return i.env === event.env && (events.includes('*') || events.includes(event.type));
     });

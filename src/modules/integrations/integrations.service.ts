@@ -192,6 +192,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     };
     await writeAs(p, async (trx, audit) => {
       await repo.insert(trx, row);
+      await deps.receiversChanged(trx, row.workspace_id);
       record(audit, 'integration.created', null, row);
     });
     return view(row);
@@ -216,6 +217,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
       };
       nothingForwarded(readJson<string[]>(next.events), readJson<string[]>(next.categories));
       await repo.update(trx, id, next);
+      await deps.receiversChanged(trx, row.workspace_id);
       record(audit, 'integration.updated', row, next);
       return view(next);
     });
@@ -227,6 +229,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
       const row = await repo.find(trx, p.workspaceId, id);
       if (!row) throw new NotFoundError('integration');
       await repo.remove(trx, id);
+      await deps.receiversChanged(trx, row.workspace_id);
       record(audit, 'integration.deleted', row, null);
     });
   }

@@ -33,7 +33,12 @@ type HealthPatch = Parameters<typeof webhooksRepository.updateHealth>[2];
  * the first failure to the current attempt, inclusive) with at least MIN_FAILED_ATTEMPTS of them is
  * disabled with reason `failing` and its pending deliveries are cancelled.
  */
-export function createEndpointHealth(deps: { disableAfterMs: number; notify?: NotifyEndpoint }) {
+export function createEndpointHealth(deps: {
+  disableAfterMs: number;
+  notify?: NotifyEndpoint;
+  /** Replaces the workspace's receivers' token in `trx` (the events module's): an automatic disable calls it (outbox.ts). */
+  receiversChanged: (trx: WriteTx, workspaceId: string) => Promise<void>;
+}) {
   /** Locks the endpoints of `outcomes` (before their deliveries are written: the lock order of every writer). */
   function lock(trx: WriteTx, outcomes: AttemptResult[]): Promise<Map<string, WebhooksTable>> {
     const ids = [...new Set(outcomes.filter((o) => o.attempt !== null).map((o) => o.webhookId))].sort();
@@ -50,6 +55,7 @@ export function createEndpointHealth(deps: { disableAfterMs: number; notify?: No
     written: AttemptResult[],
     audit: AuditTrail,
   ): Promise<void> {
+    const disabledIn = new Set<string>();
     for (const r of written) {
       const row = rows.get(r.webhookId);
       if (row?.status !== 'enabled' || r.attempt === null) continue;
@@ -60,6 +66,7 @@ export function createEndpointHealth(deps: { disableAfterMs: number; notify?: No
       rows.set(row.id, next);
       await webhooksRepository.updateHealth(trx, row.id, patch);
       if (patch.status === 'disabled') {
+        disabledIn.add(row.workspace_id);
         await deliveriesRepository.cancelPending(trx, row.id, at);
         audit.record({
           workspaceId: row.workspace_id,
@@ -74,6 +81,8 @@ export function createEndpointHealth(deps: { disableAfterMs: number; notify?: No
       }
       if (notice) await deps.notify?.(trx, { kind: notice, webhook: next, at });
     }
+    // Last, in workspace order: two cycles disabling endpoints of the same workspaces take their tokens' row locks in one order.
+    for (const workspaceId of [...disabledIn].sort()) await deps.receiversChanged(trx, workspaceId);
   }
 
   function onSuccess(row: WebhooksTable): { patch: HealthPatch; notice?: EndpointNoticeKind } {

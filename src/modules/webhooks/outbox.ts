@@ -1,5 +1,5 @@
 import { type Dialect, readJson } from '../../db/dialect.js';
-import type { DeliveriesTable, EventsTable } from '../../db/types.js';
+import type { DeliveriesTable, EventsTable, WebhooksTable } from '../../db/types.js';
 import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
@@ -8,7 +8,7 @@ import type { Signal } from '../../lib/signal.js';
 import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { exampleEventData } from '../events/event-examples.js';
 import { type AnyEventType, type Event, type EventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
-import { EVENT_RETENTION_MS, type EventsService } from '../events/events.service.js';
+import { EVENT_RETENTION_MS, type EventsService, type ReceiversVersion } from '../events/events.service.js';
 import { type AttemptResult, type ClaimedDelivery, deliveriesRepository } from './deliveries.repository.js';
 import type { EndpointHealth } from './endpoint-health.js';
 
@@ -38,10 +38,32 @@ export function createOutbox(deps: {
   events: Pick<EventsService, 'insert' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore'>;
   /** Endpoint health (docs/api.md#endpoint-health), applied to the outcomes the worker writes. */
   health: EndpointHealth;
-  /** Integrations (docs/integrations.md): told of each resource event in its transaction. */
-  forwardEvent?: (trx: WriteTx, event: EventsTable) => Promise<void>;
+  /**
+   * Integrations (docs/integrations.md): told of each resource event in its transaction, with the
+   * workspace's receivers' token that the event's insert read (for their cache, like the one below).
+   */
+  forwardEvent?: (trx: WriteTx, event: EventsTable, receivers: ReceiversVersion) => Promise<void>;
 }) {
   const { dialect, deliveriesDue, events } = deps;
+
+  // Performance (docs/performance.md, "The receivers of an event, cached"): the enabled webhooks of a
+  // workspace and environment, as read under the workspace's receivers' token. Every change to its
+  // webhooks or integrations replaces the token in its own transaction (events.receiversChanged), and
+  // every event's insert reads it, so an entry is used only while no change to them has committed:
+  // never stale, whichever process made the change.
+  const subscribed = new Map<string, { version: ReceiversVersion; hooks: Pick<WebhooksTable, 'id' | 'events'>[] }>();
+  const MAX_CACHED = 10_000;
+
+  async function subscribers(trx: WriteTx, tenant: Tenant, version: ReceiversVersion) {
+    const key = `${tenant.workspaceId} ${tenant.env}`;
+    const cached = subscribed.get(key);
+    if (cached && cached.version === version) return cached.hooks;
+    // Read after the token (a later statement, or the same snapshot): never older than the token says.
+    const hooks = await deliveriesRepository.subscribers(trx, tenant);
+    if (subscribed.size >= MAX_CACHED) subscribed.clear();
+    subscribed.set(key, { version, hooks });
+    return hooks;
+  }
 
   /**
    * Runs `fn` as `actor` in one write transaction (the write runner's), with a `Queue` for what it
@@ -92,9 +114,9 @@ export function createOutbox(deps: {
     data: Event['data'],
     now: number,
   ): Promise<number> {
-    const event = await insertEvent(trx, tenant, type, resourceId, data, now);
-    await deps.forwardEvent?.(trx, event);
-    const hooks = await deliveriesRepository.subscribers(trx, tenant);
+    const { event, receivers } = await insertEvent(trx, tenant, type, resourceId, data, now);
+    await deps.forwardEvent?.(trx, event, receivers);
+    const hooks = await subscribers(trx, tenant, receivers);
     const targets = hooks
       .filter((h) => {
         const events = readJson<string[]>(h.events);
@@ -116,7 +138,7 @@ export function createOutbox(deps: {
     type: AnyEventType,
   ): Promise<DeliveriesTable> {
     const data = exampleEventData(type, { workspaceId: tenant.workspaceId, webhookId, now });
-    const event = await insertEvent(trx, tenant, type, null, data, now, type !== TEST_EVENT_TYPE);
+    const { event } = await insertEvent(trx, tenant, type, null, data, now, type !== TEST_EVENT_TYPE);
     await queue(trx, tenant, event, [webhookId], now);
     return (await deliveriesRepository.findByEvent(trx, event.id)) as DeliveriesTable;
   }
@@ -129,7 +151,7 @@ export function createOutbox(deps: {
     data: Event['data'],
     now: number,
     test = false,
-  ): Promise<EventsTable> {
+  ): Promise<{ event: EventsTable; receivers: ReceiversVersion }> {
     const createdAt = isoAt(now);
     const id = newId('event', now);
     const event: Event = test
@@ -145,8 +167,7 @@ export function createOutbox(deps: {
       payload,
       created_at: createdAt,
     };
-    await events.insert(trx, row);
-    return row;
+    return { event: row, receivers: await events.insert(trx, row) };
   }
 
   async function queue(trx: WriteTx, tenant: Tenant, event: EventsTable, webhookIds: string[], now: number) {

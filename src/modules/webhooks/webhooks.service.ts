@@ -41,6 +41,12 @@ export function createWebhooksService(deps: {
   lockWorkspace: (trx: Db, workspaceId: string) => Promise<void>;
   /** The plan's webhook limit (billing), checked after the workspace lock in a creation's transaction. */
   checkCreate?: (trx: Db, tenant: Tenant) => Promise<void>;
+  /**
+   * Replaces the workspace's receivers' token in `trx` (the events module's `receiversChanged`): a webhook
+   * created, deleted, enabled or disabled, or given other events, calls it, so no process keeps fanning
+   * out to the webhooks it cached (outbox.ts).
+   */
+  receiversChanged: (trx: WriteTx, workspaceId: string) => Promise<void>;
 }) {
   const { db, clock, writeAs } = deps;
 
@@ -86,6 +92,7 @@ export function createWebhooksService(deps: {
           updated_at: now,
         };
         await repo.insert(trx, row);
+        await deps.receiversChanged(trx, row.workspace_id);
         audit.record({
           action: 'webhook.created',
           target: { type: 'webhook', id: row.id },
@@ -239,6 +246,8 @@ export function createWebhooksService(deps: {
     if (Object.keys(patch).length === 0) return toWebhook(row, now);
     const next = { ...row, ...patch, updated_at: now };
     await repo.update(trx, tenantOf(principal), row.id, { ...patch, updated_at: now });
+    // What the fan-out reads of a webhook: its status and events (deliveriesRepository.subscribers).
+    if (patch.status !== undefined || patch.events !== undefined) await deps.receiversChanged(trx, row.workspace_id);
     if (audit && action) {
       const changes = changesOf(audited(row), audited(next));
       if (Object.keys(changes).length > 0) {
@@ -255,6 +264,7 @@ export function createWebhooksService(deps: {
       async (trx, audit) => {
         const row = await findOrThrow(trx, principal, id);
         await repo.delete(trx, tenantOf(principal), id);
+        await deps.receiversChanged(trx, row.workspace_id);
         audit.record({
           action: 'webhook.deleted',
           target: { type: 'webhook', id },

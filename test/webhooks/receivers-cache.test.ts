@@ -1,0 +1,191 @@
+// Backends: both — the receivers' token is read by the event's insert on SQLite and on PostgreSQL, and another connection changes it
+// Tier: quick
+// docs/performance.md, "The receivers of an event, cached": each process reuses a workspace's enabled webhooks
+// and integrations between event writes while its receivers' token is unchanged. A webhook created, disabled,
+// re-enabled, given other events or deleted, and an integration added, disabled or removed, must be honoured
+// by the very next event this process writes, whether the change was made by this process or by another
+// connection to the same database (a second set of services, as the `wsvc` CLI or another API process would be).
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openStorage, type Storage } from '../../src/db/database.js';
+import { systemClock } from '../../src/kernel/clock.js';
+import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
+import { createServices, type Services } from '../../src/services.js';
+import { keyPrincipal, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { createResource } from '../helpers/auth-matrix.js';
+
+const dns: Record<string, string[]> = {
+  'hooks.slack.com': ['3.120.10.10'],
+  'receiver.public.test': ['93.184.216.34'],
+};
+const resolveHost = async (host: string) => dns[host] ?? [];
+const SLACK = 'https://hooks.slack.com/services/T000/B000/cachetest1234';
+const URL = 'https://receiver.public.test/hook';
+
+let t: TestApp;
+let other: Storage;
+let otherServices: Services;
+beforeAll(async () => {
+  t = await startTestApp({ resolveHost });
+  const url = (t.storage as Storage & { url: string }).url;
+  const schema = (t.storage as Storage & { schema?: string }).schema;
+  other = openStorage({ url, poolSize: 1, schema });
+  otherServices = createServices({
+    storage: other,
+    clock: systemClock,
+    resolveHost,
+    config: loadConfig({
+      DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y',
+      PLAN_LIMITS: 'off',
+    } as NodeJS.ProcessEnv),
+  });
+});
+afterAll(async () => {
+  await other.close();
+  await t.close();
+});
+
+/** Deliveries queued to the webhook `id` so far (pending: no worker runs here). */
+async function deliveriesTo(id: string): Promise<number> {
+  const r = await t.storage.db
+    .selectFrom('deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('webhook_id', '=', id)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Messages queued to the integration `id` so far. */
+async function messagesTo(id: string): Promise<number> {
+  const r = await t.storage.db
+    .selectFrom('integration_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('integration_id', '=', id)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** One event written by this process (a resource created through its HTTP API). */
+const post = (ws: TestWorkspace) => createResource(t, ws.live);
+
+describe('the receivers cached per workspace are never used stale', () => {
+  it('is in use: a change that skips the token (raw SQL) is not seen until a change that replaces it', async () => {
+    // What makes the tests below able to fail: without the token, a cached answer would be served.
+    const ws = await newWorkspace(t);
+    const p = await keyPrincipal(t.services, ws.live);
+    const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+    await post(ws);
+    expect(await deliveriesTo(hook.id)).toBe(1);
+    await sql`update webhooks set status = 'disabled' where id = ${hook.id}`.execute(t.storage.db);
+    await post(ws);
+    expect(await deliveriesTo(hook.id)).toBe(2);
+    // A change through the service (another webhook) replaces the token: the raw disable is seen now.
+    await t.services.webhooks.create(p, { url: `${URL}/2`, events: ['*'] });
+    await post(ws);
+    expect(await deliveriesTo(hook.id)).toBe(2);
+  });
+
+  for (const where of ['this process', 'another process'] as const) {
+    const s = () => (where === 'this process' ? t.services : otherServices);
+    const principal = (ws: TestWorkspace): Promise<ApiKeyPrincipal> => keyPrincipal(s(), ws.live);
+
+    it(`a webhook created, disabled, re-enabled, given other events and deleted by ${where}`, async () => {
+      const ws = await newWorkspace(t);
+      const p = await principal(ws);
+      await post(ws); // cached: no webhook
+      const hook = await s().webhooks.create(p, { url: URL, events: ['resource.created'] });
+      await post(ws);
+      expect(await deliveriesTo(hook.id)).toBe(1);
+      await post(ws); // cached: one webhook
+      expect(await deliveriesTo(hook.id)).toBe(2);
+
+      await s().webhooks.setStatus(p, hook.id, 'disabled');
+      await post(ws);
+      expect(await deliveriesTo(hook.id)).toBe(2);
+
+      await s().webhooks.setStatus(p, hook.id, 'enabled');
+      await post(ws);
+      expect(await deliveriesTo(hook.id)).toBe(3);
+
+      await s().webhooks.update(p, hook.id, { events: ['resource.deleted'] });
+      await post(ws);
+      expect(await deliveriesTo(hook.id)).toBe(3);
+      await s().webhooks.update(p, hook.id, { events: ['*'] });
+      await post(ws);
+      expect(await deliveriesTo(hook.id)).toBe(4);
+
+      const second = await s().webhooks.create(p, { url: `${URL}/2`, events: ['*'] });
+      await post(ws);
+      await s().webhooks.remove(p, hook.id);
+      // Deleting a webhook deletes its deliveries: the second one's count says whether the event was written.
+      const before = await deliveriesTo(second.id);
+      await post(ws);
+      expect(await deliveriesTo(second.id)).toBe(before + 1);
+      expect(await deliveriesTo(hook.id)).toBe(0);
+    });
+
+    it(`an integration added, disabled, re-enabled and removed by ${where}`, async () => {
+      const ws = await newWorkspace(t);
+      const p = await principal(ws);
+      await post(ws); // cached: no integration
+      const chat = await s().integrations.create(p, {
+        kind: 'slack',
+        url: SLACK,
+        env: 'live',
+        events: ['resource.created'],
+        categories: [],
+      });
+      await post(ws);
+      expect(await messagesTo(chat.id)).toBe(1);
+      await post(ws); // cached: one integration
+      expect(await messagesTo(chat.id)).toBe(2);
+
+      await s().integrations.update(p, chat.id, { status: 'disabled' });
+      await post(ws);
+      expect(await messagesTo(chat.id)).toBe(2);
+
+      await s().integrations.update(p, chat.id, { status: 'enabled' });
+      await post(ws);
+      expect(await messagesTo(chat.id)).toBe(3);
+
+      await s().integrations.update(p, chat.id, { env: 'test' });
+      await post(ws);
+      expect(await messagesTo(chat.id)).toBe(3);
+      await s().integrations.update(p, chat.id, { env: 'live' });
+
+      const second = await s().integrations.create(p, {
+        kind: 'slack',
+        url: `${SLACK}x`,
+        env: 'live',
+        events: ['*'],
+        categories: [],
+      });
+      await post(ws);
+      await s().integrations.remove(p, chat.id);
+      const before = await messagesTo(second.id);
+      await post(ws);
+      expect(await messagesTo(second.id)).toBe(before + 1);
+      expect(await messagesTo(chat.id)).toBe(0);
+    });
+  }
+
+  it("one workspace's change leaves another's receivers cached, and each environment has its own webhooks", async () => {
+    const a = await newWorkspace(t);
+    const b = await newWorkspace(t);
+    const pa = await keyPrincipal(t.services, a.live);
+    const pb = await keyPrincipal(t.services, b.live);
+    const hookA = await t.services.webhooks.create(pa, { url: URL, events: ['*'] });
+    const hookB = await t.services.webhooks.create(pb, { url: URL, events: ['*'] });
+    await post(a);
+    await post(b);
+    // A test-environment event of workspace a: not to its live webhook.
+    await createResource(t, a.test);
+    expect(await deliveriesTo(hookA.id)).toBe(1);
+    await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, a.live), hookA.id, 'disabled');
+    await post(a);
+    await post(b);
+    expect(await deliveriesTo(hookA.id)).toBe(1);
+    expect(await deliveriesTo(hookB.id)).toBe(2);
+  });
+});
