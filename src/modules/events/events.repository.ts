@@ -28,7 +28,8 @@ const insertQuery = prepared((db, $: Param<EventsTable>) =>
 /** SQL of the events table (its only owner); reads are confined to one workspace and environment (docs/api.md#environments). */
 export const eventsRepository = {
   async insert(db: WriteTx, row: EventsTable): Promise<void> {
-    await insertQuery.execute(db, row);
+    // Sent just before the transaction's next statement, or with its COMMIT, where the dialect defers (dialect.ts, `later`).
+    await insertQuery.later(db, row);
   },
 
   find(db: Db, tenant: Tenant, id: string): Promise<EventsTable | undefined> {
