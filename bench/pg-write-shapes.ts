@@ -11,7 +11,7 @@
 //      implicit transaction);
 //   d. one data-modifying CTE (a named prepared statement): the key read sits in the statement's one
 //      snapshot, taken before the lock is granted, so a revocation that commits while the write waits
-//      for the lock is not seen: it does not keep D12 and is measured as a bound only;
+//      for the lock is not seen: it does not keep the revocation rule (D12) and is measured as a bound only;
 //   e. like b, but each write a SQL `EXECUTE` of a statement `PREPARE`d once per connection;
 //   f. node-postgres's pipeline mode: a's statements (the re-check as b's function) all written before
 //      the first answer, each with its own Sync.
@@ -53,7 +53,7 @@ const NAMES: Record<Shape, string> = {
   a: 'a. one statement per round trip (today)',
   b: 'b. one simple-query string BEGIN; …; COMMIT',
   c: 'c. one plpgsql function call',
-  d: 'd. one data-modifying CTE (not D12-strict)',
+  d: 'd. one data-modifying CTE (not revocation-strict)',
   e: 'e. one simple-query string of EXECUTEs',
   f: 'f. pipeline of named statements (pg pipeline mode)',
 };
@@ -620,7 +620,7 @@ try {
   for (const s of SHAPES) await check(s);
   const strict: string[] = [];
   for (const s of SHAPES) strict.push(`${s}: ${(await revokedWhileWaiting(s)) ? 'refused' : 'WROTE'}`);
-  process.stdout.write(`a key revoked while the write waits for its lock (D12): ${strict.join(', ')}\n`);
+  process.stdout.write(`a key revoked while the write waits for its lock (revocation rule): ${strict.join(', ')}\n`);
   process.stdout.write(
     `load average ${load()}; ${WRITERS} writers, pool ${POOL}, ${ROUNDS} interleaved rounds of ${DURATION_MS / 1000} s per shape; each shape refused a revoked key and wrote nothing\n`,
   );
