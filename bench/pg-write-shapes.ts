@@ -102,19 +102,10 @@ try {
   webhookId = (await admin.query(`select id from ${schema}.webhooks where workspace_id = $1`, [ws])).rows[0].id;
 }
 
-// What a migration would install: the re-check (lock shared, then read with a snapshot of its own) and,
-// for shape c, the whole write. A VOLATILE plpgsql function takes a fresh snapshot per statement.
+// The re-check (lock shared, then read with a snapshot of its own) is migration 025's `wsvc_hold_key`, which
+// raises SQLSTATE WK401. Installed here as a migration would: shape c's whole write, and d's raise. A VOLATILE
+// plpgsql function takes a fresh snapshot per statement.
 await admin.query(`set search_path = ${schema}`);
-await admin.query(`
-create function wsvc_hold_key(p_key text, p_user text, p_now text) returns void language plpgsql volatile as $$
-begin
-  perform pg_advisory_xact_lock_shared(hashtextextended(n, 0)) from unnest(array['key:' || p_key, 'user:' || p_user]) as n;
-  if not exists (select 1 from api_keys k join users u on u.id = k.user_id
-                 where k.id = p_key and k.revoked_at is null and (k.expires_at is null or k.expires_at > p_now::timestamptz)
-                   and u.removed_at is null) then
-    raise exception 'credential ended' using errcode = 'WK401';
-  end if;
-end $$`);
 await admin.query(`
 create function wsvc_raise_unless(ok boolean) returns int language plpgsql volatile as $$
 begin
