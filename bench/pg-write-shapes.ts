@@ -102,7 +102,7 @@ try {
   webhookId = (await admin.query(`select id from ${schema}.webhooks where workspace_id = $1`, [ws])).rows[0].id;
 }
 
-// The re-check (lock shared, then read with a snapshot of its own) is migration 025's `wsvc_hold_key`, which
+// The re-check (lock shared, then read with a snapshot of its own) is migration 026's `wsvc_hold_key`, which
 // raises SQLSTATE WK401. Installed here as a migration would: shape c's whole write, and d's raise. A VOLATILE
 // plpgsql function takes a fresh snapshot per statement.
 await admin.query(`set search_path = ${schema}`);

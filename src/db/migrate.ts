@@ -21,7 +21,7 @@ import * as teamSignIn from './migrations/021-team-sign-in.js';
 import * as auditLog from './migrations/022-audit-log.js';
 import * as auditIndex from './migrations/023-audit-index.js';
 import * as auditPending from './migrations/024-audit-pending.js';
-import * as keyRecheck from './migrations/025-key-recheck.js';
+import * as keyRecheck from './migrations/026-key-recheck.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -48,7 +48,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '022-audit-log': auditLog,
   '023-audit-index': auditIndex,
   '024-audit-pending': auditPending,
-  '025-key-recheck': keyRecheck,
+  '026-key-recheck': keyRecheck,
 };
 
 class StaticProvider implements MigrationProvider {

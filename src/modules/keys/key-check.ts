@@ -6,7 +6,7 @@ import type { ApiKeyPrincipal } from '../../kernel/principal.js';
 import { keyLock, type PrincipalCheck, userLock } from '../auth/write-runner.js';
 import { keysRepository } from './keys.repository.js';
 
-/** The same check as one statement (migration 025, PostgreSQL): locks, then reads, then raises WK401. */
+/** The same check as one statement (migration 026, PostgreSQL): locks, then reads, then raises WK401. */
 const holdKeyQuery = prepared((db, $: Param<{ key: string; user: string; now: string }>) => ({
   compile: () => sql`select wsvc_hold_key(${$('key')}, ${$('user')}, ${$('now')})`.compile(db),
 }));
