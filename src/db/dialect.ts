@@ -1,4 +1,4 @@
-import type { DialectAdapter, Kysely, Dialect as KyselyDialect } from 'kysely';
+import { CompiledQuery, type DialectAdapter, type Kysely, type Dialect as KyselyDialect } from 'kysely';
 import type { Database } from './types.js';
 
 export type Db = Kysely<Database>;
@@ -102,6 +102,12 @@ export interface Dialect {
   readonly statementNames?: Map<string, string>;
   /** Queries of `prepared()` compiled for this connection, by query (docs/performance.md). */
   readonly preparedQueries: Map<object, unknown>;
+  /**
+   * Performance (docs/performance.md, "A write in one round trip on PostgreSQL"): a write transaction's
+   * statements passed to `later` are sent just before its next statement, or with its COMMIT, as one string
+   * (PostgreSQL). Absent: `later` runs them at once (SQLite).
+   */
+  readonly defers?: boolean;
 }
 
 /** Tells every process sharing a key cache that keys or users may change (src/modules/keys/keys-epoch.ts). */
@@ -166,4 +172,30 @@ export function carrying(kysely: KyselyDialect, dialect: Dialect): KyselyDialect
     createIntrospector: (db) => kysely.createIntrospector(db),
     createQueryCompiler: () => kysely.createQueryCompiler(),
   };
+}
+
+/** The query text that carries a deferred statement to the connection (see `later`, src/db/postgres.ts). */
+export const DEFER_MARKER = '/* wsvc:later */';
+
+/**
+ * Runs `query` in `trx`, or, where the dialect defers (`Dialect.defers`) and `trx` is a transaction,
+ * queues it to be sent, in order, just before the transaction's next statement or with its COMMIT: for writes whose
+ * result nobody reads and whose errors nobody catches where they are made (an error surfaces at the
+ * statement or COMMIT it was sent with, and the transaction fails as a whole).
+ */
+export async function later(trx: Db, query: CompiledQuery): Promise<void> {
+  if (trx.isTransaction && dialectOf(trx).defers) {
+    await trx.executeQuery(CompiledQuery.raw(DEFER_MARKER, [query.sql, query.parameters]));
+    return;
+  }
+  await trx.executeQuery(query);
+}
+
+/**
+ * The SQLSTATE the re-check functions of migration 025 raise when a credential no longer holds
+ * (PostgreSQL): the write runner answers it as `credentialEnded`.
+ */
+export const CREDENTIAL_ENDED_CODE = 'WK401';
+export function isCredentialEnded(err: unknown): boolean {
+  return (err as { code?: string } | null)?.code === CREDENTIAL_ENDED_CODE;
 }

@@ -22,6 +22,7 @@ import * as auditLog from './migrations/022-audit-log.js';
 import * as auditIndex from './migrations/023-audit-index.js';
 import * as auditPending from './migrations/024-audit-pending.js';
 import * as receiverVersions from './migrations/025-receiver-versions.js';
+import * as keyRecheck from './migrations/026-key-recheck.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '023-audit-index': auditIndex,
   '024-audit-pending': auditPending,
   '025-receiver-versions': receiverVersions,
+  '026-key-recheck': keyRecheck,
 };
 
 class StaticProvider implements MigrationProvider {

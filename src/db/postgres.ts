@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { UnavailableError } from '../kernel/errors.js';
-import { carrying, type Db, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
+import { carrying, type Db, DEFER_MARKER, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
 import { OwnSchemaIntrospector } from './postgres-introspector.js';
 import { type Param, prepared } from './prepared.js';
 import type { Database } from './types.js';
@@ -132,13 +132,22 @@ const UNAVAILABLE_MESSAGE =
  * - pg rejects a query that outlives `query_timeout` but keeps its connection, whose next query
  *   would queue behind the lost one. Such a connection is closed at once, so the pool drops it on
  *   release and opens a fresh one when the network is back. So is one with a stale statement.
+ * - Performance (docs/performance.md, "A write in one round trip on PostgreSQL"): in a transaction,
+ *   Kysely's BEGIN and the statements passed to `later` (dialect.ts) are held and sent, in order and
+ *   as one simple-query string, just before the transaction's next statement or with its COMMIT: a transaction
+ *   whose statements are all deferred is one round trip. A deferred statement that is a `prepared()`
+ *   query runs as `EXECUTE` of its named statement (prepared on the connection first if it is not yet),
+ *   its values written as literals.
  */
 function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, string>): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as { query: unknown }).query = (...args: unknown[]) => {
-    const [text, values] = args;
-    const name = typeof text === 'string' && args.length === 2 ? statementNames.get(text) : undefined;
-    const result = name ? query({ name, text, values }) : query(...args);
+  const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
+    .parsedStatements;
+  /** none: no transaction of ours; pending: BEGIN held, nothing sent; open: BEGIN sent. */
+  let tx: 'none' | 'pending' | 'open' = 'none';
+  let held: string[] = [];
+  const send = (...args: unknown[]) => {
+    const result = query(...args);
     if (result instanceof Promise) {
       result.catch((err: Error) => {
         if (err?.message !== READ_TIMEOUT && !STALE_STATEMENT.test(err?.message ?? '')) return;
@@ -148,6 +157,106 @@ function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, st
     }
     return result;
   };
+  /** What must be sent before the transaction's next statement (BEGIN if held, the deferred statements). */
+  const takeHeld = (): string | undefined => {
+    const parts = tx === 'pending' ? ['begin', ...held] : held;
+    if (tx === 'pending') tx = 'open';
+    held = [];
+    return parts.length > 0 ? parts.join(';\n') : undefined;
+  };
+  const named = (text: unknown, values: unknown): unknown[] => {
+    const name = typeof text === 'string' ? statementNames.get(text) : undefined;
+    return name ? [{ name, text, values }] : [text, values];
+  };
+  const after = (before: string | undefined, args: unknown[]) =>
+    before === undefined ? send(...args) : (send(before) as Promise<unknown>).then(() => send(...args));
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const [text, values] = args;
+    // Kysely passes (text, values); anything else (a config object, a callback) is not ours to change.
+    if (typeof text !== 'string' || args.length !== 2 || !Array.isArray(values)) return send(...args);
+    if (text === 'begin' && tx === 'none') {
+      tx = 'pending';
+      return Promise.resolve(noRows('BEGIN'));
+    }
+    if (tx === 'none') {
+      if (text === DEFER_MARKER) return send(...named(values[0], values[1]));
+      return send(...named(text, values));
+    }
+    if (text === 'rollback') {
+      const sent = tx === 'open';
+      tx = 'none';
+      held = [];
+      return sent ? send('rollback') : Promise.resolve(noRows('ROLLBACK'));
+    }
+    if (text === 'commit') {
+      if (tx === 'pending' && held.length === 0) {
+        tx = 'none';
+        return Promise.resolve(noRows('COMMIT'));
+      }
+      const before = takeHeld();
+      return (send(before === undefined ? 'commit' : `${before};\ncommit`) as Promise<unknown>).then(
+        (r) => {
+          tx = 'none';
+          return Array.isArray(r) ? r[r.length - 1] : r;
+        },
+        (err) => {
+          // Left in an aborted transaction (the string stopped at the error): Kysely's ROLLBACK is sent.
+          tx = 'open';
+          throw err;
+        },
+      );
+    }
+    if (text === DEFER_MARKER) {
+      const [sqlText, params] = values as [string, unknown[]];
+      const name = statementNames.get(sqlText);
+      let inline: string;
+      try {
+        inline =
+          name !== undefined
+            ? params.length > 0
+              ? `execute ${name}(${params.map(literal).join(', ')})`
+              : `execute ${name}`
+            : sqlText.replace(/\$(\d+)/g, (_, i: string) => literal(params[Number(i) - 1]));
+      } catch {
+        // A value with no literal form here (binary): sent now, after what is held.
+        return after(takeHeld(), named(sqlText, params));
+      }
+      if (name === undefined || parsed[name] === sqlText) {
+        held.push(inline);
+        return Promise.resolve(noRows('SELECT'));
+      }
+      // Prepared once per connection (its parameters' types inferred, as for pg's own named statements);
+      // a PREPARE is not undone by a ROLLBACK.
+      return (send(`prepare ${name} as ${sqlText}`) as Promise<unknown>).then(() => {
+        parsed[name] = sqlText;
+        held.push(inline);
+        return noRows('SELECT');
+      });
+    }
+    return after(takeHeld(), named(text, values));
+  };
+}
+
+function noRows(command: string) {
+  return { command, rowCount: 0, rows: [], fields: [] };
+}
+
+/** A value as a SQL literal for a deferred statement (pg's text form of it, quoted); throws for binary values. */
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'string') return pg.escapeLiteral(v);
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return `'${String(v)}'`;
+  if (v instanceof Date) return `'${v.toISOString()}'`;
+  if (Array.isArray(v)) {
+    const items = v.map((x) => {
+      if (x === null || x === undefined) return 'NULL';
+      if (typeof x === 'object') throw new Error('no literal for a nested array');
+      return `"${String(x).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+    });
+    return pg.escapeLiteral(`{${items.join(',')}}`);
+  }
+  if (Buffer.isBuffer(v) || ArrayBuffer.isView(v)) throw new Error('no literal for a binary value');
+  return pg.escapeLiteral(JSON.stringify(v));
 }
 
 /** Resolves as `promise` does, or rejects with a connection timeout after `ms`. */
@@ -232,6 +341,7 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   types: { timestamp: 'timestamptz', json: 'jsonb' },
   rowLocks: true,
   serialWrites: false,
+  defers: true,
   async holdShared(trx, names) {
     // One round trip; shared locks never wait for each other, only for a queued revocation.
     await holdSharedQuery.execute(trx, { names: [...names] });
@@ -247,7 +357,7 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   },
   async notifyOnCommit(trx) {
     // NOTIFY inside a transaction is delivered when, and only if, it commits.
-    await notifyQuery.execute(trx, {});
+    await notifyQuery.later(trx, {});
   },
   writeTransaction(db, fn) {
     return db.transaction().execute(fn);

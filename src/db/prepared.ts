@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryId, QueryResult, RootOperationNode } from 'kysely';
-import { type Db, dialectOf } from './dialect.js';
+import { type Db, dialectOf, later } from './dialect.js';
 
 const SENTINEL = '\u0000wsvc:';
 
@@ -67,6 +67,20 @@ export function prepared<P extends object, R>(build: (db: Db, $: Param<P>) => Co
       }
       const compiled: CompiledQuery<R> = { sql: c.sql, query: c.query, queryId: c.queryId, parameters };
       return db.executeQuery<R>(compiled);
+    },
+    /**
+     * A write whose result is not needed: runs now, or is sent just before the transaction's next statement or with its
+     * COMMIT where the dialect defers (`later` in dialect.ts; PostgreSQL, as its named statement).
+     */
+    async later(db: Db, values: P): Promise<void> {
+      if (!(db.isTransaction && dialectOf(db).defers)) {
+        await this.execute(db, values);
+        return;
+      }
+      const c = compile(db);
+      const named = values as Record<string, unknown>;
+      const parameters = c.binds.map((b) => (typeof b === 'string' ? named[b] : b.value));
+      await later(db, { sql: c.sql, query: c.query, queryId: c.queryId, parameters });
     },
   };
 }

@@ -10,13 +10,17 @@
 // transaction wrote for it (numbered on SQLite; pending, seq null, on PostgreSQL, numbered after the
 // commit), and never commits:
 // - SQLite (better-sqlite3, synchronous): the COMMIT statement blocks the whole process (Atomics.wait);
-// - PostgreSQL (pg): the COMMIT query never settles; the connection stays open, in the transaction.
+// - PostgreSQL (pg): the COMMIT query never settles; the connection stays open, in the transaction. A COMMIT
+//   sent as the last statement of a string with the transaction's deferred statements (src/db/postgres.ts,
+//   wrapQuery) is split: the statements before it run, then the COMMIT is held the same way.
 import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const marker = process.env.WSVC_TEST_PAUSE_BEFORE_COMMIT;
 const require = createRequire(import.meta.url);
 const isCommit = (text) => typeof text === 'string' && text.trim().toLowerCase() === 'commit';
+/** `…;\ncommit`: a string of statements that ends with the COMMIT (PostgreSQL's deferred writes). */
+const endsWithCommit = (text) => typeof text === 'string' && /;\s*commit\s*$/i.test(text);
 const signal = (resource, audit) =>
   writeSync(1, `${JSON.stringify({ msg: 'paused before commit', resource, audit })}\n`);
 
@@ -49,6 +53,12 @@ if (marker) {
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (config, ...rest) {
     const text = typeof config === 'string' ? config : config?.text;
+    if (endsWithCommit(text) && typeof rest.at(-1) !== 'function') {
+      return (async () => {
+        await query.call(this, text.slice(0, text.lastIndexOf(';')));
+        return this.query('commit');
+      })();
+    }
     if (!isCommit(text) || typeof rest.at(-1) === 'function') return query.call(this, config, ...rest);
     return (async () => {
       const found = await query.call(this, 'select id from resources where name = $1', [marker]);

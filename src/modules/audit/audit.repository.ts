@@ -92,7 +92,8 @@ const setHeadQuery = prepared((db, $: Param<{ ws: string; seq: number; hash: str
 export const auditRepository = {
   /** Writes a change's entries, unnumbered, in its transaction (the sequencer numbers them after the commit). */
   async addPending(trx: WriteTx, rows: readonly AuditPendingTable[]): Promise<void> {
-    for (const row of rows) await pendingInsertQuery.execute(trx, row);
+    // Sent with the transaction's COMMIT where the dialect defers (dialect.ts, `later`).
+    for (const row of rows) await pendingInsertQuery.later(trx, row);
   },
 
   /** One workspace's head (creating it) and where it is: the numbering in a change's transaction (SQLite). */

@@ -1,4 +1,4 @@
-import type { Db, Dialect } from '../../db/dialect.js';
+import { type Db, type Dialect, isCredentialEnded } from '../../db/dialect.js';
 import type { AuditRecord, AuditTrail } from '../../kernel/audit-actions.js';
 import { type AppError, ForbiddenError, SessionEndedError, UnauthorizedError } from '../../kernel/errors.js';
 import type { Actor } from '../../kernel/principal.js';
@@ -98,29 +98,34 @@ export function createWriteRunner(deps: {
       }
     };
     let recorded: string[] = [];
-    const result = await deps.dialect.writeTransaction(
-      deps.db,
-      async (plain) => {
-        // The one place a transaction becomes a WriteTx: the principal is re-checked in it below.
-        const trx = plain as WriteTx;
-        // First only when the change ends or narrows the principal's own credential (an admin's own role or
-        // removal): the check would see the change itself. Its locks are then held for the whole transaction.
-        if (opts?.checkFirst) await recheck(trx);
-        await hooks?.before?.(trx);
-        const records: AuditRecord[] = [];
-        const result = await fn(trx, { record: (entry) => void records.push(entry) });
-        await hooks?.after?.(trx, result);
-        // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
-        if (!opts?.checkFirst) await recheck(trx);
-        // After the check: the change's entries, unnumbered (the sequencer numbers them after the commit).
-        if (records.length > 0) {
-          if (!deps.audit) throw new Error('the write runner has no audit log to append to');
-          recorded = await deps.audit(trx, principal, records);
-        }
-        return result;
-      },
-      { keepsKeys: !opts?.changesKeys },
-    );
+    const result = await deps.dialect
+      .writeTransaction(
+        deps.db,
+        async (plain) => {
+          // The one place a transaction becomes a WriteTx: the principal is re-checked in it below.
+          const trx = plain as WriteTx;
+          // First only when the change ends or narrows the principal's own credential (an admin's own role or
+          // removal): the check would see the change itself. Its locks are then held for the whole transaction.
+          if (opts?.checkFirst) await recheck(trx);
+          await hooks?.before?.(trx);
+          const records: AuditRecord[] = [];
+          const result = await fn(trx, { record: (entry) => void records.push(entry) });
+          await hooks?.after?.(trx, result);
+          // Last, so the revocation locks are held for one round trip only (see PrincipalCheck).
+          if (!opts?.checkFirst) await recheck(trx);
+          // After the check: the change's entries, unnumbered (the sequencer numbers them after the commit).
+          if (records.length > 0) {
+            if (!deps.audit) throw new Error('the write runner has no audit log to append to');
+            recorded = await deps.audit(trx, principal, records);
+          }
+          return result;
+        },
+        { keepsKeys: !opts?.changesKeys },
+      )
+      .catch((err: unknown) => {
+        // A check sent with the commit (PostgreSQL, `later`) raises instead of answering false.
+        throw isCredentialEnded(err) ? credentialEnded(principal) : err;
+      });
     if (recorded.length > 0 && deps.sequence) await deps.sequence(recorded).catch(() => {});
     return result;
   };

@@ -34,9 +34,11 @@ async function bump(
   status: ResourcesTable['status'],
   type: ResourcesTable['type'],
   delta: number,
+  deferred = false,
 ) {
   const slot = Math.floor(Math.random() * COUNT_SLOTS);
-  await bumpQuery.execute(db, { ws: tenant.workspaceId, env: tenant.env, status, type, slot, delta });
+  const values = { ws: tenant.workspaceId, env: tenant.env, status, type, slot, delta };
+  await (deferred ? bumpQuery.later(db, values) : bumpQuery.execute(db, values));
 }
 
 /** The parameters of a list or count query: the tenant and the filters present. */
@@ -212,10 +214,13 @@ function listOther(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: Pa
 
 /** SQL for resources; every query is confined to one workspace and environment (docs/api.md#environments). */
 export const resourcesRepository = {
-  /** Inserts a resource and counts it; call inside the change's transaction. */
+  /**
+   * Inserts a resource and counts it; call inside the change's transaction. Both are sent just before the
+   * transaction's next statement, or with its COMMIT, where the dialect defers (dialect.ts, `later`).
+   */
   async insert(db: WriteTx, row: ResourcesTable) {
-    await insertQuery.execute(db, row);
-    await bump(db, { workspaceId: row.workspace_id, env: row.env }, row.status, row.type, 1);
+    await insertQuery.later(db, row);
+    await bump(db, { workspaceId: row.workspace_id, env: row.env }, row.status, row.type, 1, true);
   },
 
   async find(db: Db, tenant: Tenant, id: string): Promise<ResourcesTable | undefined> {

@@ -1,5 +1,5 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
-import type { Db, Dialect } from '../../db/dialect.js';
+import { type Db, type Dialect, later } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
@@ -83,7 +83,8 @@ export const deliveriesRepository = {
   },
 
   insertMany(db: WriteTx, rows: DeliveriesTable[]) {
-    return rows.length === 0 ? Promise.resolve() : db.insertInto('deliveries').values(rows).execute();
+    // Sent just before the transaction's next statement, or with its COMMIT, where the dialect defers (dialect.ts, `later`).
+    return rows.length === 0 ? Promise.resolve() : later(db, db.insertInto('deliveries').values(rows).compile());
   },
 
   /**
