@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onResponseHookHandler, preHandlerHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RedisGuard } from '../db/redis.js';
 import type { Clock } from '../kernel/clock.js';
@@ -165,36 +165,51 @@ export function createPlanCap(deps: {
     );
   };
 
-  const check = async (request: FastifyRequest) => {
-    const p = request.principal;
-    if (p?.kind !== 'api_key' || p.env !== 'live') return;
-    const now = deps.clock.now();
-    // Already taken in the rate limit's call (a refusal there answered before validation).
-    if (taken.has(request)) return;
-    let entry = cache.get(p.workspaceId);
-    if (stale(entry, now)) entry = (await read(p.workspaceId, now)) ?? undefined;
-    if (!entry || entry.limit === null) return;
+  /** The check with the workspace's entry in hand; a promise only when it asks Redis. */
+  const checkWith = (request: FastifyRequest, entry: CapEntry | undefined, now: number): Promise<void> | undefined => {
+    if (!entry || entry.limit === null) return undefined;
+    const p = request.principal as Extract<FastifyRequest['principal'], { kind: 'api_key' }>;
     if (shared?.guard.usable()) {
       const key = keyOf(p.workspaceId, entry);
-      try {
-        const [ok] = await shared.cmd.wsvcCapTake(
-          key,
-          entry.base,
-          entry.limit,
-          entry.periodEnd - now + KEY_GRACE_MS,
-          1,
-        );
-        if (!ok) throw refuse(entry, now);
-        taken.set(request, key);
-        return;
-      } catch (err) {
-        if (err instanceof AppError) throw err;
-        // Redis failed: the breaker opens and this request is checked the per-process way.
-        shared.guard.failed(err);
-      }
+      return shared.cmd.wsvcCapTake(key, entry.base, entry.limit, entry.periodEnd - now + KEY_GRACE_MS, 1).then(
+        ([ok]) => {
+          if (!ok) throw refuse(entry, now);
+          taken.set(request, key);
+        },
+        (err: unknown) => {
+          // Redis failed: the breaker opens and this request is checked the per-process way.
+          shared.guard.failed(err);
+          return perProcess(p.workspaceId, entry, now);
+        },
+      );
     }
-    const used = entry.base + deps.meter.unflushedBillable(p.workspaceId, entry.periodStart);
-    if (used >= entry.limit) throw refuse(entry, now);
+    return perProcess(p.workspaceId, entry, now);
+  };
+  const perProcess = (workspaceId: string, entry: CapEntry, now: number): undefined => {
+    const used = entry.base + deps.meter.unflushedBillable(workspaceId, entry.periodStart);
+    if (used >= (entry.limit ?? Number.POSITIVE_INFINITY)) throw refuse(entry, now);
+    return undefined;
+  };
+
+  // Performance (docs/performance.md, "The embedded read against 62c91a6"): a callback hook, answered
+  // without a promise when the workspace's entry is fresh and no Redis call is needed (every request of
+  // a plan without a cap, and every request without Redis).
+  const check: preHandlerHookHandler = (request, _reply, done) => {
+    const p = request.principal;
+    // Already taken in the rate limit's call (a refusal there answered before validation).
+    if (p?.kind !== 'api_key' || p.env !== 'live' || taken.has(request)) return done();
+    const now = deps.clock.now();
+    const entry = cache.get(p.workspaceId);
+    let pending: Promise<void> | undefined;
+    try {
+      pending = stale(entry, now)
+        ? read(p.workspaceId, now).then((fresh) => checkWith(request, fresh ?? undefined, now))
+        : checkWith(request, entry, now);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (pending === undefined) return done();
+    pending.then(() => done(), done);
   };
 
   // Keeps the shared count equal to the billable answers (D28: live, not 429, below 500), on the
