@@ -9,11 +9,15 @@ import { createResource } from '../helpers/auth-matrix.js';
 // statement per request (the total and the page of every start and filter shape together), and an empty page,
 // an old cursor without its offset and the last page still answer what they did with two.
 
-/** Every statement the pg clients of this process send (pg.Client#query, which the pool and wrapQuery call). */
+/**
+ * The statements on resources and their counts that the pg clients of this process send (pg.Client#query, which the
+ * pool and wrapQuery call); the usage flush a timer runs meanwhile (usage counts, keys' last use) is left out.
+ */
 let sent = 0;
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  sent++;
+  const a = args[0] as string | { text?: string };
+  if ((typeof a === 'string' ? a : (a?.text ?? '')).includes('"resource')) sent++;
   return query.apply(this, args);
 } as typeof pg.Client.prototype.query;
 
