@@ -5,60 +5,16 @@
 // integration, one with 2 enabled webhooks and 1 Slack integration (the events are queued, never sent here).
 // Run: `node --import tsx bench/event-write.ts` (SQLite), with TEST_DATABASE_URL for PostgreSQL; EVENT_WRITE_N
 // (default 2048, a multiple of 32) POSTs per round, EVENT_WRITE_ROUNDS (default 5) rounds alternating the two workspaces.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sql } from 'kysely';
-import pg from 'pg';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openStorage, type Storage } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { systemClock } from '../src/kernel/clock.js';
 import { integrationsRepository } from '../src/modules/integrations/integrations.repository.js';
 import { deliveriesRepository } from '../src/modules/webhooks/deliveries.repository.js';
-import { createServices } from '../src/services.js';
+import { countRoundTrips, openInProcess, pgStatements as statements } from './in-process.js';
 
-const statements = new Map<string, number>();
-const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const a = args[0] as string | { text?: string };
-  const text = typeof a === 'string' ? a : (a?.text ?? '');
-  const kind = text.trim().split(/\s+/).slice(0, 3).join(' ').toLowerCase().slice(0, 40);
-  statements.set(kind, (statements.get(kind) ?? 0) + 1);
-  return query.apply(this, args);
-} as typeof pg.Client.prototype.query;
-
+countRoundTrips();
 const pgUrl = process.env.TEST_DATABASE_URL;
 const N = Number(process.env.EVENT_WRITE_N ?? 2048);
 const ROUNDS = Number(process.env.EVENT_WRITE_ROUNDS ?? 5);
-const dir = mkdtempSync(join(tmpdir(), 'wsvc-event-write-'));
-const schema = `bench_${randomBytes(5).toString('hex')}`;
-let url: string;
-let storage: Storage;
-if (pgUrl) {
-  url = pgUrl;
-  const admin = openStorage({ url: pgUrl, poolSize: 1 });
-  await sql.raw(`create schema ${schema}`).execute(admin.db);
-  await admin.close();
-  storage = openStorage({ url: pgUrl, poolSize: 5, schema });
-} else {
-  url = `sqlite:${join(dir, 'event-write.db')}`;
-  storage = openStorage({ url });
-}
+const { app, services, storage, close } = await openInProcess({ name: 'event-write', pgUrl });
 try {
-  await migrateToLatest(storage.db, storage.dialect);
-  const config = loadConfig({
-    DATABASE_URL: url,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_LIVE: '100000000',
-    PLAN_LIMITS: 'off',
-  } as NodeJS.ProcessEnv);
-  const resolveHost = async () => ['93.184.216.34'];
-  const services = createServices({ storage, clock: systemClock, config, resolveHost });
-  const app = await buildApp({ config, storage, services });
-  await app.ready();
   const workspace = async (name: string, receivers: boolean) => {
     const ws = await services.workspaces.create({ name, adminEmail: `${name}@example.com` });
     const verified = await services.keyRegistry.verify(`Bearer ${ws.keys.live.key}`);
@@ -131,13 +87,6 @@ try {
       `  ${s.name.padEnd(10)} the two reads alone: ${((c.user + c.system) / n).toFixed(1)} µs CPU\n`,
     );
   }
-  await app.close();
 } finally {
-  await storage.close();
-  if (pgUrl) {
-    const cleanup = openStorage({ url: pgUrl, poolSize: 1 });
-    await sql.raw(`drop schema ${schema} cascade`).execute(cleanup.db);
-    await cleanup.close();
-  }
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }

@@ -108,6 +108,11 @@ export interface Dialect {
    * (PostgreSQL). Absent: `later` runs them at once (SQLite).
    */
   readonly defers?: boolean;
+  /**
+   * Whether each statement is a round trip to a server (PostgreSQL), so reads sent together as one statement save
+   * one each. Absent: statements are calls in this process (SQLite), where separate ones can be cheaper.
+   */
+  readonly roundTrips?: boolean;
 }
 
 /** Tells every process sharing a key cache that keys or users may change (src/modules/keys/keys-epoch.ts). */

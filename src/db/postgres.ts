@@ -342,6 +342,7 @@ const postgresDialect: Omit<Dialect, 'preparedQueries'> = {
   rowLocks: true,
   serialWrites: false,
   defers: true,
+  roundTrips: true,
   async holdShared(trx, names) {
     // One round trip; shared locks never wait for each other, only for a queued revocation.
     await holdSharedQuery.execute(trx, { names: [...names] });

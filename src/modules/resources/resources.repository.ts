@@ -1,4 +1,4 @@
-import { type Db, readJson } from '../../db/dialect.js';
+import { type Db, dialectOf, readJson } from '../../db/dialect.js';
 import { pageById, toPage } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLock } from '../../db/row-locks.js';
@@ -110,11 +110,15 @@ const findQuery = prepared((db, $: Param<Keyed>) => byId(db, $));
 // concurrent writes of one resource run one after another, each seeing what the previous committed.
 const findForWriteQuery = prepared((db, $: Param<Keyed>) => withRowLock(db, byId(db, $)));
 
-/** How a page starts: at the beginning, after skipping `offset` rows, or after the id `after`. */
-type Mode = 'first' | 'offset' | 'after';
+/**
+ * How a page starts: at the beginning, after skipping `offset` rows, or after the id `after` (`counted`: also
+ * counting the rows up to it, for a cursor issued without its offset).
+ */
+type Mode = 'first' | 'offset' | 'after' | 'counted';
 /** Which filters a list has: the shape of its SQL. */
 type Shape = `${'s' | '-'}${'t' | '-'}`;
 const SHAPES: readonly Shape[] = ['--', 's-', '-t', 'st'];
+const MODES: readonly Mode[] = ['first', 'offset', 'after', 'counted'];
 const shapeOf = (filter: ListResourcesFilter): Shape => `${filter.status ? 's' : '-'}${filter.type ? 't' : '-'}`;
 
 const matching = (db: Db, $: Param<ListParams>, shape: Shape) => {
@@ -124,38 +128,69 @@ const matching = (db: Db, $: Param<ListParams>, shape: Shape) => {
   return q;
 };
 
-/** The rows query of one list shape and start. */
-const listQuery = (shape: Shape, mode: Mode) =>
-  prepared((db, $: Param<ListParams>) => {
-    const base = matching(db, $, shape);
-    const rows = base.selectAll().orderBy('id');
-    if (mode === 'after') return rows.where('id', '>', $('after')).limit($('limit'));
-    // A deep offset skips through the (covering) index alone, then reads only the page's rows. The page's
-    // ids are a derived table joined on the primary key, not `id in (…)`: PostgreSQL plans the derived
-    // table (its LIMIT keeps it from being pulled up) once, then one primary-key lookup per row, with or
-    // without statistics; `in` planned as a semi-join ran the offset scan once per row of the workspace on a
-    // table not analyzed yet (docs/performance.md; test/storage/postgres-indexes.test.ts checks the plan).
-    if (mode === 'offset') {
-      const page = base.select('id').orderBy('id').limit($('limit')).offset($('offset')).as('page');
-      return db.selectFrom(page).innerJoin('resources as r', 'r.id', 'page.id').selectAll('r').orderBy('r.id');
-    }
-    return rows.limit($('limit'));
-  });
-
 /** SUM over the maintained counts for one filter shape. */
-const countQuery = (shape: Shape) =>
-  prepared((db, $: Param<ListParams>) => {
-    let c = db
-      .selectFrom('resource_counts')
-      .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
-      .where('workspace_id', '=', $('ws'))
-      .where('env', '=', $('env'));
-    if (shape[0] === 's') c = c.where('status', '=', $('status'));
-    if (shape[1] === 't') c = c.where('type', '=', $('type'));
-    return c;
-  });
+const counted = (db: Db, $: Param<ListParams>, shape: Shape) => {
+  let c = db
+    .selectFrom('resource_counts')
+    .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
+    .where('workspace_id', '=', $('ws'))
+    .where('env', '=', $('env'));
+  if (shape[0] === 's') c = c.where('status', '=', $('status'));
+  if (shape[1] === 't') c = c.where('type', '=', $('type'));
+  return c;
+};
 
-/** How many matching rows come up to the id `after`: the offset of a cursor issued without one. */
+/** The rows of one list shape and start, ordered by id. */
+const pageRows = (db: Db, $: Param<ListParams>, shape: Shape, mode: Mode) => {
+  const base = matching(db, $, shape);
+  const rows = base.selectAll().orderBy('id');
+  if (mode === 'after' || mode === 'counted') return rows.where('id', '>', $('after')).limit($('limit'));
+  // A deep offset skips through the (covering) index alone, then reads only the page's rows. The page's
+  // ids are a derived table joined on the primary key, not `id in (…)`: PostgreSQL plans the derived
+  // table (its LIMIT keeps it from being pulled up) once, then one primary-key lookup per row, with or
+  // without statistics; `in` planned as a semi-join ran the offset scan once per row of the workspace on a
+  // table not analyzed yet (docs/performance.md; test/storage/postgres-offset-plan.test.ts checks the plan).
+  if (mode === 'offset') {
+    const page = base.select('id').orderBy('id').limit($('limit')).offset($('offset')).as('page');
+    return db.selectFrom(page).innerJoin('resources as r', 'r.id', 'page.id').selectAll('r').orderBy('r.id');
+  }
+  return rows.limit($('limit'));
+};
+
+/**
+ * Performance (docs/performance.md, "PostgreSQL + Redis, GET by id and list of 20, by part"): a list is one
+ * statement, one round trip on PostgreSQL. The total (and for `counted` the rows up to the cursor) is a one-row
+ * table, the page left-joined to it, so each row carries the total and an empty page is one row of nulls with it.
+ * SQLite, with no round trips, keeps the separate statements (`rows`, `count`, `before`): there the join
+ * materializes and sorts the page, about 35 µs more a list.
+ */
+const pageQuery = (shape: Shape, mode: Mode) =>
+  prepared((db, $: Param<ListParams>) =>
+    db
+      .selectFrom(
+        db
+          .selectNoFrom((eb) => [
+            counted(db, $, shape).as('total'),
+            (mode === 'counted'
+              ? matching(db, $, shape)
+                  .select((c) => c.fn.countAll<number | string>().as('n'))
+                  .where('id', '<=', $('after'))
+              : eb.lit(0)
+            ).as('before'),
+          ])
+          .as('c'),
+      )
+      .leftJoin(pageRows(db, $, shape, mode).as('p'), (join) => join.onTrue())
+      .selectAll('p')
+      .select(['c.total', 'c.before'])
+      .orderBy('p.id'),
+  );
+
+/** The total alone (SQLite's lists, a page newest first, the count of a workspace's resources). */
+const countQuery = (shape: Shape) => prepared((db, $: Param<ListParams>) => counted(db, $, shape));
+/** The page alone (SQLite). */
+const rowsQuery = (shape: Shape, mode: Mode) => prepared((db, $: Param<ListParams>) => pageRows(db, $, shape, mode));
+/** How many matching rows come up to the id `after`: the offset of a cursor issued without one (SQLite). */
 const beforeQuery = (shape: Shape) =>
   prepared((db, $: Param<ListParams>) =>
     matching(db, $, shape)
@@ -163,16 +198,13 @@ const beforeQuery = (shape: Shape) =>
       .where('id', '<=', $('after')),
   );
 
-const MODES: readonly Mode[] = ['first', 'offset', 'after'];
-/** Every list, count and offset query, one per shape (and start), defined up front. */
+/** Every list query, one per shape and start, and the count alone, defined up front. */
 const LIST = Object.fromEntries(
   SHAPES.map((shape) => [
     shape,
     {
-      rows: Object.fromEntries(MODES.map((m) => [m, listQuery(shape, m)])) as Record<
-        Mode,
-        ReturnType<typeof listQuery>
-      >,
+      page: Object.fromEntries(MODES.map((m) => [m, pageQuery(shape, m)])),
+      rows: Object.fromEntries(MODES.map((m) => [m, rowsQuery(shape, m)])),
       count: countQuery(shape),
       before: beforeQuery(shape),
     },
@@ -180,7 +212,8 @@ const LIST = Object.fromEntries(
 ) as Record<
   Shape,
   {
-    rows: Record<Mode, ReturnType<typeof listQuery>>;
+    page: Record<Mode, ReturnType<typeof pageQuery>>;
+    rows: Record<Mode, ReturnType<typeof rowsQuery>>;
     count: ReturnType<typeof countQuery>;
     before: ReturnType<typeof beforeQuery>;
   }
@@ -291,20 +324,37 @@ export const resourcesRepository = {
     return Number((await LIST[shapeOf(filter)].count.execute(db, values)).rows[0]?.n ?? 0);
   },
 
-  /** One page: by offset, or after a cursor's id (its offset counted when an older cursor lacks it). */
+  /**
+   * One page: by offset, or after a cursor's id (its offset counted when an older cursor lacks it), with the
+   * total: one statement where statements are round trips (see pageQuery).
+   */
   async list(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: PageRequest): Promise<Page<ResourcesTable>> {
     if (filter.name_prefix !== undefined || page.order === 'desc') return listOther(db, tenant, filter, page);
+    const mode: Mode =
+      page.afterId !== null ? (page.afterOffset == null ? 'counted' : 'after') : page.offset > 0 ? 'offset' : 'first';
+    const values: ListParams = {
+      ws: tenant.workspaceId,
+      env: tenant.env,
+      ...filter,
+      limit: page.limit + 1,
+      offset: page.offset,
+      after: page.afterId ?? undefined,
+    };
     const queries = LIST[shapeOf(filter)];
-    const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, ...filter, limit: page.limit + 1 };
-    const total = await resourcesRepository.count(db, tenant, filter);
-    if (page.afterId === null) {
-      const mode = page.offset > 0 ? 'offset' : 'first';
-      const { rows } = await queries.rows[mode].execute(db, { ...values, offset: page.offset });
-      return toPage(rows, page, total, page.offset);
+    let rows: ResourcesTable[];
+    let total: number;
+    let before: number;
+    if (dialectOf(db).roundTrips) {
+      const joined = (await queries.page[mode].execute(db, values)).rows;
+      total = Number(joined[0]?.total ?? 0);
+      before = Number(joined[0]?.before ?? 0);
+      // No row matched: the one row of the left join is nulls but the counts.
+      rows = (joined[0]?.id === null ? [] : joined) as ResourcesTable[];
+    } else {
+      total = Number((await queries.count.execute(db, values)).rows[0]?.n ?? 0);
+      before = mode === 'counted' ? Number((await queries.before.execute(db, values)).rows[0]?.n ?? 0) : 0;
+      rows = (await queries.rows[mode].execute(db, values)).rows;
     }
-    const after = { ...values, after: page.afterId };
-    const offset = page.afterOffset ?? Number((await queries.before.execute(db, after)).rows[0]?.n ?? 0);
-    const { rows } = await queries.rows.after.execute(db, after);
-    return toPage(rows, page, total, offset);
+    return toPage(rows, page, total, page.afterId === null ? page.offset : (page.afterOffset ?? before));
   },
 };
