@@ -20,13 +20,19 @@ import { integrationsRepository } from '../src/modules/integrations/integrations
 import { deliveriesRepository } from '../src/modules/webhooks/deliveries.repository.js';
 import { createServices } from '../src/services.js';
 
+// Every pg query call reaches the server as one round trip; a simple-query string of several statements (held
+// deferred statements, src/db/postgres.ts) is counted once as a round trip and per statement by kind.
 const statements = new Map<string, number>();
+let roundTrips = 0;
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const a = args[0] as string | { text?: string };
   const text = typeof a === 'string' ? a : (a?.text ?? '');
-  const kind = text.trim().split(/\s+/).slice(0, 3).join(' ').toLowerCase().slice(0, 40);
-  statements.set(kind, (statements.get(kind) ?? 0) + 1);
+  roundTrips += 1;
+  for (const part of typeof a === 'string' ? text.split(';\n') : [text]) {
+    const kind = part.trim().split(/\s+/).slice(0, 3).join(' ').toLowerCase().slice(0, 40);
+    statements.set(kind, (statements.get(kind) ?? 0) + 1);
+  }
   return query.apply(this, args);
 } as typeof pg.Client.prototype.query;
 
@@ -90,14 +96,17 @@ try {
   for (const s of sides) for (let i = 0; i < N / 5; i++) await post(s.headers); // warm-up
   const cpu: Record<string, number[]> = { none: [], receivers: [] };
   const perPost: Record<string, Map<string, number>> = {};
+  const tripsPerPost: Record<string, number> = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
       statements.clear();
+      roundTrips = 0;
       const c0 = process.cpuUsage();
       for (let i = 0; i < N; i += 32) await Promise.all(Array.from({ length: 32 }, () => post(s.headers)));
       const c = process.cpuUsage(c0);
       cpu[s.name]?.push((c.user + c.system) / N);
       perPost[s.name] = new Map(statements);
+      tripsPerPost[s.name] = roundTrips / N;
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -110,8 +119,18 @@ try {
     const counts = perPost[s.name];
     if (pgUrl && counts) {
       const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      process.stdout.write(`    round trips per POST: ${(tripsPerPost[s.name] ?? NaN).toFixed(2)}\n`);
       process.stdout.write(`    statements per POST: ${(total / N).toFixed(2)}\n`);
-      for (const [kind, n] of [...counts].sort((a, b) => b[1] - a[1])) {
+      // `execute wsvc_qN(…)` by the SQL it runs.
+      const named = new Map([...(storage.dialect.statementNames ?? [])].map(([text, name]) => [name, text]));
+      const byKind = new Map<string, number>();
+      for (const [kind, n] of counts) {
+        const m = /^execute (wsvc_q\d+)/.exec(kind);
+        const text = m?.[1] ? named.get(m[1]) : undefined;
+        const k = text ? `execute: ${text.split(/\s+/).slice(0, 3).join(' ').toLowerCase().slice(0, 40)}` : kind;
+        byKind.set(k, (byKind.get(k) ?? 0) + n);
+      }
+      for (const [kind, n] of [...byKind].sort((a, b) => b[1] - a[1])) {
         process.stdout.write(`      ${(n / N).toFixed(2).padStart(5)}  ${kind}\n`);
       }
     }
