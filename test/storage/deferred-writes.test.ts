@@ -226,7 +226,7 @@ describe(`the transaction's next statement after deferred writes (${testBackend(
     for (let i = 0; i < 6; i++) {
       const c = await write(async (trx) => {
         await insert(trx, `combined-retry-${i}`);
-        return Number((await typed(trx, `combined-retry-${i}`)).rows[0]?.c);
+        return Number(((await typed(trx, `combined-retry-${i}`)).rows[0] as { c?: unknown } | undefined)?.c);
       });
       expect(c).toBe(1);
     }
