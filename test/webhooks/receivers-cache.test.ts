@@ -262,6 +262,21 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
     expect(await count('events', ws.id)).toBe(5);
   });
 
+  it("needs no retry after a change by this process: it drops the workspace's cached webhooks", async () => {
+    const ws = await newWorkspace(t);
+    const p = await keyPrincipal(t.services, ws.live);
+    const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+    await post(ws);
+    await post(ws);
+    const moved0 = moved;
+    await t.services.webhooks.setStatus(p, hook.id, 'disabled');
+    await post(ws);
+    await t.services.webhooks.setStatus(p, hook.id, 'enabled');
+    await post(ws);
+    expect(await deliveriesTo(hook.id)).toBe(3);
+    expect(moved).toBe(moved0);
+  });
+
   it.runIf(postgres)(
     'sees a change committed while a write that expects the old receivers waits in its transaction',
     async () => {

@@ -65,7 +65,7 @@ export function createOutbox(deps: {
     return hooks;
   }
 
-  /** Forgets the receivers cached for `workspaceId` (its token moved under a write that expected it). */
+  /** Forgets the webhooks cached for `workspaceId` (its receivers' token moved, or is about to). */
   function forget(workspaceId: string): void {
     for (const key of subscribed.keys()) if (key.startsWith(`${workspaceId} `)) subscribed.delete(key);
   }
@@ -274,6 +274,6 @@ export function createOutbox(deps: {
     });
   }
 
-  return { write, purgeResource, purgeExpired, workerCycle };
+  return { write, forget, purgeResource, purgeExpired, workerCycle };
 }
 export type Outbox = ReturnType<typeof createOutbox>;
