@@ -7,7 +7,8 @@
 // (default 2048, a multiple of 32) POSTs per round, EVENT_WRITE_ROUNDS (default 5) rounds alternating the two workspaces.
 import { integrationsRepository } from '../src/modules/integrations/integrations.repository.js';
 import { deliveriesRepository } from '../src/modules/webhooks/deliveries.repository.js';
-import { countRoundTrips, openInProcess, pgStatements as statements } from './in-process.js';
+
+import { countRoundTrips, openInProcess, pgRoundTrips, pgStatements as statements } from './in-process.js';
 
 countRoundTrips();
 const pgUrl = process.env.TEST_DATABASE_URL;
@@ -46,14 +47,17 @@ try {
   for (const s of sides) for (let i = 0; i < N / 5; i++) await post(s.headers); // warm-up
   const cpu: Record<string, number[]> = { none: [], receivers: [] };
   const perPost: Record<string, Map<string, number>> = {};
+  const tripsPerPost: Record<string, number> = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
       statements.clear();
+      pgRoundTrips.n = 0;
       const c0 = process.cpuUsage();
       for (let i = 0; i < N; i += 32) await Promise.all(Array.from({ length: 32 }, () => post(s.headers)));
       const c = process.cpuUsage(c0);
       cpu[s.name]?.push((c.user + c.system) / N);
       perPost[s.name] = new Map(statements);
+      tripsPerPost[s.name] = pgRoundTrips.n / N;
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -66,8 +70,18 @@ try {
     const counts = perPost[s.name];
     if (pgUrl && counts) {
       const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      process.stdout.write(`    round trips per POST: ${(tripsPerPost[s.name] ?? NaN).toFixed(2)}\n`);
       process.stdout.write(`    statements per POST: ${(total / N).toFixed(2)}\n`);
-      for (const [kind, n] of [...counts].sort((a, b) => b[1] - a[1])) {
+      // `execute wsvc_qN(…)` by the SQL it runs.
+      const named = new Map([...(storage.dialect.statementNames ?? [])].map(([text, name]) => [name, text]));
+      const byKind = new Map<string, number>();
+      for (const [kind, n] of counts) {
+        const m = /^execute (wsvc_q\d+)/.exec(kind);
+        const text = m?.[1] ? named.get(m[1]) : undefined;
+        const k = text ? `execute: ${text.split(/\s+/).slice(0, 3).join(' ').toLowerCase().slice(0, 40)}` : kind;
+        byKind.set(k, (byKind.get(k) ?? 0) + n);
+      }
+      for (const [kind, n] of [...byKind].sort((a, b) => b[1] - a[1])) {
         process.stdout.write(`      ${(n / N).toFixed(2).padStart(5)}  ${kind}\n`);
       }
     }

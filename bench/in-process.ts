@@ -22,6 +22,11 @@ import { createServices, type Services } from '../src/services.js';
 export const pgStatements = new Map<string, number>();
 /** Commands sent to Redis by name, counted from the first call. */
 export const redisCommands = new Map<string, number>();
+/**
+ * pg query calls: each reaches PostgreSQL as one round trip, a simple-query string of several statements (held
+ * deferred statements, src/db/postgres.ts) too, while `pgStatements` counts each of its statements.
+ */
+export const pgRoundTrips = { n: 0 };
 let counting = false;
 
 /** Starts counting every pg query and ioredis command of this process (once; the maps are cleared by the caller). */
@@ -32,8 +37,11 @@ export function countRoundTrips(): void {
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const a = args[0] as string | { text?: string; name?: string };
     const text = typeof a === 'string' ? a : (a?.text ?? '');
-    const kind = text.trim().split(/\s+/).slice(0, 3).join(' ').toLowerCase().replace(/\(.*/, '').slice(0, 40);
-    pgStatements.set(kind, (pgStatements.get(kind) ?? 0) + 1);
+    pgRoundTrips.n += 1;
+    for (const part of typeof a === 'string' ? text.split(';\n') : [text]) {
+      const kind = part.trim().split(/\s+/).slice(0, 3).join(' ').toLowerCase().replace(/\(.*/, '').slice(0, 40);
+      pgStatements.set(kind, (pgStatements.get(kind) ?? 0) + 1);
+    }
     return query.apply(this, args);
   } as typeof pg.Client.prototype.query;
   const send = Redis.prototype.sendCommand as (...args: unknown[]) => unknown;

@@ -8,7 +8,7 @@ import { createSignal } from './lib/signal.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createAuditAppender } from './modules/audit/audit-append.js';
 import { createAuditSequencer } from './modules/audit/audit-sequencer.js';
-import { createWriteRunner, type PrincipalChecks } from './modules/auth/write-runner.js';
+import { createWriteRunner, type PrincipalChecks, type WriteTx } from './modules/auth/write-runner.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { loadPlans } from './modules/billing/plans.js';
 import { createConsoleAuthService } from './modules/console-auth/console-auth.service.js';
@@ -126,12 +126,19 @@ export function createServices(deps: {
   });
   // Events; every change to a workspace's webhooks or integrations replaces its receivers' token (receiversChanged).
   const events = createEventsService({ db });
+  // This process's own change to a workspace's receivers also drops the webhooks its outbox holds for it, so its
+  // next write reads them instead of expecting the old token and running again (docs/performance.md, "Two round
+  // trips, then one"). The outbox is built below; this runs only in a change's transaction, after.
+  const receiversChanged = async (trx: WriteTx, workspaceId: string): Promise<void> => {
+    await events.receiversChanged(trx, workspaceId);
+    outbox.forget(workspaceId);
+  };
   // Slack and Discord (docs/integrations.md): told by the outbox and the notifications service, in their transactions.
   const integrations = createIntegrationsService({
     db,
     clock,
     writeAs,
-    receiversChanged: events.receiversChanged,
+    receiversChanged,
     urlGuard: { allowInsecure: false, resolve: deps.resolveHost },
     timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
     send:
@@ -170,7 +177,7 @@ export function createServices(deps: {
   const health = createEndpointHealth({
     disableAfterMs: deps.config.WEBHOOK_DISABLE_AFTER_H * 3_600_000,
     notify: notifications.endpointNotice,
-    receiversChanged: events.receiversChanged,
+    receiversChanged,
   });
   const outbox = createOutbox({
     dialect,
@@ -281,7 +288,7 @@ export function createServices(deps: {
     urlGuard: { allowInsecure: deps.config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
     outbox,
     lockWorkspace: workspaces.lock,
-    receiversChanged: events.receiversChanged,
+    receiversChanged,
     checkCreate: (trx, tenant) => billing.checkCreate(trx, tenant, 'webhooks'),
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, outbox, webhooks });

@@ -197,10 +197,19 @@ export async function later(trx: Db, query: CompiledQuery): Promise<void> {
 }
 
 /**
- * The SQLSTATE the re-check functions of migration 025 raise when a credential no longer holds
+ * The SQLSTATE the re-check functions of migration 026 raise when a credential no longer holds
  * (PostgreSQL): the write runner answers it as `credentialEnded`.
  */
 export const CREDENTIAL_ENDED_CODE = 'WK401';
 export function isCredentialEnded(err: unknown): boolean {
   return (err as { code?: string } | null)?.code === CREDENTIAL_ENDED_CODE;
+}
+
+/**
+ * The SQLSTATE `wsvc_expect_receivers` (migration 027, PostgreSQL) raises when a workspace's receivers' token is not
+ * the one a write whose event's insert was deferred expected: the outbox runs that write again, reading them afresh.
+ */
+export const RECEIVERS_MOVED_CODE = 'WK409';
+export function isReceiversMoved(err: unknown): boolean {
+  return (err as { code?: string } | null)?.code === RECEIVERS_MOVED_CODE;
 }

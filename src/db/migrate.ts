@@ -23,6 +23,7 @@ import * as auditIndex from './migrations/023-audit-index.js';
 import * as auditPending from './migrations/024-audit-pending.js';
 import * as receiverVersions from './migrations/025-receiver-versions.js';
 import * as keyRecheck from './migrations/026-key-recheck.js';
+import * as receiversExpected from './migrations/027-receivers-expected.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '024-audit-pending': auditPending,
   '025-receiver-versions': receiverVersions,
   '026-key-recheck': keyRecheck,
+  '027-receivers-expected': receiversExpected,
 };
 
 class StaticProvider implements MigrationProvider {

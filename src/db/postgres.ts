@@ -168,8 +168,35 @@ function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, st
     const name = typeof text === 'string' ? statementNames.get(text) : undefined;
     return name ? [{ name, text, values }] : [text, values];
   };
-  const after = (before: string | undefined, args: unknown[]) =>
-    before === undefined ? send(...args) : (send(before) as Promise<unknown>).then(() => send(...args));
+  /**
+   * The statement with its values as literals (`execute name(…)` if it is a `prepared()` query prepared on this
+   * connection), or undefined if it cannot be written so: a value with no literal form, a `prepared()` query not
+   * yet prepared here, or text where a `$n` might not be a parameter (a quote, a dollar quote) or with a `;`.
+   */
+  const inlined = (text: string, values: unknown[]): string | undefined => {
+    const name = statementNames.get(text);
+    try {
+      if (name !== undefined) {
+        if (parsed[name] !== text) return undefined;
+        return values.length > 0 ? `execute ${name}(${values.map(literal).join(', ')})` : `execute ${name}`;
+      }
+      if (/[';]|\$(?!\d)/.test(text)) return undefined;
+      return text.replace(/\$(\d+)/g, (_, i: string) => literal(values[Number(i) - 1]));
+    } catch {
+      return undefined;
+    }
+  };
+  /**
+   * Sends what is held (`before`), then the statement: in the same simple-query string when it can be written inline,
+   * its result (the string's last) shaped as the extended protocol's, both parsed by the same type parsers as text;
+   * else as a round trip of its own first.
+   */
+  const after = (before: string | undefined, text: string, values: unknown[]) => {
+    if (before === undefined) return send(...named(text, values));
+    const inline = inlined(text, values);
+    if (inline === undefined) return (send(before) as Promise<unknown>).then(() => send(...named(text, values)));
+    return (send(`${before};\n${inline}`) as Promise<unknown>).then((r) => (Array.isArray(r) ? r[r.length - 1] : r));
+  };
   (client as { query: unknown }).query = (...args: unknown[]) => {
     const [text, values] = args;
     // Kysely passes (text, values); anything else (a config object, a callback) is not ours to change.
@@ -219,7 +246,7 @@ function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, st
             : sqlText.replace(/\$(\d+)/g, (_, i: string) => literal(params[Number(i) - 1]));
       } catch {
         // A value with no literal form here (binary): sent now, after what is held.
-        return after(takeHeld(), named(sqlText, params));
+        return after(takeHeld(), sqlText, params);
       }
       if (name === undefined || parsed[name] === sqlText) {
         held.push(inline);
@@ -233,7 +260,7 @@ function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, st
         return noRows('SELECT');
       });
     }
-    return after(takeHeld(), named(text, values));
+    return after(takeHeld(), text, values);
   };
 }
 

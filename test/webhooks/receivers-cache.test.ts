@@ -5,7 +5,11 @@
 // re-enabled, given other events or deleted, and an integration added, disabled or removed, must be honoured
 // by the very next event this process writes, whether the change was made by this process or by another
 // connection to the same database (a second set of services, as the `wsvc` CLI or another API process would be).
+// On PostgreSQL an event whose receivers this process holds is inserted with its write's COMMIT and their token
+// asserted (docs/performance.md, "A write in one round trip on PostgreSQL"): a change that moved the token fails
+// that write before it commits, and the write runs once more with the receivers read afresh.
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStorage, type Storage } from '../../src/db/database.js';
@@ -14,6 +18,24 @@ import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
 import { createServices, type Services } from '../../src/services.js';
 import { keyPrincipal, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
+import { testBackend } from '../helpers/storage.js';
+
+// This file's pg queries (wrapQuery binds `query` when a connection opens, after this): how many sent an assertion
+// of the receivers' token, and how many failed on one (SQLSTATE WK409: the write then runs again).
+const sent: string[] = [];
+let moved = 0;
+const pgQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const a = args[0] as string | { text?: string };
+  sent.push(typeof a === 'string' ? a : (a?.text ?? ''));
+  const result = pgQuery.apply(this, args);
+  if (result instanceof Promise) {
+    result.catch((err: { code?: string }) => {
+      if (err?.code === 'WK409') moved += 1;
+    });
+  }
+  return result;
+} as typeof pg.Client.prototype.query;
 
 const dns: Record<string, string[]> = {
   'hooks.slack.com': ['3.120.10.10'],
@@ -42,6 +64,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  pg.Client.prototype.query = pgQuery as typeof pg.Client.prototype.query;
   await other.close();
   await t.close();
 });
@@ -188,4 +211,110 @@ describe('the receivers cached per workspace are never used stale', () => {
     expect(await deliveriesTo(hookA.id)).toBe(1);
     expect(await deliveriesTo(hookB.id)).toBe(2);
   });
+});
+
+describe('a write that expects the receivers it holds (PostgreSQL: sent with its COMMIT)', () => {
+  const postgres = testBackend() === 'postgres';
+  /** How many of the queries sent since `from` asserted the receivers' token. */
+  const assertions = (from: number) => {
+    const names = [...(t.storage.dialect.statementNames ?? [])]
+      .filter(([text]) => text.includes('wsvc_expect_receivers'))
+      .map(([, name]) => `execute ${name}(`);
+    return sent.slice(from).filter((q) => names.some((n) => q.includes(n))).length;
+  };
+  const count = async (table: 'resources' | 'events', workspaceId: string) =>
+    Number(
+      (
+        await t.storage.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('sees a change by another process at the very next write, through one retry that commits it once', async () => {
+    const ws = await newWorkspace(t);
+    const p = await keyPrincipal(t.services, ws.live);
+    const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+    await post(ws); // reads the receivers and caches them
+    const from = sent.length;
+    const moved0 = moved;
+    await post(ws); // expects them
+    expect(await deliveriesTo(hook.id)).toBe(2);
+    if (postgres) expect(assertions(from)).toBe(1);
+    expect(moved).toBe(moved0);
+
+    await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, ws.live), hook.id, 'disabled');
+    await post(ws); // expects the old token: fails before its commit, runs again and reads them
+    expect(await deliveriesTo(hook.id)).toBe(2);
+    expect(moved).toBe(postgres ? moved0 + 1 : moved0);
+    await post(ws); // holds the new ones: no retry
+    expect(moved).toBe(postgres ? moved0 + 1 : moved0);
+    expect(await deliveriesTo(hook.id)).toBe(2);
+
+    await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, ws.live), hook.id, 'enabled');
+    await post(ws);
+    expect(await deliveriesTo(hook.id)).toBe(3);
+    expect(moved).toBe(postgres ? moved0 + 2 : moved0);
+    // One resource and one event per POST: a write that failed on the token committed nothing.
+    expect(await count('resources', ws.id)).toBe(5);
+    expect(await count('events', ws.id)).toBe(5);
+  });
+
+  it("needs no retry after a change by this process: it drops the workspace's cached webhooks", async () => {
+    const ws = await newWorkspace(t);
+    const p = await keyPrincipal(t.services, ws.live);
+    const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+    await post(ws);
+    await post(ws);
+    const moved0 = moved;
+    await t.services.webhooks.setStatus(p, hook.id, 'disabled');
+    await post(ws);
+    await t.services.webhooks.setStatus(p, hook.id, 'enabled');
+    await post(ws);
+    expect(await deliveriesTo(hook.id)).toBe(3);
+    expect(moved).toBe(moved0);
+  });
+
+  it.runIf(postgres)(
+    'sees a change committed while a write that expects the old receivers waits in its transaction',
+    async () => {
+      const ws = await newWorkspace(t);
+      const p = await keyPrincipal(t.services, ws.live);
+      const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+      await post(ws);
+      expect(await deliveriesTo(hook.id)).toBe(1);
+      const moved0 = moved;
+      // Another session blocks resource inserts: the write's string (its event's insert and assertion after its
+      // resource's) waits there, in its transaction, while the change commits.
+      const schema = (t.storage as Storage & { schema?: string }).schema;
+      const locker = new pg.Client({
+        connectionString: process.env.TEST_DATABASE_URL,
+        options: `-c search_path=${schema}`,
+      });
+      await locker.connect();
+      try {
+        await locker.query('begin');
+        await locker.query('lock table resources in share mode');
+        const write = post(ws);
+        let waiting = false;
+        for (let i = 0; i < 500 && !waiting; i++) {
+          const { rows } = await sql<{ n: string }>`select count(*) as n from pg_locks
+          where relation = 'resources'::regclass and not granted`.execute(t.storage.db);
+          waiting = Number(rows[0]?.n) > 0;
+          if (!waiting) await new Promise((r) => setTimeout(r, 10));
+        }
+        expect(waiting).toBe(true);
+        await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, ws.live), hook.id, 'disabled');
+        await locker.query('commit');
+        await write;
+      } finally {
+        await locker.end();
+      }
+      expect(await deliveriesTo(hook.id)).toBe(1);
+      expect(moved).toBe(moved0 + 1);
+      expect(await count('resources', ws.id)).toBe(2);
+    },
+  );
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
@@ -40,6 +41,23 @@ const insertQuery = prepared((db, $: Param<EventsTable>) =>
     ),
 );
 
+// The same insert without the token, for a write that expects it (`insertExpecting`): sent with the write's other
+// deferred statements, and the token asserted by `wsvc_expect_receivers` (migration 027, PostgreSQL).
+const insertOnlyQuery = prepared((db, $: Param<EventsTable>) =>
+  db.insertInto('events').values({
+    id: $('id'),
+    workspace_id: $('workspace_id'),
+    env: $('env'),
+    type: $('type'),
+    resource_id: $('resource_id'),
+    payload: $('payload'),
+    created_at: $('created_at'),
+  }),
+);
+const expectReceiversQuery = prepared((db, $: Param<{ workspace_id: string; version: ReceiversVersion }>) => ({
+  compile: () => sql`select wsvc_expect_receivers(${$('workspace_id')}, ${$('version')})`.compile(db),
+}));
+
 const receiversChangedQuery = prepared((db, $: Param<ReceiverVersionsTable>) =>
   db
     .insertInto('receiver_versions')
@@ -56,6 +74,17 @@ export const eventsRepository = {
   async insert(db: WriteTx, row: EventsTable): Promise<ReceiversVersion> {
     const { rows } = await insertQuery.execute(db, row);
     return rows[0]?.receivers ?? null;
+  },
+
+  /**
+   * Writes one event whose workspace's receivers' token the caller expects to be `expected` (the token it holds
+   * them under), where the dialect defers (`Dialect.defers`, PostgreSQL) only: the insert and the assertion are
+   * sent with the transaction's next statement or its COMMIT, and the transaction fails with RECEIVERS_MOVED_CODE
+   * (dialect.ts) if the token, read when the assertion runs, is another.
+   */
+  async insertExpecting(db: WriteTx, row: EventsTable, expected: ReceiversVersion): Promise<void> {
+    await insertOnlyQuery.later(db, row);
+    await expectReceiversQuery.later(db, { workspace_id: row.workspace_id, version: expected });
   },
 
   /**

@@ -35,6 +35,8 @@ export function createEventsService(deps: { db: Db }) {
      * workspace's receivers' token, read by the same statement.
      */
     insert: repo.insert,
+    /** An event's insert sent later, asserting its workspace's receivers' token (PostgreSQL; see the repository). */
+    insertExpecting: repo.insertExpecting,
     /** Replaces the workspace's receivers' token in `trx`: called by every change to its webhooks or integrations. */
     receiversChanged: repo.receiversChanged,
     resourceEventIds: repo.resourceEventIds,

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/dialect.js';
+import { type Db, later } from '../../db/dialect.js';
 import { claimLeased, finishLeased } from '../../db/leased-outbox.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
@@ -49,8 +49,11 @@ export const integrationsRepository = {
     await db.deleteFrom('integrations').where('id', '=', id).execute();
   },
 
-  insertMessages(db: WriteTx, rows: IntegrationMessagesTable[]) {
-    return rows.length === 0 ? Promise.resolve() : db.insertInto('integration_messages').values(rows).execute();
+  /** Queues messages in the change's transaction; sent with its next statement or COMMIT where the dialect defers (`later`). */
+  insertMessages(db: WriteTx, rows: IntegrationMessagesTable[]): Promise<void> {
+    return rows.length === 0
+      ? Promise.resolve()
+      : later(db, db.insertInto('integration_messages').values(rows).compile());
   },
 
   /** The log, newest first. */

@@ -1,4 +1,4 @@
-import { type Dialect, readJson } from '../../db/dialect.js';
+import { type Dialect, isReceiversMoved, readJson } from '../../db/dialect.js';
 import type { DeliveriesTable, EventsTable, WebhooksTable } from '../../db/types.js';
 import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
@@ -35,7 +35,7 @@ export function createOutbox(deps: {
   dialect: Dialect;
   writeAs: WriteRunner;
   deliveriesDue: Signal;
-  events: Pick<EventsService, 'insert' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore'>;
+  events: Pick<EventsService, 'insert' | 'insertExpecting' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore'>;
   /** Endpoint health (docs/api.md#endpoint-health), applied to the outcomes the worker writes. */
   health: EndpointHealth;
   /**
@@ -65,15 +65,39 @@ export function createOutbox(deps: {
     return hooks;
   }
 
+  /** Forgets the webhooks cached for `workspaceId` (its receivers' token moved, or is about to). */
+  function forget(workspaceId: string): void {
+    for (const key of subscribed.keys()) if (key.startsWith(`${workspaceId} `)) subscribed.delete(key);
+  }
+
   /**
    * Runs `fn` as `actor` in one write transaction (the write runner's), with a `Queue` for what it
    * queues; after the commit, wakes this process's delivery worker if anything was queued. The one
    * "enqueue, then wake the worker after commit" every writer of deliveries goes through.
+   * Performance (docs/performance.md, "A write in one round trip on PostgreSQL"): where the dialect defers, an event
+   * whose receivers this process holds is inserted later with its token asserted (`insertExpecting`); if the token
+   * moved meanwhile the transaction fails before it commits, and the write runs once more with the receivers read
+   * in it (the insert awaited, as without a cache).
    */
   async function write<T>(
     actor: Actor,
     fn: (trx: WriteTx, queue: Queue, audit: AuditTrail) => Promise<T>,
     hooks?: WriteHooks<T>,
+  ): Promise<T> {
+    try {
+      return await attempt(actor, fn, hooks, dialect.defers === true);
+    } catch (err) {
+      if (!isReceiversMoved(err) || !('workspaceId' in actor)) throw err;
+      forget(actor.workspaceId);
+      return attempt(actor, fn, hooks, false);
+    }
+  }
+
+  async function attempt<T>(
+    actor: Actor,
+    fn: (trx: WriteTx, queue: Queue, audit: AuditTrail) => Promise<T>,
+    hooks: WriteHooks<T> | undefined,
+    expecting: boolean,
   ): Promise<T> {
     let queued = 0;
     const result = await deps.writeAs(
@@ -85,7 +109,7 @@ export function createOutbox(deps: {
         };
         const queue: Queue = {
           async event(type, resourceId, data, now) {
-            queued += await record(trx, tenant(), type, resourceId, data, now);
+            queued += await record(trx, tenant(), type, resourceId, data, now, expecting);
           },
           async test(webhookId, now, type = TEST_EVENT_TYPE) {
             const row = await recordTest(trx, tenant(), webhookId, now, type);
@@ -113,10 +137,20 @@ export function createOutbox(deps: {
     resourceId: string | null,
     data: Event['data'],
     now: number,
+    expecting: boolean,
   ): Promise<number> {
-    const { event, receivers } = await insertEvent(trx, tenant, type, resourceId, data, now);
+    const event = eventRow(tenant, type, resourceId, data, now);
+    // The receivers held for this workspace and environment, if any: their token is asserted instead of read.
+    const held = expecting ? subscribed.get(`${tenant.workspaceId} ${tenant.env}`) : undefined;
+    let receivers: ReceiversVersion;
+    if (held) {
+      receivers = held.version;
+      await events.insertExpecting(trx, event, receivers);
+    } else {
+      receivers = await events.insert(trx, event);
+    }
     await deps.forwardEvent?.(trx, event, receivers);
-    const hooks = await subscribers(trx, tenant, receivers);
+    const hooks = held?.hooks ?? (await subscribers(trx, tenant, receivers));
     const targets = hooks
       .filter((h) => {
         const events = readJson<string[]>(h.events);
@@ -138,27 +172,27 @@ export function createOutbox(deps: {
     type: AnyEventType,
   ): Promise<DeliveriesTable> {
     const data = exampleEventData(type, { workspaceId: tenant.workspaceId, webhookId, now });
-    const { event } = await insertEvent(trx, tenant, type, null, data, now, type !== TEST_EVENT_TYPE);
+    const event = eventRow(tenant, type, null, data, now, type !== TEST_EVENT_TYPE);
+    await events.insert(trx, event);
     await queue(trx, tenant, event, [webhookId], now);
     return (await deliveriesRepository.findByEvent(trx, event.id)) as DeliveriesTable;
   }
 
-  async function insertEvent(
-    trx: WriteTx,
+  function eventRow(
     tenant: Tenant,
     type: AnyEventType,
     resourceId: string | null,
     data: Event['data'],
     now: number,
     test = false,
-  ): Promise<{ event: EventsTable; receivers: ReceiversVersion }> {
+  ): EventsTable {
     const createdAt = isoAt(now);
     const id = newId('event', now);
     const event: Event = test
       ? { id, event: type, created_at: createdAt, test: true, data }
       : { id, event: type, created_at: createdAt, data };
     const payload = JSON.stringify(event);
-    const row: EventsTable = {
+    return {
       id,
       workspace_id: tenant.workspaceId,
       env: tenant.env,
@@ -167,7 +201,6 @@ export function createOutbox(deps: {
       payload,
       created_at: createdAt,
     };
-    return { event: row, receivers: await events.insert(trx, row) };
   }
 
   async function queue(trx: WriteTx, tenant: Tenant, event: EventsTable, webhookIds: string[], now: number) {
@@ -241,6 +274,6 @@ export function createOutbox(deps: {
     });
   }
 
-  return { write, purgeResource, purgeExpired, workerCycle };
+  return { write, forget, purgeResource, purgeExpired, workerCycle };
 }
 export type Outbox = ReturnType<typeof createOutbox>;
