@@ -342,34 +342,42 @@ async function shapeB(w: W): Promise<void> {
   }
 }
 
-async function shapeC(w: W): Promise<void> {
+/** The 27 values of the function (c) and the CTE (d): $1…$27 in the same order. */
+const oneStatementValues = (w: W) => [
+  w.id,
+  ws,
+  'live',
+  'bench',
+  'standard',
+  w.metadata,
+  w.time,
+  w.slot,
+  w.eventId,
+  w.payload,
+  [w.deliveryId],
+  [webhookId],
+  w.key,
+  userId,
+  new Date().toISOString(),
+  ...[w.auditId, w.time, 'key', w.key, 'Default live key', userId, 'resource.created', w.changes],
+  ...['req_bench', '127.0.0.1', 'bench', w.pos],
+];
+
+/** A write as one named statement; the key's re-check failing (WK401) is a CredentialEnded. */
+async function oneStatement(name: string, text: string, w: W): Promise<void> {
   try {
-    await pool.query({
-      name: 'create_fn',
-      text: `select wsvc_create_resource(${Array.from({ length: 27 }, (_, i) => `$${i + 1}`).join(', ')})`,
-      values: [
-        w.id,
-        ws,
-        'live',
-        'bench',
-        'standard',
-        w.metadata,
-        w.time,
-        w.slot,
-        w.eventId,
-        w.payload,
-        [w.deliveryId],
-        [webhookId],
-        w.key,
-        userId,
-        new Date().toISOString(),
-        ...[w.auditId, w.time, 'key', w.key, 'Default live key', userId, 'resource.created', w.changes],
-        ...['req_bench', '127.0.0.1', 'bench', w.pos],
-      ],
-    });
+    await pool.query({ name, text, values: oneStatementValues(w) });
   } catch (err) {
     throw (err as { code?: string }).code === 'WK401' ? new CredentialEnded() : err;
   }
+}
+
+function shapeC(w: W): Promise<void> {
+  return oneStatement(
+    'create_fn',
+    `select wsvc_create_resource(${Array.from({ length: 27 }, (_, i) => `$${i + 1}`).join(', ')})`,
+    w,
+  );
 }
 
 const CTE = `with
@@ -392,34 +400,8 @@ const CTE = `with
         values ($16, $2, $17, $18, $19, $20, $21, $22, 'resource', $1, $3, $23, $24, $25, $26, $27) returning 1)
 select (select count(*) from r) as r, pg_notify('wsvc_deliveries', '')`;
 
-async function shapeD(w: W): Promise<void> {
-  try {
-    await pool.query({
-      name: 'create_cte',
-      text: CTE,
-      values: [
-        w.id,
-        ws,
-        'live',
-        'bench',
-        'standard',
-        w.metadata,
-        w.time,
-        w.slot,
-        w.eventId,
-        w.payload,
-        [w.deliveryId],
-        [webhookId],
-        w.key,
-        userId,
-        new Date().toISOString(),
-        ...[w.auditId, w.time, 'key', w.key, 'Default live key', userId, 'resource.created', w.changes],
-        ...['req_bench', '127.0.0.1', 'bench', w.pos],
-      ],
-    });
-  } catch (err) {
-    throw (err as { code?: string }).code === 'WK401' ? new CredentialEnded() : err;
-  }
+function shapeD(w: W): Promise<void> {
+  return oneStatement('create_cte', CTE, w);
 }
 
 /** Shape e's statements, prepared with SQL's PREPARE once per connection (their parameters' types inferred). */
