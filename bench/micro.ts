@@ -2,20 +2,12 @@
 // each step of the hot path timed alone in a tight loop, then whole requests through Fastify's inject
 // (the full app, and a bare Fastify route answering the same JSON). Tight loops flatter every step
 // (hot caches); the relative sizes are what this is for. Run: `node --import tsx bench/micro.ts`.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Fastify from 'fastify';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openStorage } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { systemClock } from '../src/kernel/clock.js';
 import { requestIdGenerator } from '../src/kernel/ids.js';
 import type { ApiKeyPrincipal } from '../src/kernel/principal.js';
 import { toPageRequest } from '../src/lib/paging.js';
 import { digestKey } from '../src/modules/keys/key-format.js';
-import { createServices } from '../src/services.js';
+import { openInProcess } from './in-process.js';
 
 async function time(name: string, n: number, fn: () => unknown): Promise<number> {
   for (let i = 0; i < n / 5; i++) {
@@ -33,17 +25,9 @@ async function time(name: string, n: number, fn: () => unknown): Promise<number>
   return us;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'wsvc-micro-'));
-const url = `sqlite:${join(dir, 'micro.db')}`;
-const storage = openStorage({ url });
+// Plan limits off (openInProcess): the free plan's resource limit would refuse the creates below.
+const { app, services, storage, close } = await openInProcess({ name: 'micro' });
 try {
-  await migrateToLatest(storage.db, storage.dialect);
-  const config = loadConfig({
-    DATABASE_URL: url,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_LIVE: '100000000',
-  } as NodeJS.ProcessEnv);
-  const services = createServices({ storage, clock: systemClock, config });
   const ws = await services.workspaces.create({ name: 'micro', adminEmail: 'micro@example.com' });
   const key = ws.keys.live.key;
   const header = `Bearer ${key}`;
@@ -80,8 +64,6 @@ try {
     ),
   );
   process.stdout.write('whole requests through inject (no sockets):\n');
-  const app = await buildApp({ config, storage, services });
-  await app.ready();
   const body = JSON.stringify({ data: r });
   const bare = Fastify({ logger: false });
   bare.get('/baseline', async (_req, reply) => reply.type('application/json').send(body));
@@ -96,9 +78,7 @@ try {
   process.stdout.write(
     `${'difference (the API on top of bare Fastify)'.padEnd(52)} ${(full - base).toFixed(2).padStart(7)} µs CPU\n`,
   );
-  await app.close();
   await bare.close();
 } finally {
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }
