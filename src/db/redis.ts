@@ -19,9 +19,6 @@ export function openRedis(url: string, opts: { commandTimeoutMs?: number } = {})
     connectTimeout: 2000,
     commandTimeout: opts.commandTimeoutMs ?? 500,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
-    // Performance (docs/performance.md, "Redis commands auto-pipelined"): the commands of one event-loop turn (the
-    // rate-limit scripts of the requests that turn parsed) go out in one socket write.
-    enableAutoPipelining: true,
   });
   // Connection errors are reported by the guard; without a listener they would crash the process.
   redis.on('error', () => {});
