@@ -20,30 +20,7 @@ export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
 // Performance (docs/performance.md, "Earlier changes" 2): every resource write runs this; built and compiled once (src/db/prepared.ts).
 // It also returns the workspace's receivers' token (docs/performance.md, "The receivers of an event, cached"),
 // read by the same statement: the outbox's fan-out knows whether the receivers it holds are current.
-const insertQuery = prepared((db, $: Param<EventsTable>) =>
-  db
-    .insertInto('events')
-    .values({
-      id: $('id'),
-      workspace_id: $('workspace_id'),
-      env: $('env'),
-      type: $('type'),
-      resource_id: $('resource_id'),
-      payload: $('payload'),
-      created_at: $('created_at'),
-    })
-    .returning((eb) =>
-      eb
-        .selectFrom('receiver_versions')
-        .select('version')
-        .where('workspace_id', '=', $('workspace_id'))
-        .as('receivers'),
-    ),
-);
-
-// The same insert without the token, for a write that expects it (`insertExpecting`): sent with the write's other
-// deferred statements, and the token asserted by `wsvc_expect_receivers` (migration 027, PostgreSQL).
-const insertOnlyQuery = prepared((db, $: Param<EventsTable>) =>
+const insertEvent = (db: Db, $: Param<EventsTable>) =>
   db.insertInto('events').values({
     id: $('id'),
     workspace_id: $('workspace_id'),
@@ -52,8 +29,16 @@ const insertOnlyQuery = prepared((db, $: Param<EventsTable>) =>
     resource_id: $('resource_id'),
     payload: $('payload'),
     created_at: $('created_at'),
-  }),
+  });
+const insertQuery = prepared((db, $: Param<EventsTable>) =>
+  insertEvent(db, $).returning((eb) =>
+    eb.selectFrom('receiver_versions').select('version').where('workspace_id', '=', $('workspace_id')).as('receivers'),
+  ),
 );
+
+// The same insert without the token, for a write that expects it (`insertExpecting`): sent with the write's other
+// deferred statements, and the token asserted by `wsvc_expect_receivers` (migration 027, PostgreSQL).
+const insertOnlyQuery = prepared((db, $: Param<EventsTable>) => insertEvent(db, $));
 const expectReceiversQuery = prepared((db, $: Param<{ workspace_id: string; version: ReceiversVersion }>) => ({
   compile: () => sql`select wsvc_expect_receivers(${$('workspace_id')}, ${$('version')})`.compile(db),
 }));
