@@ -3,10 +3,10 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import type { Storage } from '../../src/db/database.js';
+import { openStorage, type Storage } from '../../src/db/database.js';
 import { openRedis, type RedisLog, waitForRedis } from '../../src/db/redis.js';
 import type { Env, Role } from '../../src/db/types.js';
-import type { Clock } from '../../src/kernel/clock.js';
+import { type Clock, systemClock } from '../../src/kernel/clock.js';
 import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
 import type { Send } from '../../src/modules/delivery-engine/sender.js';
 import type { SsoFetch } from '../../src/modules/sso/sso.service.js';
@@ -193,4 +193,27 @@ export async function keyPrincipal(services: Pick<Services, 'keyRegistry'>, key:
   const verified = await services.keyRegistry.verify(`Bearer ${key}`);
   if (!verified.ok) throw new Error(`the key does not verify: ${verified.code}`);
   return verified.principal;
+}
+
+/**
+ * Another process on the test app's database: its own connection (one) and its own services, as the `wsvc`
+ * CLI or a second API process would have (its caches, its writes committed through its own connection).
+ */
+export function otherProcess(
+  t: TestApp,
+  opts: { resolveHost?: (host: string) => Promise<string[]> } = {},
+): { storage: Storage; services: Services } {
+  const url = (t.storage as Storage & { url: string }).url;
+  const schema = (t.storage as Storage & { schema?: string }).schema;
+  const storage = openStorage({ url, poolSize: 1, schema });
+  const services = createServices({
+    storage,
+    clock: systemClock,
+    ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),
+    config: loadConfig({
+      DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y',
+      PLAN_LIMITS: 'off',
+    } as NodeJS.ProcessEnv),
+  });
+  return { storage, services };
 }

@@ -6,13 +6,11 @@
 // take effect on the very next request, whether made by this process or by another connection (the `wsvc` CLI).
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { openStorage, type Storage } from '../../src/db/database.js';
+import type { Storage } from '../../src/db/database.js';
 import { openRedis, waitForRedis } from '../../src/db/redis.js';
-import { systemClock } from '../../src/kernel/clock.js';
 import { keyChangeAnnouncer } from '../../src/modules/keys/keys-epoch.js';
-import { createServices, type Services } from '../../src/services.js';
-import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import type { Services } from '../../src/services.js';
+import { newWorkspace, otherProcess, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
 import { expectError } from '../helpers/expect.js';
 
@@ -33,17 +31,7 @@ beforeAll(async () => {
       };
     },
   });
-  const url = (t.storage as Storage & { url: string }).url;
-  const schema = (t.storage as Storage & { schema?: string }).schema;
-  other = openStorage({ url, poolSize: 1, schema });
-  otherServices = createServices({
-    storage: other,
-    clock: systemClock,
-    config: loadConfig({
-      DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y',
-      PLAN_LIMITS: 'off',
-    } as NodeJS.ProcessEnv),
-  });
+  ({ storage: other, services: otherServices } = otherProcess(t));
   // Like the CLI with REDIS_URL (src/cli/context.ts): its changes to keys and users are announced in Redis.
   if (t.redis && !other.dialect.keysEpoch && process.env.TEST_REDIS_URL) {
     otherRedis = openRedis(process.env.TEST_REDIS_URL);

@@ -11,12 +11,17 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { openStorage, type Storage } from '../../src/db/database.js';
-import { systemClock } from '../../src/kernel/clock.js';
+import type { Storage } from '../../src/db/database.js';
 import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
-import { createServices, type Services } from '../../src/services.js';
-import { keyPrincipal, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import type { Services } from '../../src/services.js';
+import {
+  keyPrincipal,
+  newWorkspace,
+  otherProcess,
+  startTestApp,
+  type TestApp,
+  type TestWorkspace,
+} from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
 import { testBackend } from '../helpers/storage.js';
 
@@ -50,18 +55,7 @@ let other: Storage;
 let otherServices: Services;
 beforeAll(async () => {
   t = await startTestApp({ resolveHost });
-  const url = (t.storage as Storage & { url: string }).url;
-  const schema = (t.storage as Storage & { schema?: string }).schema;
-  other = openStorage({ url, poolSize: 1, schema });
-  otherServices = createServices({
-    storage: other,
-    clock: systemClock,
-    resolveHost,
-    config: loadConfig({
-      DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y',
-      PLAN_LIMITS: 'off',
-    } as NodeJS.ProcessEnv),
-  });
+  ({ storage: other, services: otherServices } = otherProcess(t, { resolveHost }));
 });
 afterAll(async () => {
   pg.Client.prototype.query = pgQuery as typeof pg.Client.prototype.query;
