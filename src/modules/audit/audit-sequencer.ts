@@ -28,8 +28,7 @@ export function createAuditSequencer(deps: { writeAs: () => WriteRunner }) {
     await deps.writeAs()(actor, async (trx) => {
       let left = [...workspaces].sort();
       while (left.length > 0) {
-        const heads = await repo.lockHeads(trx, left);
-        const pending = await repo.pending(trx, left, BATCH);
+        const { pending, heads } = await repo.lockedPending(trx, left, BATCH);
         const moved = new Map<string, { seq: number; hash: string }>();
         const rows: AuditEntriesTable[] = [];
         for (const ws of left) {

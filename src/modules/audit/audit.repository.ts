@@ -1,4 +1,4 @@
-import type { Db } from '../../db/dialect.js';
+import { type Db, later } from '../../db/dialect.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { AuditEntriesTable, AuditHeadsTable, AuditPendingTable, Env } from '../../db/types.js';
 import type { AuditAction } from '../../kernel/audit-actions.js';
@@ -113,32 +113,42 @@ export const auditRepository = {
   },
 
   /**
-   * Takes the workspaces' heads (creating those missing) and returns where each is, in one statement. The
-   * upsert locks the head rows (PostgreSQL), in the order given, so sequencers in different processes take
-   * turns; callers give the ids sorted.
+   * Takes the workspaces' heads (creating those missing), then reads their pending entries (at most `limit` in
+   * all, each workspace's in the order they were written) with where each one's head is. Two statements, one
+   * round trip where the dialect defers (`later`): the upsert locks the head rows (PostgreSQL) in the order given,
+   * so sequencers in different processes take turns (callers give the ids sorted); the read that follows has a
+   * snapshot of its own, taken once the locks are held, so it sees what a sequencer that held them before moved.
    */
-  async lockHeads(trx: WriteTx, workspaceIds: readonly string[]): Promise<Map<string, { seq: number; hash: string }>> {
+  async lockedPending(
+    trx: WriteTx,
+    workspaceIds: readonly string[],
+    limit: number,
+  ): Promise<{ pending: AuditPendingTable[]; heads: Map<string, { seq: number; hash: string }> }> {
+    await later(
+      trx,
+      trx
+        .insertInto('audit_heads')
+        .values(workspaceIds.map((ws) => ({ workspace_id: ws, seq: 0, hash: '', anchor_seq: 0, anchor_hash: '' })))
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet((eb) => ({ seq: eb.ref('audit_heads.seq') })))
+        .compile(),
+    );
     const rows = await trx
-      .insertInto('audit_heads')
-      .values(workspaceIds.map((ws) => ({ workspace_id: ws, seq: 0, hash: '', anchor_seq: 0, anchor_hash: '' })))
-      .onConflict((oc) => oc.column('workspace_id').doUpdateSet((eb) => ({ seq: eb.ref('audit_heads.seq') })))
-      .returning(['workspace_id', 'seq', 'hash'])
-      .execute();
-    return new Map(rows.map((r) => [r.workspace_id, { seq: Number(r.seq), hash: r.hash }]));
-  },
-
-  /** The workspaces' pending entries, each workspace's in the order they were written (at most `limit` in all). */
-  async pending(trx: WriteTx, workspaceIds: readonly string[], limit: number): Promise<AuditPendingTable[]> {
-    const rows = await trx
-      .selectFrom('audit_pending')
-      .selectAll()
-      .where('workspace_id', 'in', workspaceIds)
-      .orderBy('workspace_id')
-      .orderBy('pos')
-      .orderBy('id')
+      .selectFrom('audit_pending as p')
+      .innerJoin('audit_heads as h', 'h.workspace_id', 'p.workspace_id')
+      .selectAll('p')
+      .select(['h.seq as head_seq', 'h.hash as head_hash'])
+      .where('p.workspace_id', 'in', workspaceIds)
+      .orderBy('p.workspace_id')
+      .orderBy('p.pos')
+      .orderBy('p.id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ ...r, pos: Number(r.pos) }));
+    const heads = new Map<string, { seq: number; hash: string }>();
+    const pending = rows.map(({ head_seq, head_hash, ...r }) => {
+      heads.set(r.workspace_id, { seq: Number(head_seq), hash: head_hash });
+      return { ...r, pos: Number(r.pos) };
+    });
+    return { pending, heads };
   },
 
   /** The workspaces with pending entries (or whether `workspaceId` has any): what is left to number. */
@@ -156,19 +166,26 @@ export const auditRepository = {
     heads: ReadonlyMap<string, { seq: number; hash: string }>,
   ): Promise<void> {
     if (rows.length === 0) return;
-    await trx
-      .insertInto('audit_entries')
-      .values([...rows])
-      .execute();
-    await trx
-      .deleteFrom('audit_pending')
-      .where(
-        'id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .execute();
-    for (const [ws, head] of heads) await setHeadQuery.execute(trx, { ws, seq: head.seq, hash: head.hash });
+    // Nothing is read back: sent with the COMMIT where the dialect defers.
+    await later(
+      trx,
+      trx
+        .insertInto('audit_entries')
+        .values([...rows])
+        .compile(),
+    );
+    await later(
+      trx,
+      trx
+        .deleteFrom('audit_pending')
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .compile(),
+    );
+    for (const [ws, head] of heads) await setHeadQuery.later(trx, { ws, seq: head.seq, hash: head.hash });
   },
 
   head(db: Db, workspaceId: string): Promise<AuditHeadsTable | undefined> {
