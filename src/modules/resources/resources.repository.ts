@@ -119,6 +119,9 @@ type Mode = 'first' | 'offset' | 'after' | 'counted';
 type Shape = `${'s' | '-'}${'t' | '-'}`;
 const SHAPES: readonly Shape[] = ['--', 's-', '-t', 'st'];
 const MODES: readonly Mode[] = ['first', 'offset', 'after', 'counted'];
+/** The page alone reads the same rows after a cursor whether or not its offset is counted (`before` counts it). */
+type RowsMode = Exclude<Mode, 'counted'>;
+const ROWS_MODES: readonly RowsMode[] = ['first', 'offset', 'after'];
 const shapeOf = (filter: ListResourcesFilter): Shape => `${filter.status ? 's' : '-'}${filter.type ? 't' : '-'}`;
 
 const matching = (db: Db, $: Param<ListParams>, shape: Shape) => {
@@ -189,7 +192,8 @@ const pageQuery = (shape: Shape, mode: Mode) =>
 /** The total alone (SQLite's lists, a page newest first, the count of a workspace's resources). */
 const countQuery = (shape: Shape) => prepared((db, $: Param<ListParams>) => counted(db, $, shape));
 /** The page alone (SQLite). */
-const rowsQuery = (shape: Shape, mode: Mode) => prepared((db, $: Param<ListParams>) => pageRows(db, $, shape, mode));
+const rowsQuery = (shape: Shape, mode: RowsMode) =>
+  prepared((db, $: Param<ListParams>) => pageRows(db, $, shape, mode));
 /** How many matching rows come up to the id `after`: the offset of a cursor issued without one (SQLite). */
 const beforeQuery = (shape: Shape) =>
   prepared((db, $: Param<ListParams>) =>
@@ -204,7 +208,7 @@ const LIST = Object.fromEntries(
     shape,
     {
       page: Object.fromEntries(MODES.map((m) => [m, pageQuery(shape, m)])),
-      rows: Object.fromEntries(MODES.map((m) => [m, rowsQuery(shape, m)])),
+      rows: Object.fromEntries(ROWS_MODES.map((m) => [m, rowsQuery(shape, m)])),
       count: countQuery(shape),
       before: beforeQuery(shape),
     },
@@ -213,7 +217,7 @@ const LIST = Object.fromEntries(
   Shape,
   {
     page: Record<Mode, ReturnType<typeof pageQuery>>;
-    rows: Record<Mode, ReturnType<typeof rowsQuery>>;
+    rows: Record<RowsMode, ReturnType<typeof rowsQuery>>;
     count: ReturnType<typeof countQuery>;
     before: ReturnType<typeof beforeQuery>;
   }
@@ -353,7 +357,7 @@ export const resourcesRepository = {
     } else {
       total = Number((await queries.count.execute(db, values)).rows[0]?.n ?? 0);
       before = mode === 'counted' ? Number((await queries.before.execute(db, values)).rows[0]?.n ?? 0) : 0;
-      rows = (await queries.rows[mode].execute(db, values)).rows;
+      rows = (await queries.rows[mode === 'counted' ? 'after' : mode].execute(db, values)).rows;
     }
     return toPage(rows, page, total, page.afterId === null ? page.offset : (page.afterOffset ?? before));
   },
