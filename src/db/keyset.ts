@@ -1,7 +1,11 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import { encodeCursor, type Page, type PageRequest } from '../lib/paging.js';
-import type { Db } from './dialect.js';
+import { type Db, dialectOf } from './dialect.js';
 import type { Database } from './types.js';
+
+/** The counts' columns in the one-statement page: names no paged table has. */
+const TOTAL = 'wsvc_total';
+const BEFORE = 'wsvc_before';
 
 type PagedTable = 'users' | 'resources' | 'webhooks' | 'events' | 'deliveries' | 'api_keys';
 type Where<T extends PagedTable> = (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>;
@@ -31,24 +35,15 @@ export async function pageById<T extends PagedTable>(
   // Newest first (`order=desc`) walks the same indexes backwards: ids are time-sortable.
   const desc = req.order === 'desc';
   const dir = desc ? 'desc' : 'asc';
-  let total: number;
-  let before = 0;
-  if (opts.total && !countBefore) {
-    total = await opts.total();
-  } else {
-    const counts = await base
-      .select([
-        sql<number>`count(*)`.as('total'),
-        countBefore
-          ? desc
-            ? sql<number>`coalesce(sum(case when id >= ${req.afterId} then 1 else 0 end), 0)`.as('before')
-            : sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as('before')
-          : sql<number>`0`.as('before'),
-      ])
-      .executeTakeFirst();
-    total = Number(counts?.total ?? 0);
-    before = Number(counts?.before ?? 0);
-  }
+  const counts = () =>
+    base.select([
+      sql<number>`count(*)`.as(TOTAL),
+      countBefore
+        ? desc
+          ? sql<number>`coalesce(sum(case when id >= ${req.afterId} then 1 else 0 end), 0)`.as(BEFORE)
+          : sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as(BEFORE)
+        : sql<number>`0`.as(BEFORE),
+    ]);
   let rowsQuery = base.selectAll().orderBy('id', dir);
   if (req.afterId !== null) {
     rowsQuery = rowsQuery.where('id', desc ? '<' : '>', req.afterId).limit(req.limit + 1);
@@ -73,7 +68,34 @@ export async function pageById<T extends PagedTable>(
   } else {
     rowsQuery = rowsQuery.limit(req.limit + 1);
   }
-  const rows = (await rowsQuery.execute()) as Database[T][];
+  let total: number;
+  let before = 0;
+  let rows: Database[T][];
+  if (opts.total && !countBefore) {
+    total = await opts.total();
+    rows = await rowsQuery.execute();
+  } else if (dialectOf(db).roundTrips) {
+    // One statement where statements are round trips (PostgreSQL), as the resource list: the counts are a
+    // one-row table, the page left-joined to it, so an empty page is one row of nulls with the counts.
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    const joined: Record<string, unknown>[] = await (db as any)
+      .selectFrom(counts().as('c'))
+      .leftJoin(rowsQuery.as('p'), (join: { onTrue: () => unknown }) => join.onTrue())
+      .selectAll('p')
+      .select([`c.${TOTAL}`, `c.${BEFORE}`])
+      .orderBy('p.id', dir)
+      .execute();
+    total = Number(joined[0]?.[TOTAL] ?? 0);
+    before = Number(joined[0]?.[BEFORE] ?? 0);
+    rows = (joined[0]?.id == null ? [] : joined).map(
+      ({ [TOTAL]: _t, [BEFORE]: _b, ...row }) => row,
+    ) as unknown as Database[T][];
+  } else {
+    const c = await counts().executeTakeFirst();
+    total = Number(c?.[TOTAL] ?? 0);
+    before = Number(c?.[BEFORE] ?? 0);
+    rows = await rowsQuery.execute();
+  }
   return toPage(rows, req, total, req.afterId === null ? req.offset : (req.afterOffset ?? before));
 }
 
