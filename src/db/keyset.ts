@@ -1,4 +1,4 @@
-import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
+import { type AliasableExpression, type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import { encodeCursor, type Page, type PageRequest } from '../lib/paging.js';
 import { type Db, dialectOf } from './dialect.js';
 import type { Database } from './types.js';
@@ -11,8 +11,11 @@ type PagedTable = 'users' | 'resources' | 'webhooks' | 'events' | 'deliveries' |
 type Where<T extends PagedTable> = (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>;
 
 export interface PageOptions {
-  /** Counts the matching records without a COUNT(*) over them (e.g. maintained counters). */
-  total?: () => Promise<number>;
+  /**
+   * Counts the matching records without a COUNT(*) over them (e.g. maintained counters): `run` on its own, or
+   * `query` (one row, one value) as a column of the page's one statement where statements are round trips.
+   */
+  total?: { run: () => Promise<number>; query: () => AliasableExpression<unknown> };
 }
 
 /**
@@ -36,14 +39,17 @@ export async function pageById<T extends PagedTable>(
   const desc = req.order === 'desc';
   const dir = desc ? 'desc' : 'asc';
   const counts = () =>
-    base.select([
-      sql<number>`count(*)`.as(TOTAL),
-      countBefore
-        ? desc
-          ? sql<number>`coalesce(sum(case when id >= ${req.afterId} then 1 else 0 end), 0)`.as(BEFORE)
-          : sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as(BEFORE)
-        : sql<number>`0`.as(BEFORE),
-    ]);
+    opts.total && !countBefore
+      ? // biome-ignore lint/suspicious/noExplicitAny: see above
+        (db as any).selectNoFrom([opts.total.query().as(TOTAL), sql<number>`0`.as(BEFORE)])
+      : base.select([
+          sql<number>`count(*)`.as(TOTAL),
+          countBefore
+            ? desc
+              ? sql<number>`coalesce(sum(case when id >= ${req.afterId} then 1 else 0 end), 0)`.as(BEFORE)
+              : sql<number>`coalesce(sum(case when id <= ${req.afterId} then 1 else 0 end), 0)`.as(BEFORE)
+            : sql<number>`0`.as(BEFORE),
+        ]);
   let rowsQuery = base.selectAll().orderBy('id', dir);
   if (req.afterId !== null) {
     rowsQuery = rowsQuery.where('id', desc ? '<' : '>', req.afterId).limit(req.limit + 1);
@@ -71,10 +77,7 @@ export async function pageById<T extends PagedTable>(
   let total: number;
   let before = 0;
   let rows: Database[T][];
-  if (opts.total && !countBefore) {
-    total = await opts.total();
-    rows = await rowsQuery.execute();
-  } else if (dialectOf(db).roundTrips) {
+  if (dialectOf(db).roundTrips) {
     // One statement where statements are round trips (PostgreSQL), as the resource list: the counts are a
     // one-row table, the page left-joined to it, so an empty page is one row of nulls with the counts.
     // biome-ignore lint/suspicious/noExplicitAny: see above
@@ -90,6 +93,9 @@ export async function pageById<T extends PagedTable>(
     rows = (joined[0]?.id == null ? [] : joined).map(
       ({ [TOTAL]: _t, [BEFORE]: _b, ...row }) => row,
     ) as unknown as Database[T][];
+  } else if (opts.total && !countBefore) {
+    total = await opts.total.run();
+    rows = await rowsQuery.execute();
   } else {
     const c = await counts().executeTakeFirst();
     total = Number(c?.[TOTAL] ?? 0);

@@ -91,3 +91,25 @@ describe.each(['/v1/users', '/v1/events'])('%s pages', (path) => {
     for (const row of page.data) expect(Object.keys(row)).not.toContain('wsvc_total');
   });
 });
+
+describe('/v1/resources newest first or by name prefix (pageById, the total from the maintained counts or counted)', () => {
+  it('answers the pages of the oldest-first list reversed or filtered, each in one statement on PostgreSQL', async () => {
+    const all = (await list('/v1/resources?limit=100')).page.data.map((r) => r.id);
+    const newest = [...all].reverse();
+    const first = await list('/v1/resources?limit=2&order=desc');
+    expect(first.page.data.map((r) => r.id)).toEqual(newest.slice(0, 2));
+    expect(first.page.meta.total).toBe(all.length);
+    const next = await list(`/v1/resources?limit=2&order=desc&cursor=${first.page.meta.next_cursor}`);
+    expect(next.page.data.map((r) => r.id)).toEqual(newest.slice(2, 4));
+    expect(next.page.meta).toMatchObject({ total: all.length, offset: 2 });
+    const offset = await list('/v1/resources?limit=2&order=desc&offset=3');
+    expect(offset.page.data.map((r) => r.id)).toEqual(newest.slice(3, 5));
+    const prefixed = await list('/v1/resources?limit=2&name_prefix=r1');
+    expect(prefixed.page.data).toHaveLength(1);
+    expect(prefixed.page.meta.total).toBe(1);
+    const none = await list('/v1/resources?limit=2&order=desc&type=custom');
+    expect(none.page.data).toEqual([]);
+    expect(none.page.meta.total).toBe(0);
+    for (const r of [first, next, offset, prefixed, none]) expect(r.joined).toBe(onPostgres() ? 1 : 0);
+  });
+});

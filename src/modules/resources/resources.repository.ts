@@ -245,7 +245,18 @@ function listOther(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: Pa
       return eb.and(conds);
     },
     page,
-    prefix === undefined ? { total: () => resourcesRepository.count(db, tenant, { status, type }) } : {},
+    prefix === undefined
+      ? {
+          total: {
+            run: () => resourcesRepository.count(db, tenant, { status, type }),
+            // The same SQL with the values in place of its parameters (a column of the page's one statement).
+            query: () => {
+              const values: ListParams = { ws: tenant.workspaceId, env: tenant.env, status, type };
+              return counted(db, (k) => values[k], shapeOf(filter));
+            },
+          },
+        }
+      : {},
   );
 }
 
