@@ -22,6 +22,7 @@ import {
   startChild,
 } from './harness.js';
 import { preparePeer, runPeer } from './peer.js';
+import { probeList, runProbe } from './probes/index.js';
 import { summariseProfiles } from './profile.js';
 import {
   baselineRow,
@@ -218,6 +219,14 @@ export async function runBench(opts: BenchOptions): Promise<Row[]> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // `--probe <name> [its options]`: everything after the name is the probe's own (bench/probes/index.ts).
+  const at = argv.indexOf('--probe');
+  if (at >= 0) {
+    const name = argv[at + 1];
+    if (name === 'list') process.stdout.write(`${probeList()}\n`);
+    else await runProbe(name, argv.slice(at + 2));
+    return;
+  }
   const program = new Command('bench')
     .option('--duration <s>', 'seconds per measurement (each side of each round)', (v) => Number(v), 5)
     .option(
@@ -245,6 +254,10 @@ export async function main(argv: string[]): Promise<void> {
       '--plan-limits',
       'with --against: plan limits on, as in production, the workspace on a paying plan (scale) where the tree has billing',
       false,
+    )
+    .option(
+      '--probe <name>',
+      'run one probe instead of the scenarios, with the options that follow its name (`--probe list` names them)',
     )
     .option('--no-save', 'do not write bench/results/')
     .option('--no-build', 'measure dist/ as it is (default: compile src/ into dist/ first)');

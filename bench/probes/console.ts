@@ -1,34 +1,36 @@
-// `npm run bench:console`: the console's page API calls behind 10,000 resources and 100,000
-// deliveries (issue 12's row: p99 ≤ 50 ms). A real `wsvc serve --api-only` child process, a real
-// session cookie, one request at a time per call (what one person's browser does), keep-alive.
+// Probe `console` (`npm run bench:console`, docs/console.md#performance): the console's page API calls behind 10,000
+// resources and 100,000 deliveries (target: p99 ≤ 50 ms for every call). A real `wsvc serve --api-only` child process,
+// a real session cookie, one request at a time per call (what one person's browser does), keep-alive.
 // SQLite by default; `--pg postgres://…` for PostgreSQL (its own schema, dropped after).
+// Run: `npm run bench -- --probe console [--pg <url>] [--n 300] [--resources 10000] [--deliveries 100000]`.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Command } from 'commander';
 import { sql } from 'kysely';
-import { loadConfig } from '../src/config.js';
-import { openStorage, type Storage } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import type { DeliveriesTable, EventsTable, ResourcesTable } from '../src/db/types.js';
-import { systemClock } from '../src/kernel/clock.js';
-import { toResource } from '../src/modules/resources/resources.repository.js';
-import { createServices } from '../src/services.js';
+import { loadConfig } from '../../src/config.js';
+import { openStorage, type Storage } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import type { DeliveriesTable, EventsTable, ResourcesTable } from '../../src/db/types.js';
+import { systemClock } from '../../src/kernel/clock.js';
+import { toResource } from '../../src/modules/resources/resources.repository.js';
+import { createServices } from '../../src/services.js';
 
-const RESOURCES = 10_000;
-const DELIVERIES = 100_000;
 const PASSWORD = 'bench password 1234';
-/** The seed's first timestamp: resources, then deliveries, 1 ms apart. */
-const seededFrom = Date.now() - RESOURCES - DELIVERIES;
 
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
+interface Options {
+  /** PostgreSQL URL; SQLite when absent. */
+  pg?: string;
+  /** Requests per call, after 20 of warm-up. */
+  n: number;
+  resources: number;
+  deliveries: number;
+  /** The seed's first timestamp: resources, then deliveries, 1 ms apart. */
+  seededFrom: number;
 }
-const N = Number(argValue('--n') ?? 300);
-const pg = argValue('--pg');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -40,9 +42,10 @@ async function freePort(): Promise<number> {
 }
 
 /** Seeds directly in big transactions (the services would take minutes for 110,000 rows). */
-async function seed(storage: Storage, ws: string, webhookId: string): Promise<string> {
+async function seed(o: Options, storage: Storage, ws: string, webhookId: string): Promise<string> {
+  const { resources: RESOURCES, deliveries: DELIVERIES, pg } = o;
   const db = storage.db;
-  const base = seededFrom;
+  const base = o.seededFrom;
   const id = (prefix: string, i: number) => `${prefix}01BENCH${String(i).padStart(19, '0')}`;
   const at = (i: number) => new Date(base + i).toISOString();
   for (let i = 0; i < RESOURCES; i += 2000) {
@@ -113,14 +116,24 @@ async function seed(storage: Storage, ws: string, webhookId: string): Promise<st
   // Steady state: autovacuum (PostgreSQL 13+ also vacuums insert-only tables) has set the visibility map, so
   // index-only scans and counts need not visit the table.
   if (pg) await sql`vacuum analyze`.execute(db);
-  return id('res_', RESOURCES / 2);
+  return id('res_', Math.floor(RESOURCES / 2));
 }
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
-async function main(): Promise<void> {
+/** Runs the probe with its command-line options (`args`, after the probe's name). */
+export async function run(args: string[]): Promise<void> {
+  const opts = new Command('console')
+    .option('--pg <url>', 'PostgreSQL (a schema of its own, dropped after) instead of SQLite')
+    .option('--n <n>', 'requests per call (after 20 of warm-up)', Number, 300)
+    .option('--resources <n>', 'resources seeded (with their events)', Number, 10_000)
+    .option('--deliveries <n>', 'deliveries seeded', Number, 100_000)
+    .parse(args, { from: 'user' })
+    .opts<Omit<Options, 'seededFrom'>>();
+  const o: Options = { ...opts, seededFrom: Date.now() - opts.resources - opts.deliveries };
+  const { pg, n: N, resources: RESOURCES, deliveries: DELIVERIES, seededFrom } = o;
   const dir = mkdtempSync(join(tmpdir(), 'wsvc-bench-console-'));
   const schema = `bench_console_${randomBytes(4).toString('hex')}`;
   let url = `sqlite:${join(dir, 'bench.db')}`;
@@ -148,9 +161,9 @@ async function main(): Promise<void> {
     if (!admin.ok) throw new Error(`the bench admin's key does not verify: ${admin.code}`);
     const hook = await services.webhooks.create(admin.principal, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
     const t0 = Date.now();
-    const resourceId = await seed(storage, ws, hook.id);
+    const resourceId = await seed(o, storage, ws, hook.id);
     process.stderr.write(
-      `[bench:console] seeded ${RESOURCES} resources, ${DELIVERIES} deliveries in ${Date.now() - t0} ms\n`,
+      `[probe console] seeded ${RESOURCES} resources, ${DELIVERIES} deliveries in ${Date.now() - t0} ms\n`,
     );
     await services.consoleAuth.redeemLink(new URL(out.set_password_url).searchParams.get('token') ?? '', PASSWORD, {
       ip: '127.0.0.1',
@@ -268,5 +281,3 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-await main();

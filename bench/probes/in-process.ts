@@ -10,13 +10,13 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openStorage, type Storage } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { openRedis, waitForRedis } from '../src/db/redis.js';
-import { systemClock } from '../src/kernel/clock.js';
-import { createServices, type Services } from '../src/services.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { openStorage, type Storage } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { openRedis, waitForRedis } from '../../src/db/redis.js';
+import { systemClock } from '../../src/kernel/clock.js';
+import { createServices, type Services } from '../../src/services.js';
 
 /** Statements sent to PostgreSQL by kind (their first three words, up to a parenthesis), counted from the first call. */
 export const pgStatements = new Map<string, number>();

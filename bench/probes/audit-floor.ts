@@ -1,20 +1,19 @@
-// Benchmark (docs/performance.md, "The audit entry's floor on SQLite"): what an audit entry costs SQLite
-// itself, without any JavaScript of ours: better-sqlite3 statements on the product's own tables (a fresh
-// file migrated to the latest schema), run as the write queue runs them: batches of 32 changes, each in
-// its savepoint, one COMMIT per batch (WAL, synchronous=FULL). Each change writes a resource row and its
-// event row (what a POST writes anyway) and, in the second shape, its audit entry the way the append does
-// (head upsert, entry insert, head update) with the entry's SHA-256; two more shapes split the entry into
-// its insert alone and its head statements alone. CPU µs per change (user + system: the commit's WAL
-// writes and fsync are system time), median of interleaved rounds. Run: `node --import tsx bench/audit-floor.ts` (ROUNDS, BATCHES to change the size).
+// Probe `audit-floor` (docs/performance.md#probes): what an audit entry costs SQLite itself, without any JavaScript of
+// ours: better-sqlite3 statements on the product's own tables (a fresh file migrated to the latest schema), run as the
+// write queue runs them: batches of 32 changes, each in its savepoint, one COMMIT per batch (WAL, synchronous=FULL).
+// Each change writes a resource row and its event row (what a POST writes anyway) and, in the second shape, its audit
+// entry the way the append does (head upsert, entry insert, head update) with the entry's SHA-256; two more shapes
+// split the entry into its insert alone and its head statements alone. CPU µs per change (user + system: the commit's
+// WAL writes and fsync are system time), median of interleaved rounds.
+// Run: `npm run bench -- --probe audit-floor [--rounds 7] [--batches 200]`.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { openSqlite } from '../src/db/sqlite.js';
+import { Command } from 'commander';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { openSqlite } from '../../src/db/sqlite.js';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 7);
-const BATCHES = Number(process.env.BATCHES ?? 200);
 const PER_BATCH = 32;
 const WS = 'ws_01KB0000000000000000000001';
 const CHANGES =
@@ -25,7 +24,7 @@ const SHAPES: Shape[] = ['rows', 'rows+entry', 'rows+insert', 'rows+head'];
 let n = 0;
 const id = (prefix: string) => `${prefix}_01KB${String(++n).padStart(22, '0')}`;
 
-async function measure(shape: Shape): Promise<{ user: number; system: number }> {
+async function measure(shape: Shape, BATCHES: number): Promise<{ user: number; system: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'wsvc-floor-'));
   const { db, dialect, raw } = openSqlite(join(dir, 'floor.db'));
   try {
@@ -101,26 +100,36 @@ async function measure(shape: Shape): Promise<{ user: number; system: number }> 
   }
 }
 
-const results = new Map<Shape, { user: number; system: number }[]>(SHAPES.map((s) => [s, []]));
-process.stdout.write(
-  `load average ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}; ${ROUNDS} rounds of ${BATCHES} batches of ${PER_BATCH}\n`,
-);
-await measure('rows+entry'); // warm-up
-for (let r = 0; r < ROUNDS; r++) {
-  // Interleaved, a different shape first each round.
-  for (let i = 0; i < SHAPES.length; i++) {
-    const shape = SHAPES[(i + r) % SHAPES.length] as Shape;
-    results.get(shape)?.push(await measure(shape));
+/** Runs the probe with its command-line options (`args`, after the probe's name). */
+export async function run(args: string[]): Promise<void> {
+  const opts = new Command('audit-floor')
+    .option('--rounds <n>', 'interleaved rounds of the four shapes', Number, 7)
+    .option('--batches <n>', 'batches of 32 changes per shape and round', Number, 200)
+    .parse(args, { from: 'user' })
+    .opts<{ rounds: number; batches: number }>();
+  const ROUNDS = opts.rounds;
+  const BATCHES = opts.batches;
+  const results = new Map<Shape, { user: number; system: number }[]>(SHAPES.map((s) => [s, []]));
+  process.stdout.write(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${ROUNDS} rounds of ${BATCHES} batches of ${PER_BATCH}\n`,
+  );
+  await measure('rows+entry', BATCHES); // warm-up
+  for (let r = 0; r < ROUNDS; r++) {
+    // Interleaved, a different shape first each round.
+    for (let i = 0; i < SHAPES.length; i++) {
+      const shape = SHAPES[(i + r) % SHAPES.length] as Shape;
+      results.get(shape)?.push(await measure(shape, BATCHES));
+    }
   }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] as number;
+  const total = (shape: Shape) => median((results.get(shape) ?? []).map((x) => x.user + x.system));
+  for (const [shape, a] of results) {
+    const line = `${shape.padEnd(12)} ${total(shape).toFixed(1).padStart(6)} µs CPU per change (user ${median(a.map((x) => x.user)).toFixed(1)}, system ${median(a.map((x) => x.system)).toFixed(1)}; rounds ${a.map((x) => (x.user + x.system).toFixed(0)).join(' ')})`;
+    process.stdout.write(`${line}\n`);
+  }
+  process.stdout.write(
+    `the entry: ${(total('rows+entry') - total('rows')).toFixed(1)} µs of CPU per change (${((100 * (total('rows+entry') - total('rows'))) / total('rows')).toFixed(0)} % of the rows alone)\n`,
+  );
 }
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] as number;
-const total = (shape: Shape) => median((results.get(shape) ?? []).map((x) => x.user + x.system));
-for (const [shape, a] of results) {
-  const line = `${shape.padEnd(12)} ${total(shape).toFixed(1).padStart(6)} µs CPU per change (user ${median(a.map((x) => x.user)).toFixed(1)}, system ${median(a.map((x) => x.system)).toFixed(1)}; rounds ${a.map((x) => (x.user + x.system).toFixed(0)).join(' ')})`;
-  process.stdout.write(`${line}\n`);
-}
-process.stdout.write(
-  `the entry: ${(total('rows+entry') - total('rows')).toFixed(1)} µs of CPU per change (${((100 * (total('rows+entry') - total('rows'))) / total('rows')).toFixed(0)} % of the rows alone)\n`,
-);
