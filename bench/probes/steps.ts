@@ -29,7 +29,12 @@ async function time(name: string, n: number, fn: () => unknown): Promise<number>
 /** Runs the probe with its command-line options (`args`, after the probe's name). */
 export async function run(args: string[]): Promise<void> {
   const opts = new Command('steps')
-    .option('--n <n>', 'calls per step (a list of 20: n/10; whole requests: n/2; creates: n/100, and n/1000 batches of 32)', Number, 50_000)
+    .option(
+      '--n <n>',
+      'calls per step (a list of 20: n/10; whole requests: n/2; creates: n/100, and n/1000 batches of 32)',
+      Number,
+      50_000,
+    )
     .parse(args, { from: 'user' })
     .opts<{ n: number }>();
   const N = opts.n;
