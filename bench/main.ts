@@ -58,7 +58,7 @@ export interface BenchOptions {
 }
 
 /**
- * How the server is started, as docs/performance.md recommends for production: a young generation of
+ * How the server is started, as production should be (docs/performance.md#memory-the-young-generation): a young generation of
  * 4 MB semi-spaces keeps peak RSS under load near the idle RSS (V8's default lets it grow to 16 MB
  * semi-spaces under this allocation rate, +40..70 MB).
  */

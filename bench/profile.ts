@@ -1,5 +1,5 @@
 // Benchmark (docs/performance.md#method): a plain-text summary of `node --cpu-prof` profiles (where a request's CPU goes, by part of
-// the request; self time by function and by package), so the evidence behind each figure can be pasted into docs/performance.md.
+// the request; self time by function and by package), the evidence behind docs/performance.md#profiles.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 

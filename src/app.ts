@@ -90,7 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       config.LOG_LEVEL === 'silent'
         ? false
         : { ...loggerOptions(config.LOG_LEVEL), ...(deps.logStream ? { stream: deps.logStream } : {}) },
-    // A request's child logger is built when it first logs (src/http/logging.ts, docs/performance.md).
+    // A request's child logger is built when it first logs (src/http/logging.ts, docs/performance.md#request-ids-and-loggers).
     childLoggerFactory: lazyChildLogger,
     genReqId: requestIds(),
     // request.ip is the client's address only behind proxies TRUST_PROXY names (docs/operations.md#behind-a-proxy).

@@ -85,7 +85,7 @@ const ConfigSchema = Type.Object({
     }),
   ),
   /**
-   * How long a claimed email is reserved for the worker sending it (docs/notifications.md#crash-window):
+   * How long a claimed email is reserved for the worker sending it (docs/notifications.md#the-crash-window):
    * renewed before each send and every third of it while the send runs, so only a dead worker's
    * claims lapse; a worker killed after the SMTP server accepted an email sends it again after this.
    */

@@ -13,7 +13,7 @@ export interface DatabaseBreaker {
 }
 
 /**
- * A circuit breaker in front of the database (docs/operations.md#database-outages), like the Redis
+ * A circuit breaker in front of the database (docs/operations.md#metrics), like the Redis
  * one (src/db/redis.ts): the first request that finds the database unreachable (refused, or no answer
  * within the query or connect timeout) opens it; from then on requests are answered 503 at once
  * instead of each waiting out the timeout, while a probe on a fresh connection every `probeMs`

@@ -61,7 +61,7 @@ export interface Dialect {
    */
   notifyOnCommit?(trx: Db): Promise<void>;
   /**
-   * Performance (docs/performance.md, "Earlier changes" 4): a number that changes whenever a write that may change API keys or users has committed,
+   * Performance (docs/performance.md#the-key-cache-and-its-epochs): a number that changes whenever a write that may change API keys or users has committed,
    * or absent where no such number exists (PostgreSQL: other processes write without telling this
    * one). SQLite counts this connection's write transactions not marked `keepsKeys` (after COMMIT,
    * before any caller is answered) and commits by any other connection (`PRAGMA data_version`, e.g.
@@ -77,30 +77,30 @@ export interface Dialect {
    */
   keyChanges?: KeyChangeAnnouncer;
   /**
-   * Performance (docs/performance.md, "Earlier changes" 5): SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
+   * Performance (docs/performance.md#sqlite-reads-without-kyselys-executor): SQLite's driver is synchronous, so a read on the root database can skip Kysely's executor
    * and connection mutex whenever no transaction is open. Absent on PostgreSQL.
    */
   readonly directReader?: DirectReader;
   /**
-   * Performance (docs/performance.md): the same for a write of a `prepared()` query inside the open write
+   * Performance (docs/performance.md#sqlite-reads-without-kyselys-executor): the same for a write of a `prepared()` query inside the open write
    * transaction (SQLite's one connection, which the write queue holds while a batch runs): the cached
    * statement runs at once, without Kysely's executor. Undefined when no transaction is open. Absent on PostgreSQL.
    */
   readonly directWriter?: DirectWriter;
   /**
-   * Performance (docs/performance.md): PostgreSQL runs a read outside any transaction as a named
+   * Performance (docs/performance.md#queries-built-once): PostgreSQL runs a read outside any transaction as a named
    * prepared statement of the connection it gets from the pool (parsed and planned once per
    * connection, then only bound and executed). Absent on SQLite.
    */
   readonly namedReader?: NamedReader;
   /**
-   * Performance (docs/performance.md): PostgreSQL's SQL texts of `prepared()` queries and their
+   * Performance (docs/performance.md#queries-built-once): PostgreSQL's SQL texts of `prepared()` queries and their
    * statement names. A pooled connection runs a query whose text is here as that named prepared
    * statement, inside transactions too (writes, and reads on a transaction's connection), so
    * PostgreSQL parses and plans it once per connection. Absent on SQLite.
    */
   readonly statementNames?: Map<string, string>;
-  /** Queries of `prepared()` compiled for this connection, by query (docs/performance.md). */
+  /** Queries of `prepared()` compiled for this connection, by query (docs/performance.md#queries-built-once). */
   readonly preparedQueries: Map<object, unknown>;
   /**
    * Performance (docs/performance.md, "A write in one round trip on PostgreSQL"): a write transaction's
@@ -129,7 +129,7 @@ export const DELIVERY_CHANNEL = 'wsvc_deliveries';
 export interface WriteOptions {
   /**
    * The change writes no API key and no user's role or removal, so verified keys cached by this process
-   * stay valid (docs/performance.md, "Earlier changes" 4, see Dialect.keysEpoch). Without it, a committed write invalidates them.
+   * stay valid (docs/performance.md#the-key-cache-and-its-epochs, see Dialect.keysEpoch). Without it, a committed write invalidates them.
    */
   keepsKeys?: boolean;
 }

@@ -33,7 +33,7 @@ export async function pageById<T extends PagedTable>(
   // Kysely cannot type a query over a table chosen at run time; the casts stay inside here.
   // biome-ignore lint/suspicious/noExplicitAny: see above
   const base = (db as any).selectFrom(table).where(where);
-  // A cursor carries the offset of its page (docs/performance.md, "Earlier changes" 1); only an old cursor without it is counted.
+  // A cursor carries the offset of its page (docs/performance.md#totals-without-count); only an old cursor without it is counted.
   const countBefore = req.afterId !== null && (req.afterOffset ?? null) === null;
   // Newest first (`order=desc`) walks the same indexes backwards: ids are time-sortable.
   const desc = req.order === 'desc';
@@ -55,7 +55,7 @@ export async function pageById<T extends PagedTable>(
     rowsQuery = rowsQuery.where('id', desc ? '<' : '>', req.afterId).limit(req.limit + 1);
   } else if (req.offset > 0) {
     // Skip through the (covering) index alone, then read only the page's rows: a deep offset no
-    // longer reads every skipped row (docs/performance.md, "Earlier changes" 1: a 1,000,000-resource workspace).
+    // longer reads every skipped row (docs/performance.md#lists-in-one-statement).
     // The page's ids are a derived table joined on the primary key, as in resources.repository.ts#listQuery:
     // PostgreSQL runs the offset scan once with or without statistics, where `id in (…)` planned as a
     // semi-join ran it once per row on a table not analyzed yet (test/storage/postgres-offset-plan.test.ts).

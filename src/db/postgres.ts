@@ -127,7 +127,7 @@ const UNAVAILABLE_MESSAGE =
 
 /**
  * Wraps a pooled client's `query`:
- * - Performance (docs/performance.md): a query whose SQL text is a `prepared()` query's (Kysely
+ * - Performance (docs/performance.md#queries-built-once): a query whose SQL text is a `prepared()` query's (Kysely
  *   passes text and values) runs as that query's named prepared statement on this connection.
  * - pg rejects a query that outlives `query_timeout` but keeps its connection, whose next query
  *   would queue behind the lost one. Such a connection is closed at once, so the pool drops it on
@@ -349,7 +349,7 @@ export async function probePostgres(url: string, schema: string | undefined, tim
   await client.end().catch(() => {});
 }
 
-// Performance (docs/performance.md): every write takes the shared locks, and a write that queues
+// Performance (docs/performance.md#queries-built-once): every write takes the shared locks, and a write that queues
 // deliveries notifies; as `prepared()` queries they run as named statements (see wrapQuery).
 const holdSharedQuery = prepared((db, $: Param<{ names: string[] }>) => ({
   compile: () =>

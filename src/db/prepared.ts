@@ -24,7 +24,7 @@ interface Compiled {
 let statements = 0;
 
 /**
- * Performance (docs/performance.md, "Earlier changes" 2): a Kysely query built and compiled once per dialect, then run with new values. On the hot
+ * Performance (docs/performance.md#queries-built-once): a Kysely query built and compiled once per dialect, then run with new values. On the hot
  * paths, building and compiling cost more than SQLite's own work (--cpu-prof: ~25 % of GET by id in
  * Kysely's builder, compiler and freeze). `build` must pass each `$('name')` as a value (a bound
  * parameter), never into SQL text; the SQL stays Kysely's, so both dialects keep working.

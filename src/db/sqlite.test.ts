@@ -15,7 +15,7 @@ afterAll(async () => {
   for (const s of ['', '-wal', '-shm']) rmSync(path + s, { force: true });
 });
 
-describe('SQLite group commit (docs/performance.md, "Earlier changes" 3)', () => {
+describe('SQLite group commit (docs/performance.md#sqlite-group-commit)', () => {
   it('writes that arrive together commit together; a failing one rolls back alone', async () => {
     await sql`create table t (v integer primary key)`.execute(db);
     const results = await Promise.allSettled(
@@ -56,7 +56,7 @@ describe('SQLite group commit (docs/performance.md, "Earlier changes" 3)', () =>
   });
 
   it('keeps savepoint and statement journals in memory (temp_store = MEMORY), durability as before', () => {
-    // 2 = MEMORY: a batch's savepoints write no temporary files (docs/performance.md, "Savepoint journals in memory").
+    // 2 = MEMORY: a batch's savepoints write no temporary files (docs/performance.md#sqlite-group-commit).
     expect(raw.prepare('pragma temp_store').pluck().get()).toBe(2);
     expect(raw.prepare('pragma synchronous').pluck().get()).toBe(2); // FULL
     expect(raw.prepare('pragma journal_mode').pluck().get()).toBe('wal');

@@ -11,7 +11,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
   const raw = new SqliteDatabase(path);
   // exec, not raw.pragma(): that prepares a Statement of its own each time (see neverCollected).
   // docs/api.md#deployment: an acknowledged write survives a crash of the process or of the machine (synchronous = FULL).
-  // Performance (docs/performance.md, "Savepoint journals in memory"): temp_store = MEMORY keeps the journals of the write
+  // Performance (docs/performance.md#sqlite-group-commit): temp_store = MEMORY keeps the journals of the write
   // queue's savepoints (and of statements) in memory, not in temporary files: each page a write changes inside its
   // savepoint was copied to such a file (system CPU on every write of a batch). They only undo a savepoint inside an
   // open transaction, so a crash loses nothing the WAL keeps.
@@ -19,12 +19,12 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     'pragma journal_mode = WAL; pragma synchronous = FULL; pragma busy_timeout = 5000; pragma foreign_keys = ON; pragma temp_store = MEMORY',
   );
   const cached = withStatementCache(raw);
-  // Performance (docs/performance.md): statements of the direct reader by SQL text (null: not a read), read as arrays (see rowReader);
+  // Performance (docs/performance.md#sqlite-reads-without-kyselys-executor): statements of the direct reader by SQL text (null: not a read), read as arrays (see rowReader);
   // one per SQL text and never collected, like the statement cache (see neverCollected).
   const readers = new Map<string, RowReader | null>();
   neverCollected.add(readers);
   const queue: WriteQueue = { pending: [], scheduled: false, keyChanges: 0 };
-  // Performance (docs/performance.md, "Earlier changes" 4; see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
+  // Performance (docs/performance.md#the-key-cache-and-its-epochs; see keysEpoch): this process's write batches that may change keys, and commits by any other connection.
   const dataVersion = cached.prepare('pragma data_version').pluck();
   const dialect: Dialect = {
     name: 'sqlite',
@@ -79,7 +79,7 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
 type RowReader = (parameters: readonly unknown[]) => unknown[];
 
 /**
- * Performance (docs/performance.md): better-sqlite3 builds a row object property by property; reading arrays and turning them
+ * Performance (docs/performance.md#sqlite-reads-without-kyselys-executor): better-sqlite3 builds a row object property by property; reading arrays and turning them
  * into objects with one literal per statement (a stable shape) costs a third less: a list of 20
  * resources 57 → 37 µs, a primary-key read 4.9 → 3.8 µs (tight loop). The literal is generated once
  * per statement from its column names (JSON-quoted; a repeated name keeps its last value, as in
@@ -113,7 +113,7 @@ function codeOf(err: unknown): string | undefined {
 const neverCollected = new Set<object>();
 
 /**
- * Performance (docs/performance.md, "Earlier changes" 2): Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
+ * Performance (docs/performance.md#queries-built-once): Kysely's SQLite driver calls `prepare(sql)` for every query; re-preparing cost ~12 % of CPU on
  * GET /v1/resources/{id} (--cpu-prof). better-sqlite3 is synchronous, so one cached Statement per SQL
  * text is safe to reuse. The cache has no bound on purpose: a Statement must never be left to the
  * garbage collector (see neverCollected).
@@ -163,7 +163,7 @@ const RELEASE = q('release w');
 const ROLLBACK_TO = q('rollback to w');
 
 /**
- * Performance (docs/performance.md, "Earlier changes" 3): group commit under docs/api.md#deployment: write transactions that arrive together (one turn of the event loop)
+ * Performance (docs/performance.md#sqlite-group-commit): group commit under docs/api.md#deployment: write transactions that arrive together (one turn of the event loop)
  * run one after another inside one SQLite transaction, each in its own savepoint, and the batch commits
  * once, with one fsync (synchronous=FULL). Each caller is answered only after that COMMIT returned, so an
  * acknowledged write is on disk, as before; a write that throws rolls back to its savepoint and leaves the

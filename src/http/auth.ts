@@ -40,7 +40,7 @@ export function installAuth(
   app.decorateRequest('principal', null as never);
   app.decorateRequest('keyToConfirm', null);
   const { sharedEpoch } = opts;
-  // Callback style (docs/performance.md, "Earlier changes" 4): a key verified from the cache answers without a promise.
+  // Callback style (docs/performance.md#callback-style-hooks): a key verified from the cache answers without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config?.scope;
     // Console routes authenticate with the session cookie instead (console-session.ts).

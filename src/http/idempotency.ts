@@ -83,7 +83,7 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
     return payload;
   };
 
-  // Performance (docs/performance.md, "Earlier changes" 5): only POST routes carry these hooks, so GET, PUT and DELETE skip two async hooks.
+  // Performance (docs/performance.md#callback-style-hooks): only POST routes carry these hooks, so GET, PUT and DELETE skip two async hooks.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;

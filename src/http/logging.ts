@@ -6,7 +6,7 @@ type LogArgs = Parameters<FastifyBaseLogger['info']>;
 type LevelAware = FastifyBaseLogger & { isLevelEnabled?(level: string): boolean };
 
 /**
- * Performance (docs/performance.md): Fastify gives every request a child logger bound to its request id (`reqId`). Building a
+ * Performance (docs/performance.md#request-ids-and-loggers): Fastify gives every request a child logger bound to its request id (`reqId`). Building a
  * pino child costs about as much as the whole request-id and key-cache work together, and at the
  * levels a busy server runs (`warn`, `error`) almost no request ever logs. This child is created on
  * the first line a request actually logs, with the same bindings, so every line is what pino's own

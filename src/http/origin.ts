@@ -21,7 +21,7 @@ export function installRequestOrigin(app: FastifyInstance): void {
       return { requestId: this.id, ip: this.ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null };
     },
   });
-  // Callback style: no promise per request (docs/performance.md, "Earlier changes" 5).
+  // Callback style: no promise per request (docs/performance.md#callback-style-hooks).
   app.addHook('preHandler', (request, _reply, done) => {
     if (request.principal && request.method !== 'GET' && request.method !== 'HEAD') {
       request.principal = withOrigin(request.principal, request.origin);

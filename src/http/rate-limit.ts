@@ -46,7 +46,7 @@ export interface InlineCap {
  * Retry-After. A route hook on every route with a scope, so it runs after the authentication hook
  * has set the principal; routes without one (health, docs, 404/405) are not limited.
  *
- * Performance (docs/performance.md): the counting is @fastify/rate-limit's own stores (in process,
+ * Performance (docs/performance.md#callback-style-hooks): the counting is @fastify/rate-limit's own stores (in process,
  * or Redis behind the breaker); the hook is ours, in callback style. The plugin's hook awaited six
  * promises per request (key, allow list, max, window, the count, the hook itself) for what is one
  * synchronous count in process.
@@ -220,7 +220,7 @@ function countCommands(redis: Redis, capLua: string | undefined): CountCommands 
 
 /**
  * @fastify/rate-limit's RedisStore count (fixed window) in a script of ours that also returns the
- * shared key-cache epoch: one round trip for both (src/modules/keys/keys-epoch.ts, docs/performance.md).
+ * shared key-cache epoch: one round trip for both (src/modules/keys/keys-epoch.ts, docs/performance.md#the-key-cache-and-its-epochs).
  */
 function sharedStore(client: Redis, nameSpace: string, epochPrefix: string, capLua: string | undefined): Store {
   const cmd = countCommands(client, capLua);

@@ -16,7 +16,7 @@ export function requestIds(): (req: IncomingMessage) => string {
 
 /** Puts X-Request-Id on every response. */
 export function installRequestId(app: FastifyInstance): void {
-  // Callback style: no promise per request for a synchronous hook (docs/performance.md, "Earlier changes" 5).
+  // Callback style: no promise per request for a synchronous hook (docs/performance.md#callback-style-hooks).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

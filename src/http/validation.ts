@@ -47,7 +47,7 @@ export function installValidators(app: FastifyInstance): void {
  * idempotency hook, so that a refused request claims no `Idempotency-Key` (docs/api.md#idempotency).
  */
 export function installNoUndeclaredInput(app: FastifyInstance): void {
-  // Callback style: no promise per request for a synchronous check (docs/performance.md).
+  // Callback style: no promise per request for a synchronous check (docs/performance.md#callback-style-hooks).
   app.addHook('preHandler', (request, _reply, done) => {
     if (!request.routeOptions.config?.scope) return done();
     const schema = request.routeOptions.schema ?? {};

@@ -5,7 +5,7 @@ import { isId, newId, requestIdGenerator, ulid } from './ids.js';
 // Backends: sqlite — id generation, no storage
 // Tier: quick
 
-describe('ulid (pooled randomness, docs/performance.md, "Earlier changes" 2; same format as the ulid package)', () => {
+describe('ulid (pooled randomness, docs/performance.md#request-ids-and-loggers; same format as the ulid package)', () => {
   it('has the ulid format and encodes the time like the reference implementation', () => {
     const now = Date.UTC(2026, 10, 22, 10, 15, 30, 123);
     const id = ulid(now + 1_000_000);

@@ -25,7 +25,7 @@ export type IdKind = keyof typeof ID_PREFIX;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-// Performance (docs/performance.md, "Earlier changes" 2): the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
+// Performance (docs/performance.md#request-ids-and-loggers): the `ulid` package asks the CSPRNG for every character (16 calls per id, ~4 % of a GET by
 // id under load, for its request id). Same format, from a pooled buffer of CSPRNG bytes instead.
 let pool = Buffer.alloc(0);
 let poolAt = 0;
@@ -88,7 +88,7 @@ const COUNTER_CHARS = 8;
 const COUNTER_LIMIT = 32 ** COUNTER_CHARS;
 
 /**
- * Performance (docs/performance.md): request ids without a ULID per request. `req_` + 26 Crockford
+ * Performance (docs/performance.md#request-ids-and-loggers): request ids without a ULID per request. `req_` + 26 Crockford
  * characters, like every id (docs/api.md#ids):
  * an 18-character prefix made once (the time this generator started, then 40 bits from the CSPRNG) and
  * an 8-character counter. Two processes differ in their prefix (same start millisecond and the same 40

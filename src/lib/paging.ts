@@ -9,7 +9,7 @@ export interface PageRequest {
   afterId: string | null;
   /**
    * With `afterId`: how many records came before the cursor's page when it was issued, carried in
-   * the cursor so a keyset page needs no COUNT over everything before it (docs/performance.md, "Earlier changes" 1). Absent or null:
+   * the cursor so a keyset page needs no COUNT over everything before it (docs/performance.md#totals-without-count). Absent or null:
    * counted.
    */
   afterOffset?: number | null;

@@ -56,7 +56,7 @@ describe('bench --profile summary', () => {
   });
 });
 
-// docs/performance.md, "PostgreSQL + Redis, GET by id and list of 20, by part": a socket write or Node stream code
+// docs/performance.md#profiles: a socket write or Node stream code
 // called by pg or ioredis is that client's, and pg's own work is split by what it does.
 describe('bench --profile summary: the database clients', () => {
   const clientDir = mkdtempSync(join(tmpdir(), 'wsvc-profile-test-'));

@@ -8,7 +8,7 @@ import { openTestStorage } from '../helpers/storage.js';
 
 // Backends: both — at-least-once delivery across a kill rests on the stored outbox and leases
 // Tier: full — kill -9 of a `wsvc serve` child process
-// docs/operations.md "at least once, across crashes": a real `wsvc serve` child process on a real database,
+// docs/api.md#webhook-deliveries (delivery is at least once, across crashes): a real `wsvc serve` child process on a real database,
 // killed with SIGKILL while attempts are in flight and while retries are pending, then restarted.
 // Every event must still reach the receiver with a 2xx, always under the same event id.
 

@@ -1,6 +1,6 @@
 // Backends: both — the key cache's epoch is the connection's on SQLite and shared in Redis on PostgreSQL
 // Tier: quick
-// docs/performance.md, "Earlier changes" 4: verified keys are reused between requests (SQLite: under the
+// docs/performance.md#the-key-cache-and-its-epochs: verified keys are reused between requests (SQLite: under the
 // connection's epoch; PostgreSQL + Redis: under the epoch shared in Redis, src/modules/keys/keys-epoch.ts). The rules of
 // docs/api.md#keys-scopes-and-roles must hold exactly as without the cache: revocation, demotion and removal
 // take effect on the very next request, whether made by this process or by another connection (the `wsvc` CLI).

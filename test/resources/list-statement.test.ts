@@ -5,7 +5,7 @@ import { createResource } from '../helpers/auth-matrix.js';
 
 // Backends: both — the list's one statement (total and page together) is SQL on each database
 // Tier: quick
-// docs/performance.md, "PostgreSQL + Redis, GET by id and list of 20, by part": GET /v1/resources sends one
+// docs/performance.md#lists-in-one-statement: GET /v1/resources sends one
 // statement per request (the total and the page of every start and filter shape together), and an empty page,
 // an old cursor without its offset and the last page still answer what they did with two.
 

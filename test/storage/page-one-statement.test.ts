@@ -6,7 +6,7 @@ import { createResource } from '../helpers/auth-matrix.js';
 // Backends: both — the lists that page through src/db/keyset.ts (users, events, webhooks, deliveries, keys)
 // answer the same pages on each database; on PostgreSQL each is one statement
 // Tier: quick
-// docs/performance.md, "The other lists in one statement": the total and the page of a list go to PostgreSQL as one
+// docs/performance.md#lists-in-one-statement: the total and the page of a list go to PostgreSQL as one
 // statement (the counts a one-row table, the page left-joined to it); SQLite keeps the two. The pages, an empty one,
 // an old cursor without its offset and newest first answer what they did.
 

@@ -4,7 +4,7 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 
 // Backends: postgres — PostgreSQL's named prepared statements
 // Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
-// docs/performance.md, "After 37edbda": on PostgreSQL every prepared() query runs as a named prepared
+// docs/performance.md#queries-built-once: on PostgreSQL every prepared() query runs as a named prepared
 // statement of its connection, inside a write's transaction too. And a statement prepared before a
 // migration changed its table (a rolling upgrade) costs at most a 503 per connection, never a 500.
 const pgUrl = process.env.TEST_DATABASE_URL;
@@ -24,7 +24,7 @@ describe.skipIf(!pgUrl)('PostgreSQL: named prepared statements in transactions',
     t.request({ method: 'POST', url: '/v1/resources', key: ws.live, body: { name, type: 'standard' } });
   /**
    * A new receivers' token for the workspace, as any change to its integrations would write: the next event
-   * reads the integrations again instead of the ones this process cached (docs/performance.md).
+   * reads the integrations again instead of the ones this process cached (docs/performance.md#the-receivers-of-an-event-cached).
    */
   const receiversChanged = () =>
     sql`insert into receiver_versions (workspace_id, version) values (${ws.id}, ${`probe-${Math.random()}`})

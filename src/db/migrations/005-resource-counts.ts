@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * Performance (docs/performance.md, "Earlier changes" 1): `meta.total` of GET /resources was a COUNT(*) per request, 64 ms on a 1,000,000-resource
+ * Performance (docs/performance.md#totals-without-count): `meta.total` of GET /resources was a COUNT(*) per request, 64 ms on a 1,000,000-resource
  * workspace. The resources repository keeps these counts in the same transaction as each change:
  * one row per workspace, environment, status, type and slot (a random slot per change, so that
  * concurrent PostgreSQL writers of one workspace rarely update the same row). Total = SUM(n).

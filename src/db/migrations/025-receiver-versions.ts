@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * `receiver_versions` (docs/performance.md): per workspace, a token replaced in the transaction of
+ * `receiver_versions` (docs/performance.md#the-receivers-of-an-event-cached): per workspace, a token replaced in the transaction of
  * every change to its webhooks (created, deleted, enabled, disabled, their events) and to its
  * integrations. Every event's insert returns it, so a process reuses the receivers it read under the
  * same token and reads them again once any process changed them. A token is random, never a count: a

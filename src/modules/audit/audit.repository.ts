@@ -45,7 +45,7 @@ function filtered(db: Db, f: AuditFilter) {
   return q;
 }
 
-// Performance (docs/performance.md): every change runs these; built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md#the-audit-numbering): every change runs these; built and compiled once (src/db/prepared.ts).
 
 const entryFields = ($: Param<AuditEntriesTable>) => ({
   id: $('id'),

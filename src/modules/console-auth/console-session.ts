@@ -47,7 +47,7 @@ export async function installConsoleSession(
   app.decorateRequest('consoleSession', null);
   const publicOrigin = new URL(deps.publicUrl).origin;
 
-  // Callback style (docs/performance.md): a /v1 request passes both hooks with one check each, no promise.
+  // Callback style (docs/performance.md#callback-style-hooks): a /v1 request passes both hooks with one check each, no promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const mode = request.routeOptions.config?.console;
     if (!mode) return done();

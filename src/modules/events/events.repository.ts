@@ -17,7 +17,7 @@ export function toEvent(row: Pick<EventsTable, 'payload'>): Event {
   return JSON.parse(row.payload) as Event;
 }
 
-// Performance (docs/performance.md, "Earlier changes" 2): every resource write runs this; built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md#queries-built-once): every resource write runs this; built and compiled once (src/db/prepared.ts).
 // It also returns the workspace's receivers' token (docs/performance.md, "The receivers of an event, cached"),
 // read by the same statement: the outbox's fan-out knows whether the receivers it holds are current.
 const insertEvent = (db: Db, $: Param<EventsTable>) =>

@@ -4,7 +4,7 @@ import { type Param, prepared } from '../../db/prepared.js';
 import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
 import type { WriteTx } from '../auth/write-runner.js';
 
-// Performance (docs/performance.md): every resource event reads this in its write's transaction;
+// Performance (docs/performance.md#queries-built-once): every resource event reads this in its write's transaction;
 // built and compiled once, a named prepared statement on PostgreSQL.
 const enabledQuery = prepared((db, $: Param<{ workspaceId: string }>) =>
   db

@@ -18,7 +18,8 @@ export function generateKey(env: Env): string {
   return `svc_${env}_${out}`;
 }
 
-// Performance (docs/performance.md): the one-shot crypto.hash (Node ≥ 20.12) costs about half of createHash().update().digest().
+// Performance (docs/performance.md#the-key-cache-and-its-epochs): the one-shot crypto.hash (Node ≥ 20.12)
+// costs about half of createHash().update().digest().
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 
 /** The stored form of a key: hex SHA-256 of the whole key (the env prefix is part of it). */

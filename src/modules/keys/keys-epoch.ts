@@ -4,7 +4,7 @@ import type { RedisGuard } from '../../db/redis.js';
 
 /**
  * The key-cache epoch that API processes on PostgreSQL share in Redis (ARCHITECTURE.md, "Revocation";
- * docs/performance.md). A process reuses a verified key while the epoch it was filed under is still
+ * docs/performance.md#the-key-cache-and-its-epochs). A process reuses a verified key while the epoch it was filed under is still
  * the current one; the rate-limit script returns the current epoch in the same round trip as the count.
  *
  * A write that may change keys or users `unsettle`s before it begins (the epoch moves on and an

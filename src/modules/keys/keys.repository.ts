@@ -19,7 +19,7 @@ export interface KeyWithOwner {
   role: Role | null;
 }
 
-// Performance (docs/performance.md, "Earlier changes" 2): verification runs on every request, so its queries are built and compiled once.
+// Performance (docs/performance.md#queries-built-once): verification runs on every request, so its queries are built and compiled once.
 const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')

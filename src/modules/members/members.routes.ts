@@ -8,7 +8,7 @@ import type { MembersService } from './members.service.js';
 const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
 
-/** The members page's console API under /console/api (docs/console.md#members): admins only. */
+/** The members page's console API under /console/api (docs/console.md#two-apis-two-credentials): admins only. */
 export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService }> = async (app, { members }) => {
   app.get(
     '/members/invites',

@@ -3,7 +3,7 @@ import { Timestamp } from '../../kernel/schemas.js';
 import { Email } from '../console-auth/console-auth.schemas.js';
 import { RoleSchema, UserName } from '../users/users.schemas.js';
 
-// The members page's console API (docs/console.md#members): invites, role changes, removals.
+// The members page's console API (docs/console.md#two-apis-two-credentials): invites, role changes, removals.
 export const InviteBody = Type.Object(
   { email: Email, role: RoleSchema, name: Type.Optional(UserName) },
   { additionalProperties: false },

@@ -26,7 +26,7 @@ const COUNT_SLOTS = 16;
 
 /**
  * Adds `delta` to the resource_counts row of (tenant, status, type) in a random slot: callers pass
- * their transaction, so the count commits with the change (docs/performance.md, "Earlier changes" 1 meta.total without COUNT(*)).
+ * their transaction, so the count commits with the change (docs/performance.md#totals-without-count).
  */
 async function bump(
   db: WriteTx,
@@ -54,7 +54,7 @@ interface ListParams {
 }
 type Keyed = Pick<ListParams, 'ws' | 'env'> & { id: string };
 
-// Performance (docs/performance.md, "Earlier changes" 2): the hot queries are built and compiled once (src/db/prepared.ts).
+// Performance (docs/performance.md#queries-built-once): the hot queries are built and compiled once (src/db/prepared.ts).
 const bumpQuery = prepared(
   (
     db,
@@ -152,7 +152,7 @@ const pageRows = (db: Db, $: Param<ListParams>, shape: Shape, mode: Mode) => {
   // ids are a derived table joined on the primary key, not `id in (…)`: PostgreSQL plans the derived
   // table (its LIMIT keeps it from being pulled up) once, then one primary-key lookup per row, with or
   // without statistics; `in` planned as a semi-join ran the offset scan once per row of the workspace on a
-  // table not analyzed yet (docs/performance.md; test/storage/postgres-offset-plan.test.ts checks the plan).
+  // table not analyzed yet (docs/performance.md#lists-in-one-statement; test/storage/postgres-offset-plan.test.ts checks the plan).
   if (mode === 'offset') {
     const page = base.select('id').orderBy('id').limit($('limit')).offset($('offset')).as('page');
     return db.selectFrom(page).innerJoin('resources as r', 'r.id', 'page.id').selectAll('r').orderBy('r.id');
@@ -161,7 +161,7 @@ const pageRows = (db: Db, $: Param<ListParams>, shape: Shape, mode: Mode) => {
 };
 
 /**
- * Performance (docs/performance.md, "PostgreSQL + Redis, GET by id and list of 20, by part"): a list is one
+ * Performance (docs/performance.md#lists-in-one-statement): a list is one
  * statement, one round trip on PostgreSQL. The total (and for `counted` the rows up to the cursor) is a one-row
  * table, the page left-joined to it, so each row carries the total and an empty page is one row of nulls with it.
  * SQLite, with no round trips, keeps the separate statements (`rows`, `count`, `before`): there the join

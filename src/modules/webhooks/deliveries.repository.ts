@@ -61,7 +61,7 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
 }
 
-// Performance (docs/performance.md, "Earlier changes" 2): every resource write reads this (the outbox fan-out); built and compiled once.
+// Performance (docs/performance.md#queries-built-once): every resource write reads this (the outbox fan-out); built and compiled once.
 const enabledQuery = prepared((db, $: Param<Tenant>) =>
   db
     .selectFrom('webhooks')
