@@ -127,8 +127,8 @@ export function createServices(deps: {
   // Events; every change to a workspace's webhooks or integrations replaces its receivers' token (receiversChanged).
   const events = createEventsService({ db });
   // This process's own change to a workspace's receivers also drops the webhooks its outbox holds for it, so its
-  // next write reads them instead of expecting the old token and running again (docs/performance.md, "Two round
-  // trips, then one"). The outbox is built below; this runs only in a change's transaction, after.
+  // next write reads them instead of expecting the old token and running again (docs/performance.md,
+  // "The receivers of an event, cached"). The outbox is built below; this runs only in a change's transaction, after.
   const receiversChanged = async (trx: WriteTx, workspaceId: string): Promise<void> => {
     await events.receiversChanged(trx, workspaceId);
     outbox.forget(workspaceId);
@@ -267,7 +267,7 @@ export function createServices(deps: {
     counts: { resources: (t, d) => resources.countIn(t, d), webhooks: (t, d) => webhooks.countIn(t, d) },
     lockWorkspace: (trx, id) => workspaces.lock(trx, id),
     enforceLimits: deps.config.PLAN_LIMITS === 'on',
-    // Usage thresholds and issued invoices tell the admins (D27); billing never touches notifications' tables.
+    // Usage thresholds and issued invoices tell the admins (docs/notifications.md); billing never touches notifications' tables.
     notify: (trx, notice) => notifications.billingNotice(trx, notice),
   });
   const workspaces = createWorkspacesService({

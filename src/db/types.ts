@@ -89,7 +89,7 @@ export interface ResourcesTable {
   updated_at: string;
 }
 
-/** Performance (docs/performance.md, "Earlier changes" 1): per-slot counts behind GET /resources meta.total (migration 004). */
+/** Performance (docs/performance.md#totals-without-count): per-slot counts behind GET /resources meta.total (migration 005). */
 export interface ResourceCountsTable {
   workspace_id: string;
   env: Env;
@@ -375,7 +375,7 @@ export interface NotificationsTable {
   id: string;
   workspace_id: string;
   user_id: string;
-  /** `account`: invite and password-reset emails (not in the feed, no preference); the others as D27. */
+  /** `account`: invite and password-reset emails (not in the feed, no preference); the others as docs/notifications.md says. */
   category: NotificationCategory;
   type: NotificationType;
   /** JSON text: what the message says (the endpoint, its environment, the times). */
@@ -536,7 +536,7 @@ export interface Database {
   receiver_versions: ReceiverVersionsTable;
 }
 
-/** A Slack or Discord destination (D29, docs/integrations.md); `url` is a secret. */
+/** A Slack or Discord destination (docs/integrations.md); `url` is a secret. */
 export interface IntegrationsTable {
   id: string;
   workspace_id: string;

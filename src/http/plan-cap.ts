@@ -191,7 +191,7 @@ export function createPlanCap(deps: {
     return undefined;
   };
 
-  // Performance (docs/performance.md, "The embedded read against 62c91a6"): a callback hook, answered
+  // Performance (docs/performance.md#callback-style-hooks): a callback hook, answered
   // without a promise when the workspace's entry is fresh and no Redis call is needed (every request of
   // a plan without a cap, and every request without Redis).
   const check: preHandlerHookHandler = (request, _reply, done) => {
@@ -212,7 +212,7 @@ export function createPlanCap(deps: {
     pending.then(() => done(), done);
   };
 
-  // Keeps the shared count equal to the billable answers (D28: live, not 429, below 500), on the
+  // Keeps the shared count equal to the billable answers (docs/billing.md#billable-requests: live, not 429, below 500), on the
   // routes the usage meter counts (those with a scope).
   const settle: onResponseHookHandler = (request, reply, done) => {
     if (!shared) return done();

@@ -13,7 +13,7 @@ import { openTestStorage } from '../helpers/storage.js';
 // Backends: both — invoices finalized once by two workers (unique constraints), counted usage, and the free cap shared in Redis
 // Tier: quick
 // Small plans, so the integration tests reach every limit and overage with a few requests.
-// (The default D28 plans are checked in src/modules/billing/periods.test.ts.)
+// (The default plans of docs/billing.md#plans are checked in src/modules/billing/periods.test.ts.)
 const PLANS = {
   plans: [
     {

@@ -36,7 +36,7 @@ async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; 
 }
 
 describe('wsvc billing (docs/billing.md#the-cli)', { timeout: 180_000 }, () => {
-  it('lists the D28 plans, shows a subscription, upgrades with proration, refuses a downgrade naming the limit', async () => {
+  it('lists the default plans, shows a subscription, upgrades with proration, refuses a downgrade naming the limit', async () => {
     const plans = await wsvc('billing', 'plans', '--json');
     expect(plans.code, plans.stderr).toBe(0);
     expect(

@@ -8,7 +8,7 @@ import { expectError } from '../helpers/expect.js';
 // Tier: full — console sign-ins over HTTP (each a password hash: scrypt, at the suite's lower cost of vitest.config.ts), for the billing pages' admin and member
 // The console's billing API (docs/console.md#billing): the subscription and invoices through the
 // /v1 mirror (admins), the plans and "Change plan" as console routes (admins change; CSRF). The
-// default D28 plans; time is the injected clock.
+// default plans (docs/billing.md#plans); time is the injected clock.
 
 // Console sign-ins and password changes hash with scrypt (at the suite's lower cost, vitest.config.ts; several per test here): on a loaded 2-core machine that outgrows the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });

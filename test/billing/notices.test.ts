@@ -11,7 +11,7 @@ import { openTestStorage } from '../helpers/storage.js';
 
 // Backends: both — thresholds told once each with two workers on one database
 // Tier: full — each notice goes through a real SMTP server and the notification worker
-// Usage and billing notifications (D27, docs/billing.md#notifications): the admins are told at 50,
+// Usage and billing notifications (docs/billing.md#notifications): the admins are told at 50,
 // 80 and 100 % of the included requests once per period each, and when an invoice is issued, per
 // their preferences; emails in their timezone over a real SMTP server. Two apps on one database
 // stand for two workers. Time is the injected clock.

@@ -15,7 +15,7 @@ describe('the built console', () => {
     expect(consoleBuilt()).toBe(true);
   });
 
-  it('loads at most 150 kB of gzipped JavaScript before the first page (pages are separate chunks; issue 21)', () => {
+  it('loads at most 150 kB of gzipped JavaScript before the first page (pages are separate chunks)', () => {
     const html = readFileSync(join(DIST, 'index.html'), 'utf8');
     const initial = [...html.matchAll(/<(?:script|link)[^>]+(?:src|href)="\/console\/(assets\/[^"]+\.js)"/g)].map(
       (m) => m[1] as string,

@@ -5,7 +5,7 @@ import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer
 
 // Backends: sqlite — the console bundle's forms in Chromium; the API behind them runs on both backends in test/
 // Tier: full — drives Chromium
-// The console's forms and safety steps (issue 21): checkboxes that stay checkboxes, `*` exclusive,
+// The console's forms and safety steps: checkboxes that stay checkboxes, `*` exclusive,
 // a field's error shown once and attached to it, confirmations before disabling an endpoint and
 // changing a role, a key's expiry, revoked keys hidden, dates on one line.
 const STEP = 120_000;

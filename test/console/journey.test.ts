@@ -11,11 +11,11 @@ import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
 // Backends: sqlite — the console and an email in the profile's timezone; endpoint health and notifications run on both backends in test/webhooks and test/notifications
 // Tier: full — drives Chromium
-// Issue 19's journey (docs/console.md#journeys): an endpoint fails until endpoint health (D23)
+// The failing-endpoint journey (docs/console.md#tests-and-screenshots): an endpoint fails until endpoint health
 // disables it; the admin, whose profile is in New York (the browser runs in UTC, so a page that
 // ignored the profile would show other hours), sees it in the console's feed and in an email that
 // arrived over real SMTP, both in New York time; they re-enable it from the console, the receiver
-// recovers and a "recovered" notification follows; then a typed test event (issue 21, point 7).
+// recovers and a "recovered" notification follows; then a typed test event.
 // `wsvc serve --api-only` answers the console; the delivery worker and the notification job run in
 // this process on an injected clock, so 120 hours pass without waiting.
 const STEP = 180_000;

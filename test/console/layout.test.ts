@@ -12,8 +12,8 @@ import {
 
 // Backends: sqlite — phone layout, dark mode and role-aware pages of the console bundle
 // Tier: full — drives Chromium
-// The console on a phone (390×844) and in dark mode, and the viewer's landing page (issue 21:
-// responsive layout, dark mode, role-aware pages), in Debian's Chromium against a real `wsvc serve`.
+// The console on a phone (390×844) and in dark mode, and the viewer's landing page
+// (responsive layout, dark mode, role-aware pages), in Debian's Chromium against a real `wsvc serve`.
 const STEP = 120_000;
 const PHONE = { width: 390, height: 844 };
 

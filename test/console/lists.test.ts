@@ -5,7 +5,7 @@ import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer
 
 // Backends: sqlite — the lists, search and live updates of the console bundle; ordering and name_prefix run on both backends in test/api/paging-order.test.ts
 // Tier: full — drives Chromium
-// Issue 21, points 1 and 2: lists newest first with "Load older", search, the item just created
+// Lists newest first with "Load older", search, the item just created
 // or sent shown at once with a confirmation, and pages that update by themselves (every 5 s while
 // visible) — in Debian's Chromium against a real `wsvc serve`.
 const STEP = 180_000;

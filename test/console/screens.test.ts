@@ -20,7 +20,7 @@ import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js
 // Backends: sqlite — every page of the console bundle at two sizes and in two schemes
 // Tier: full — drives Chromium
 // Every page of the console's router, with realistic data, at 1280×800 and 390×844, in light and
-// dark (issue 21): no sideways scrolling, axe clean, and a screenshot of each under
+// dark: no sideways scrolling, axe clean, and a screenshot of each under
 // .tmp/screenshots/console/<backend>/<page>-<1280|390>-<light|dark>.png. With UPDATE_DOC_IMAGES=1
 // (SQLite project) the README's images in docs/images are rewritten from the same pages.
 const STEP = 240_000;

@@ -6,7 +6,7 @@ import { expectError } from '../helpers/expect.js';
 
 // Backends: both — sessions, reset links and sign-in throttling counts live in the database
 // Tier: full — about 70 console sign-ins and password checks (scrypt, at the suite's lower cost of vitest.config.ts): sign-in throttling and password checks
-// Issue 24: the console against an ASVS level 2 review. Both databases (this file runs in both projects).
+// The console against an ASVS level 2 review. Both databases (this file runs in both projects).
 vi.setConfig({ testTimeout: 180_000 });
 
 let n = 0;

@@ -14,7 +14,7 @@ import { SNIPPETS, type SnippetReceiver, snippetPath, startSnippetReceiver } fro
 
 // Backends: sqlite — the setup checklist of the console bundle; the data it reads comes from the API, which runs on both backends in test/
 // Tier: full — drives Chromium
-// Issue 21, point 8: a new workspace's overview teaches the three steps to a first verified
+// A new workspace's overview teaches the three steps to a first verified
 // webhook (docs/console.md#setup-checklist), with the receivers of docs/snippets/ — the same files
 // test/delivery/receiver-snippets.test.ts runs — and turns each step done from the workspace's own data. In
 // Debian's Chromium against a real `wsvc serve`; light, dark and 390 px.

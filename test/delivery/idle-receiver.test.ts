@@ -9,7 +9,7 @@ import { testWorker } from '../helpers/worker.js';
 
 // Backends: sqlite — the sender's kept-alive sockets against receivers closing them; how attempts are recorded runs on both backends in test/delivery/delivery.test.ts
 // Tier: full — a soak of 2,000 deliveries
-// Issue 19's false failure (docs/api.md#webhook-deliveries, "kept-alive sockets"): receivers whose
+// A false failure to avoid (docs/api.md#webhook-deliveries, kept-alive sockets): receivers whose
 // HTTP server closes idle keep-alive sockets after 1 s (`keepAliveTimeout = 1000`), each hit through
 // its one kept-alive socket with gaps drawn from 0.9–1.1 s after its previous answer, so about half
 // the deliveries reach a socket the receiver is closing at that moment or has just closed.

@@ -216,7 +216,7 @@ describe.each(SNIPPETS)('docs/snippets/$file ($name) against real deliveries', (
     await pointAt(ws.ws, ws.hook.id, oldOnly);
     const a = await sendTest(ws.ws, ws.hook.id);
     expect(a.last_response_status).toBe(204);
-    // One v1 signature per live secret; X-Service-Signature keyed with the old one (D22).
+    // One v1 signature per live secret; X-Service-Signature keyed with the old one (docs/api.md#webhook-event-and-delivery-details).
     expect(a.attempts[0]?.request_headers['webhook-signature']?.split(' ')).toHaveLength(2);
     await printed(oldOnly, `verified ${a.event_id} webhook.test ${BOTH}`);
 

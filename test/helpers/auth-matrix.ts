@@ -21,7 +21,7 @@ export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   // docs/usage.md: usage and the failed-request log (members: their own keys' requests).
   'usage:read': ['admin', 'member'],
   'requests:read': ['admin', 'member'],
-  // D9, docs/billing.md: plans and invoices, admins only.
+  // docs/billing.md#http: plans and invoices, admins only.
   'billing:read': ['admin'],
   'audit:read': ['admin'],
 };

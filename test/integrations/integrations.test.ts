@@ -9,12 +9,12 @@ import { startReceiver } from '../helpers/receiver.js';
 
 // Backends: both — messages are written in their cause's transaction and sent by a job from the database
 // Tier: quick
-// Slack and Discord integrations (D29, docs/integrations.md): messages written in the transaction of
+// Slack and Discord integrations (docs/integrations.md): messages written in the transaction of
 // their cause, sent by the `integrations` job over real HTTP to a loopback receiver standing in for
 // hooks.slack.com and discord.com, a 429's Retry-After and the back-off on the injected clock.
 //
 // The platform rule requires https://hooks.slack.com/… and https://discord.com/…, unreachable here:
-// creation resolves those hosts through the injected resolver (public addresses, so D19 passes), and
+// creation resolves those hosts through the injected resolver (public addresses, so the webhook-URL check passes), and
 // the injected `integrationSend` is the delivery engine's real sender aimed at the receiver (the
 // platform origin replaced by the receiver's http:// origin, path and body untouched).
 
@@ -33,7 +33,7 @@ const dns: Record<string, string[]> = {
   'hooks.slack.com': ['3.120.10.10'],
   'discord.com': ['162.159.135.232'],
   'hooks.public.test': ['93.184.216.34'],
-  'discordapp.com': ['10.0.0.7'], // a private address: D19 refuses it at creation
+  'discordapp.com': ['10.0.0.7'], // a private address: refused at creation (docs/api.md#webhook-urls)
 };
 const SLACK = 'https://hooks.slack.com/services/T000/B000/slacksecret1234';
 const DISCORD = 'https://discord.com/api/webhooks/123456/discordtoken9876';
@@ -107,7 +107,7 @@ describe('connecting (docs/integrations.md#urls)', () => {
     expect(json(await api('GET', '')).data).toEqual([]);
   });
 
-  it('a platform host resolving to a private address is refused by D19 (forbidden_address)', async () => {
+  it('a platform host resolving to a private address is refused (forbidden_address)', async () => {
     const res = await api('POST', '', {
       kind: 'discord',
       url: 'https://discordapp.com/api/webhooks/1/x',
@@ -126,7 +126,7 @@ describe('connecting (docs/integrations.md#urls)', () => {
     [{ kind: 'slack', url: SLACK, env: 'live', events: [], categories: ['account'] }],
     [{ kind: 'slack', url: SLACK, env: 'live', events: [], categories: [] }],
     [{ kind: 'slack', url: SLACK, env: 'live', events: ['*'], categories: [], secret: 'x' }],
-  ])('bad input %j is a 400 with the D1 body and stores nothing', async (body) => {
+  ])('bad input %j is a 400 with the error body and stores nothing', async (body) => {
     expectError(await api('POST', '', body), 400, 'validation_error');
     expect(json(await api('GET', '')).data).toEqual([]);
   });

@@ -5,7 +5,7 @@ import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
 // Backends: both — each key told once, by two workers on one database
 // Tier: quick
-// "Key expiring in 7 days" (D27, docs/notifications.md#security-notifications): the
+// "Key expiring in 7 days" (docs/notifications.md#security-notifications): the
 // `key-expiry-notices` job tells a key's owner and the workspace's admins once per key, when its
 // expires_at is within the next 7 days, on an injected clock at the exact boundary; the email goes
 // over a real SMTP server on loopback, in each recipient's timezone with UTC beside it.

@@ -16,7 +16,7 @@ import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } fr
 
 // Backends: postgres — PostgreSQL's query plans (EXPLAIN ANALYZE)
 // Tier: full — PostgreSQL/Redis only, and `npm test` runs on SQLite
-// Issue 22, item 3: the offset page of a resource list (`GET /v1/resources?offset=`) must plan its offset
+// The offset page of a resource list (`GET /v1/resources?offset=`) must plan its offset
 // scan once, whether or not the table has statistics yet: as `id in (select … offset)` a fresh table's
 // plan was a semi-join that ran the offset scan once per row of the workspace. The query checked is the
 // one the repository compiled (found among the connection's prepared queries), with EXPLAIN ANALYZE.

@@ -79,7 +79,8 @@ describe.skipIf(!pgUrl || !redisUrl)('scale: 2 API processes on one PostgreSQL a
   });
 
   it('a key revoked, demoted or removed through one process is refused by the other on its very next request', async () => {
-    // Each API process caches verified keys under the epoch shared in Redis (src/modules/keys/keys-epoch.ts, D12).
+    // Each API process caches verified keys under the epoch shared in Redis (src/modules/keys/keys-epoch.ts,
+    // docs/api.md#keys-scopes-and-roles).
     const ws = await newWorkspace(t);
     const m = await ws.member('member');
     const n = await ws.member('member');

@@ -8,7 +8,7 @@ import { testWorker } from '../helpers/worker.js';
 
 // Backends: both — health windows and the disable are stored and compared at exact times
 // Tier: quick
-// Endpoint health (D23, docs/api.md#endpoint-health) on a frozen, injected clock: every attempt
+// Endpoint health (docs/api.md#endpoint-health) on a frozen, injected clock: every attempt
 // happens at exactly the time the test sets, so the disable moment is checked to the millisecond.
 // One attempt per delivery (no retries), so each resource created is one attempt.
 const H = 120;
@@ -107,7 +107,7 @@ describe('endpoint health (docs/api.md#endpoint-health)', () => {
     const list = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.live })).data;
     expect(list).toEqual([expect.objectContaining({ id: h.id, disabled_reason: 'failing', failing_since: iso(t0) })]);
     // Disabled: the next event is not queued for it (not even as a delivery cancelled when claimed: the
-    // receivers this process cached before the worker's disable are not used, docs/performance.md).
+    // receivers this process cached before the worker's disable are not used, docs/performance.md#the-receivers-of-an-event-cached).
     const before = rx.to(h.path).length;
     const queued = async () =>
       json(await t.request({ method: 'GET', url: `/v1/webhooks/${h.id}/deliveries?limit=100`, key: ws.live })).data

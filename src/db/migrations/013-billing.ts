@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * Plans and billing (D28, docs/billing.md):
+ * Plans and billing (docs/billing.md):
  * - `subscriptions`: one per workspace (its plan, the anchor of its monthly periods, a downgrade
  *   waiting for the period's end); every workspace that exists now gets `free`, billed from now on.
  * - `subscription_changes`: each plan change, with the proration an upgrade owes (stored when it

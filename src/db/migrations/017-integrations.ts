@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * Integrations (D29, docs/integrations.md):
+ * Integrations (docs/integrations.md):
  * - `integrations`: a Slack or Discord incoming webhook of a workspace, the resource events of one
  *   environment (`env`, `events`: JSON list) and the notification categories (`categories`: JSON
  *   list) it forwards. `url` is a secret: the API shows only its host and last 4 characters.

@@ -86,7 +86,7 @@ export function proration(
   };
 }
 
-/** Overage (D28): requests over the included ones, priced per started unit. */
+/** Overage (docs/billing.md#plans): requests over the included ones, priced per started unit. */
 export function overage(
   billable: number,
   plan: {

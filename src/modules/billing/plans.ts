@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * A plan (D28, docs/billing.md#plans). Money is integer cents (USD); `null` means unlimited.
+ * A plan (docs/billing.md#plans). Money is integer cents (USD); `null` means unlimited.
  */
 export interface Plan {
   id: string;
@@ -19,7 +19,7 @@ export interface Plan {
   max_webhooks: number | null;
 }
 
-/** The plans when PLANS_FILE is not set (D28). */
+/** The plans when PLANS_FILE is not set (docs/billing.md#plans). */
 export const DEFAULT_PLANS: readonly Plan[] = Object.freeze([
   {
     id: 'free',
@@ -84,7 +84,7 @@ export class PlansFileError extends Error {
 }
 
 /**
- * Validates the JSON text of a plans file (D28: `{"plans": [...]}`); returns the plans or throws
+ * Validates the JSON text of a plans file (docs/billing.md#plans-file: `{"plans": [...]}`); returns the plans or throws
  * PlansFileError with one message per problem, each naming the plan and the field.
  */
 export function parsePlans(text: string, source = 'PLANS_FILE'): Plan[] {

@@ -17,7 +17,7 @@ const NoContent = Type.Null({ description: 'Done' });
 /**
  * Slack and Discord integrations (docs/integrations.md#the-console-api), under /console/api: the
  * workspace's admins (X-Workspace-Id) list, connect, change, delete, test and read the message log.
- * Session and CSRF like the rest of the console's own API; there is no /v1 route (D9 has no scope).
+ * Session and CSRF like the rest of the console's own API; there is no /v1 route (no API key scope covers integrations).
  */
 export const integrationsRoutes: FastifyPluginAsyncTypebox<{ integrations: IntegrationsService }> = async (
   app,

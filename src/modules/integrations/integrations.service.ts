@@ -45,7 +45,7 @@ export interface IntegrationMessageView {
   payload: unknown;
 }
 
-/** The platform rule of D29: the webhook host and path of each platform, over https. */
+/** The platform rule (docs/integrations.md#urls): the webhook host and path of each platform, over https. */
 export function platformRule(kind: Platform, url: string): string | null {
   const rule =
     kind === 'slack'
@@ -74,11 +74,11 @@ export function urlHint(url: string): string {
 }
 
 /**
- * Slack and Discord integrations (D29, docs/integrations.md): an admin's destinations for a
+ * Slack and Discord integrations (docs/integrations.md): an admin's destinations for a
  * workspace's resource events (of one environment) and notification categories. Messages are written
  * in the transaction of their cause (`onEvent`, given to the outbox; `forward`, given to the
  * notifications module) and sent by the `integrations` job (`sendDue`), leased, retried with back-off,
- * a 429's Retry-After honoured, through the delivery engine's sender (D19 on the address dialled).
+ * a 429's Retry-After honoured, through the delivery engine's sender (docs/api.md#webhook-urls, checked on the address dialled).
  */
 export function createIntegrationsService(deps: IntegrationsDeps) {
   const { db, clock, writeAs } = deps;

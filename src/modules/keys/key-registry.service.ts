@@ -41,7 +41,7 @@ export interface CreatedKey {
   created_at: string;
 }
 
-/** How far ahead a key's expiry is told (D27: "expiring in 7 days"). */
+/** How far ahead a key's expiry is told (docs/notifications.md#security-notifications: "expiring in 7 days"). */
 export const EXPIRY_NOTICE_MS = 7 * 24 * 3_600_000;
 const EXPIRY_BATCH = 200;
 
@@ -60,7 +60,7 @@ export function createKeyRegistry(deps: {
   writeAs?: WriteRunner;
 }) {
   const { db, clock } = deps;
-  // Performance (docs/performance.md, "Earlier changes" 4): verified keys, reused only while no write that may change keys or users has committed
+  // Performance (docs/performance.md#the-key-cache-and-its-epochs): verified keys, reused only while no write that may change keys or users has committed
   // since (a revocation, a role change or a removal moves the epoch on, so the next request re-reads the key,
   // docs/api.md#keys-scopes-and-roles). The epoch is the connection's (Dialect.keysEpoch, SQLite: verifyNow) or the one
   // processes share in Redis (PostgreSQL + Redis: http/auth.ts reads it, the rate limit's call confirms it; src/modules/keys/keys-epoch.ts).
@@ -174,7 +174,7 @@ export function createKeyRegistry(deps: {
 
   /**
    * verify, answering synchronously when no query is needed (malformed header, or a key verified
-   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md, "Earlier changes" 5).
+   * since the last committed write); a Promise otherwise. For the per-request hook (docs/performance.md#callback-style-hooks).
    */
   function verifyNow(header: string | undefined): VerifyResult | Promise<VerifyResult> {
     const parsed = parseHeader(header);

@@ -5,7 +5,7 @@ import { notificationTitle } from './email-render.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
 import type { NotificationsDeps } from './notifications-deps.js';
 
-/** How long the feed keeps a notification (D27): the `purge-notifications` job deletes older ones. */
+/** How long the feed keeps a notification (docs/notifications.md#the-feed): the `purge-notifications` job deletes older ones. */
 export const FEED_RETENTION_MS = 90 * 24 * 3_600_000;
 
 /** A notification as the console's feed shows it. */

@@ -16,7 +16,7 @@ import { notificationsRepository as repo } from './notifications.repository.js';
 import type { NotificationsDeps } from './notifications-deps.js';
 import type { Preferences } from './preferences.js';
 
-/** A security event (D27: always on), written in the transaction of the change. */
+/** A security event (always on: docs/notifications.md#security-notifications), written in the transaction of the change. */
 export interface SecurityNotice {
   type: NotificationTypeOf<'security'>;
   workspaceId: string;
@@ -40,7 +40,7 @@ export interface LinkNotice {
 }
 
 /**
- * A usage or billing notification to the workspace's admins (D27: on by default, per preferences),
+ * A usage or billing notification to the workspace's admins (on by default, per preferences: docs/notifications.md),
  * written in the caller's transaction: the threshold's record (usage) or the invoice's finalization.
  */
 export type BillingNotice =

@@ -76,7 +76,7 @@ export interface UsageMeter {
   stop(): Promise<void>;
   readonly stats: MeterStats;
   /**
-   * Billable requests of a workspace (live, status not 429 and below 500: D28) counted by this meter
+   * Billable requests of a workspace (live, status not 429 and below 500: docs/billing.md#billable-requests) counted by this meter
    * from minute `from` on and not yet committed by a flush (pending or being written).
    */
   unflushedBillable(workspaceId: string, from: number): number;
@@ -84,7 +84,7 @@ export interface UsageMeter {
   readonly generation: () => number;
 }
 
-/** D28: a billable request is a live one answered with a status other than 429 and below 500. */
+/** A billable request (docs/billing.md#billable-requests) is a live one answered with a status other than 429 and below 500. */
 export function isBillable(env: string, status: number): boolean {
   return env === 'live' && status !== 429 && status < 500;
 }

@@ -182,7 +182,7 @@ export async function readUsage(db: Db, scope: { workspaceId: string; env: Env }
 }
 
 /**
- * Billable requests (D28) of a workspace in [from, to): live, answered with a status other than 429
+ * Billable requests (docs/billing.md#billable-requests) of a workspace in [from, to): live, answered with a status other than 429
  * and below 500, at any granularity (rolled-up rows replace the minutes they were made of).
  */
 export async function countBillable(db: Db, workspaceId: string, from: string, to: string): Promise<number> {

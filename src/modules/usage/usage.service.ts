@@ -192,7 +192,7 @@ export function createUsageService(deps: {
     },
 
     /**
-     * Billable live requests of a workspace in [from, to) (ms; D28, docs/billing.md#billable-requests):
+     * Billable live requests of a workspace in [from, to) (ms; docs/billing.md#billable-requests):
      * answered with a status other than 429 and below 500, as flushed so far (the current few seconds
      * of each process are not in it yet). Minute, hour and day rows are all counted, so `from` and `to`
      * should fall on whole days once the minutes are rolled up (billing periods start at midnight UTC).
@@ -202,7 +202,7 @@ export function createUsageService(deps: {
     },
 
     /**
-     * The periodic upkeep (docs/usage.md#retention): minutes older than 48 h into hours, hours older
+     * The periodic upkeep (docs/usage.md#rollups-and-retention): minutes older than 48 h into hours, hours older
      * than 90 days into days, days older than 400 days and failed requests older than 7 days removed.
      * Returns the rows removed. Each rollup is one transaction, so the totals never change.
      */

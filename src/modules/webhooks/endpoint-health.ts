@@ -27,7 +27,7 @@ export type NotifyEndpoint = (trx: WriteTx, notice: EndpointNotice) => Promise<v
 type HealthPatch = Parameters<typeof webhooksRepository.updateHealth>[2];
 
 /**
- * Endpoint health (D23, docs/api.md#endpoint-health), applied by the delivery worker's cycle to the
+ * Endpoint health (docs/api.md#endpoint-health), applied by the delivery worker's cycle to the
  * attempts it writes. A failed attempt starts (or continues) the endpoint's failing window; any
  * success ends it. An endpoint whose attempts have all failed for `disableAfterMs` (measured from
  * the first failure to the current attempt, inclusive) with at least MIN_FAILED_ATTEMPTS of them is
@@ -119,5 +119,5 @@ export function createEndpointHealth(deps: {
 }
 export type EndpointHealth = ReturnType<typeof createEndpointHealth>;
 
-/** The health fields a hand-made enable resets: a fresh window (D23). */
+/** The health fields a hand-made enable resets: a fresh window (docs/api.md#endpoint-health). */
 export const FRESH_WINDOW = { failing_since: null, failed_attempts: 0 } as const;

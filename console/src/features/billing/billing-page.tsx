@@ -10,7 +10,7 @@ import { count, money, useChangePlan, useInvoices, usePlans, useSubscription } f
 import { InvoiceLines, STATUS_TONE } from './invoice-view';
 
 /**
- * The billing page (D28, docs/console.md#billing): plan, usage against the included requests,
+ * The billing page (docs/console.md#billing): plan, usage against the included requests,
  * the upcoming invoice, the invoice history, "Change plan". Admins only (billing:read).
  */
 export default function BillingPage() {
