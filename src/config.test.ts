@@ -44,6 +44,15 @@ describe('TRUST_PROXY', () => {
     expect(settingWarnings(load({ ...https, TRUST_PROXY: '1' })).join()).not.toMatch(/TRUST_PROXY/);
     expect(settingWarnings(load({})).join()).not.toMatch(/TRUST_PROXY/);
   });
+
+  it('warns while WEBHOOK_ALLOW_INSECURE_URLS is on, saying what it allows and what stays refused', () => {
+    expect(settingWarnings(load({ WEBHOOK_ALLOW_INSECURE_URLS: 'true' }))).toContain(
+      'WEBHOOK_ALLOW_INSECURE_URLS is on: webhooks may use http:// and reach loopback and private addresses ' +
+        '(link-local and cloud metadata addresses, such as 169.254.169.254, stay refused). ' +
+        'For local development and tests only; turn it off in production (docs/api.md#webhook-urls).',
+    );
+    expect(settingWarnings(load({})).join()).not.toMatch(/WEBHOOK_ALLOW_INSECURE_URLS/);
+  });
 });
 
 describe('console session lifetimes', () => {

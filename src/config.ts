@@ -221,7 +221,8 @@ export function settingWarnings(config: Config): string[] {
   const out: string[] = [];
   if (config.WEBHOOK_ALLOW_INSECURE_URLS) {
     out.push(
-      'WEBHOOK_ALLOW_INSECURE_URLS is on: webhooks may use http:// and reach loopback and private addresses. ' +
+      'WEBHOOK_ALLOW_INSECURE_URLS is on: webhooks may use http:// and reach loopback and private addresses ' +
+        '(link-local and cloud metadata addresses, such as 169.254.169.254, stay refused). ' +
         'For local development and tests only; turn it off in production (docs/api.md#webhook-urls).',
     );
   }

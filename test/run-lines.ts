@@ -1,20 +1,48 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { relative } from 'node:path';
 import type { Reporter, TestSpecification, Vitest } from 'vitest/node';
 import { type Selection, selection, type TestFile } from './tiers.js';
 
 const SET_PG = 'TEST_DATABASE_URL=postgres://user@host:5432/db TEST_REDIS_URL=redis://host:6379';
 
+/** A duration as docs/testing.md writes it: `42 s`, `2 min 51 s`. */
+export function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
 /**
- * The two lines that frame a run (docs/testing.md): at the start, how many files run on which
+ * The closing line of `npm test` (docs/testing.md): its wall time from `startedMs` (the script's
+ * start, WSVC_TEST_STARTED_MS, before lint) or else from the tests' start, split into the checks and
+ * the tests, and the machine it ran on, so times from different machines can be compared.
+ */
+export function wallTimeLine(t: {
+  startedMs?: number;
+  testsStartedMs: number;
+  endMs: number;
+  cores: number;
+  load: number;
+}): string {
+  const machine = `${t.cores} cores, load average ${t.load.toFixed(1)}`;
+  const tests = duration(t.endMs - t.testsStartedMs);
+  if (t.startedMs === undefined) return `Took ${tests} wall time for the tests (${machine}).`;
+  const checks = duration(t.testsStartedMs - t.startedMs);
+  return `Took ${duration(t.endMs - t.startedMs)} wall time: lint, typecheck and dependency rules ${checks}, tests ${tests} (${machine}).`;
+}
+
+/**
+ * The lines that frame a run (docs/testing.md): at the start, how many files run on which
  * backend, and each backend or file left out with the setting that brings it in; at the end, after
- * the summary, what this run left out and the command that runs everything.
+ * the summary, what this run left out and the command that runs everything, then how long it took.
  */
 export default class RunLines implements Reporter {
   private vitest!: Vitest;
   private sel!: Selection;
   private byPath = new Map<string, TestFile>();
+  private testsStartedMs = Date.now();
 
   onInit(vitest: Vitest): void {
+    this.testsStartedMs = Date.now();
     this.vitest = vitest;
     this.sel = selection(vitest.config.root, process.env);
     for (const f of this.sel.files) this.byPath.set(f.path, f);
@@ -87,10 +115,22 @@ export default class RunLines implements Reporter {
       const n = sel.files.filter((f) => f.backends !== 'sqlite' && (!sel.browserOff || !f.browser)).length;
       out.push(`the PostgreSQL and Redis run (${n} files)`);
     }
-    if (out.length === 0) return;
-    const env = [noPg && !sel.pg ? SET_PG : '', sel.browserOff ? 'WSVC_TEST_BROWSER=' : ''].filter(Boolean);
+    if (out.length > 0) {
+      const env = [noPg && !sel.pg ? SET_PG : '', sel.browserOff ? 'WSVC_TEST_BROWSER=' : ''].filter(Boolean);
+      this.log(
+        `Left out: ${out.join(' and ')}. Run them with \`${[...env, 'npm run test:all'].join(' ')}\` (docs/testing.md).`,
+      );
+    }
+    // `npm test` sets WSVC_TEST_STARTED_MS before its lint: the time a contributor waits.
+    const started = Number(process.env.WSVC_TEST_STARTED_MS);
     this.log(
-      `Left out: ${out.join(' and ')}. Run them with \`${[...env, 'npm run test:all'].join(' ')}\` (docs/testing.md).\n`,
+      `${wallTimeLine({
+        startedMs: Number.isFinite(started) && started > 0 ? started : undefined,
+        testsStartedMs: this.testsStartedMs,
+        endMs: Date.now(),
+        cores: availableParallelism(),
+        load: loadavg()[0] ?? 0,
+      })}\n`,
     );
   }
 }

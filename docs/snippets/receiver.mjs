@@ -7,7 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 
 const secrets = (process.env.WEBHOOK_SECRET ?? '').split(' ').filter(Boolean);
-const port = Number(process.env.PORT ?? 3000);
+const port = Number(process.env.PORT || 3000);
 const TOLERANCE_S = 5 * 60; // a webhook-timestamp further from now is refused (a replay)
 
 const hmac = (key, data) => createHmac('sha256', key).update(data).digest();
@@ -41,10 +41,18 @@ function verify(body, headers) {
   throw new Error('X-Service-Signature matches no secret');
 }
 
+/** Says why it cannot listen, in one line, and how to choose another port; exits 1. */
+function cannotListen(reason) {
+  const other = Number.isInteger(port) && port > 0 && port < 65535 ? port + 1 : 3001;
+  console.error(`${reason}. Choose another port: PORT=${other} node receiver.mjs, and use it in the endpoint's URL.`);
+  process.exit(1);
+}
+
 if (secrets.length === 0) {
   console.error("Set WEBHOOK_SECRET to the endpoint's signing secret (whsec_...).");
   process.exit(1);
 }
+if (!Number.isInteger(port) || port < 0 || port > 65535) cannotListen(`PORT must be 0 to 65535; got "${process.env.PORT}"`);
 http
   .createServer((req, res) => {
     const chunks = [];
@@ -62,4 +70,11 @@ http
       }
     });
   })
+  .on('error', (err) =>
+    cannotListen(
+      err.code === 'EADDRINUSE'
+        ? `Port ${port} is already in use (another receiver, or another program)`
+        : `Cannot listen on port ${port}: ${err.message}`,
+    ),
+  )
   .listen(port, () => console.log(`listening on port ${port}`));

@@ -4,6 +4,7 @@
 # After rotating the endpoint's secret, give both until the old one expires:
 #   WEBHOOK_SECRET="whsec_new… whsec_old…"
 import base64
+import errno
 import hashlib
 import hmac
 import json
@@ -13,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 SECRETS = os.environ.get("WEBHOOK_SECRET", "").split()
-PORT = int(os.environ.get("PORT", "3000"))
+PORT = os.environ.get("PORT") or "3000"
 TOLERANCE_S = 5 * 60  # a webhook-timestamp further from now is refused (a replay)
 
 
@@ -67,8 +68,21 @@ class Receiver(BaseHTTPRequestHandler):
         self.end_headers()
 
 
+def cannot_listen(reason):
+    """Says why it cannot listen, in one line, and how to choose another port; exits 1."""
+    other = int(PORT) + 1 if PORT.isdigit() and 0 < int(PORT) < 65535 else 3001
+    sys.exit(f"{reason}. Choose another port: PORT={other} python3 receiver.py, and use it in the endpoint's URL.")
+
+
 if not SECRETS:
     sys.exit("Set WEBHOOK_SECRET to the endpoint's signing secret (whsec_...).")
-server = HTTPServer(("", PORT), Receiver)
+if not PORT.isdigit() or int(PORT) > 65535:
+    cannot_listen(f'PORT must be 0 to 65535; got "{PORT}"')
+try:
+    server = HTTPServer(("", int(PORT)), Receiver)
+except OSError as err:
+    if err.errno == errno.EADDRINUSE:
+        cannot_listen(f"Port {PORT} is already in use (another receiver, or another program)")
+    cannot_listen(f"Cannot listen on port {PORT}: {err.strerror}")
 print(f"listening on port {PORT}", flush=True)
 server.serve_forever()

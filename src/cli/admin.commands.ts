@@ -2,23 +2,12 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ENVIRONMENTS, type Env } from '../kernel/environments.js';
 import { ROLES, type Role } from '../kernel/roles.js';
 import { isScope, SCOPES } from '../kernel/scopes.js';
-import { escapeControl } from '../kernel/text.js';
 import { cliWrite, withServices } from './context.js';
-import { print } from './output.js';
+import { keysTable } from './keys-table.js';
+import { print, table } from './output.js';
 import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
 
 export const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
-
-/** Rows as aligned text columns under a header, control characters escaped; '' when there are no rows. */
-export function table(header: string[], cells: string[][]): string {
-  if (cells.length === 0) return '';
-  // A name stored before names refused control characters stays on its line (docs/api.md#names).
-  const rows = cells.map((r) => r.map(escapeControl));
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - [...c].length))).join('  ');
-  return [line(header), ...rows.map(line)].join('\n');
-}
 
 function parseScopes(value: string): string[] {
   const scopes = value
@@ -188,33 +177,11 @@ export function registerAdminCommands(program: Command): void {
     .command('list')
     .description('list the keys of a workspace (never the secrets)')
     .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
-    .action(async (opts: { workspace?: string }, cmd: Command) => {
+    .option('--wide', 'every scope of each key (else "all", the list when short, or a count)')
+    .action(async (opts: { workspace?: string; wide?: boolean }, cmd: Command) => {
       const list = await withServices(async (s) => s.keyRegistry.list(await workspaceOf(s, opts.workspace)));
-      const now = new Date().toISOString();
-      const state = (k: (typeof list)[number]) =>
-        k.revoked_at
-          ? `revoked ${k.revoked_at}`
-          : k.expires_at && k.expires_at <= now
-            ? `expired ${k.expires_at}`
-            : 'active';
-      print(
-        isJson(cmd),
-        { keys: list },
-        table(
-          ['ID', 'ENV', 'PREFIX', 'NAME', 'OWNER', 'SCOPES', 'LAST USED', 'STATUS'],
-          list.map((k) => [
-            k.id,
-            k.env,
-            `${k.prefix}…`,
-            k.name,
-            k.owner_email,
-            k.scopes.join(','),
-            // Minute precision, written by usage metering (docs/usage.md).
-            k.last_used_at ? new Date(k.last_used_at).toISOString() : 'never',
-            state(k),
-          ]),
-        ) || '(no keys)',
-      );
+      const text = keysTable(list, { now: new Date().toISOString(), wide: Boolean(opts.wide) });
+      print(isJson(cmd), { keys: list }, text || '(no keys)');
     });
 
   keys

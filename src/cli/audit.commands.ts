@@ -1,9 +1,9 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ENVIRONMENTS, type Env } from '../kernel/environments.js';
 import type { AuditQuery } from '../modules/audit/audit.schemas.js';
-import { isJson, table } from './admin.commands.js';
+import { isJson } from './admin.commands.js';
 import { withServices } from './context.js';
-import { print } from './output.js';
+import { print, table } from './output.js';
 import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
 
 interface FilterOptions {

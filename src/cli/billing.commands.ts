@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { isJson, table } from './admin.commands.js';
+import { isJson } from './admin.commands.js';
 import { cliWrite, withServices } from './context.js';
-import { print } from './output.js';
+import { print, table } from './output.js';
 import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
 
 const usd = (cents: number) =>

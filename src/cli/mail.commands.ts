@@ -1,9 +1,9 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { NotFoundError } from '../kernel/errors.js';
 import { escapeControl } from '../kernel/text.js';
-import { isJson, table } from './admin.commands.js';
+import { isJson } from './admin.commands.js';
 import { withServices } from './context.js';
-import { print } from './output.js';
+import { print, table } from './output.js';
 
 function parseLimit(value: string): number {
   const n = Number(value);

@@ -68,6 +68,25 @@ describe('wsvc workspaces list / users list / keys list / users reset-link', { t
       /live\s+svc_live_\w{4}…\s+live key\s+u\d+@example\.test\s+resources:read,keys:read\s+never\s+active$/,
     );
     expect(keys.stdout).not.toContain(viewer.live);
+    // Keys that are not narrowed show "all", not every scope: the rows fit a terminal.
+    const adminRows = rows.filter((r) => /\sadmin\d+@example\.test\s/.test(r));
+    expect(adminRows.map((r) => r.split(/\s{2,}/)[5])).toEqual(['all', 'all']);
+    const widest = Math.max(...keys.stdout.split('\n').map((l) => l.length));
+    expect(widest).toBeLessThanOrEqual(140); // every scope in one column: about 300
+    // A key narrowed to more scopes than fit shows their count; --wide lists them (docs/using.md#api-keys).
+    const many = ['users:read', 'resources:read', 'resources:write', 'events:read', 'keys:read', 'usage:read'];
+    const narrowed = await t.services.keyRegistry.create({
+      userId: ws.adminId,
+      env: 'live',
+      name: 'ops',
+      scopes: many,
+    });
+    const counted = (await wsvc('keys', 'list', '--workspace', ws.id)).stdout;
+    expect(counted.split('\n').find((r) => r.startsWith(narrowed.id))).toMatch(
+      /\sops\s+\S+\s+6 of 13\s+never\s+active$/,
+    );
+    const wide = (await wsvc('keys', 'list', '--workspace', ws.id, '--wide')).stdout;
+    expect(wide.split('\n').find((r) => r.startsWith(narrowed.id))).toContain(` ${many.join(',')} `);
     const keysJson = JSON.parse((await wsvc('keys', 'list', '--workspace', ws.id, '--json')).stdout).keys;
     expect(keysJson.find((k: { id: string }) => k.id === viewer.liveKeyId)).toMatchObject({
       user_id: viewer.userId,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,13 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSchema, SCHEMA_FILE } from '../../scripts/client-schema.js';
-import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
 // Backends: sqlite — the package's build, types and tarball, and a program run against the server
 // Tier: full — `npm pack`, an install and a strict type-check of a fresh project
 // The published shape of packages/client (docs/client.md): its types are what the served document
 // generates today, `npm pack` holds the build and nothing else, and a fresh project outside the
-// repository installs the tarball, type-checks strictly and runs a program against the server.
+// repository installs the tarball, type-checks strictly and runs a program against the server; the
+// README's steps, from `npm init -y`, compile and run its example.
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PKG = join(ROOT, 'packages', 'client');
@@ -164,5 +165,61 @@ console.log(JSON.stringify({ id: made.id, names, code, verify: typeof verifyWebh
     const failed = await run(process.execPath, [TSC, '-p', '.'], { cwd: app }).catch((e: { stdout: string }) => e);
     expect((failed as { stdout: string }).stdout).toMatch(/main\.ts.*TS2322/);
     // An npm install and three strict tsc runs: a CI run under a load average of 20 took past 120 s once.
+  }, 240_000);
+
+  it("the README's steps, from `npm init -y`, compile and run its example against the server", async () => {
+    // README.md "The TypeScript client": its first ```sh block builds and packs the client (beforeAll did the
+    // same into this run's folder), the second sets up a project, the ```ts block is `index.ts`, the third
+    // compiles and runs it. Run as written, with what would be downloaded taken from here: the tarball
+    // built above, and this repository's own typescript and @types/node (linked, as `npm install
+    // --save-dev` would place them) instead of the registry's.
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## The TypeScript client'), readme.indexOf('## Where to read next'));
+    const [, setup, compile] = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    const example = /`index\.ts`:\n\n```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(setup && compile && example).toBeTruthy();
+    const ws = await newWorkspace(t);
+    const app = join(tmp, 'readme');
+    await mkdir(app);
+    const commands = (block: string) =>
+      block
+        .split('\n')
+        .map((l) => l.replace(/(^|\s)#.*$/, '').trim())
+        .filter(Boolean)
+        .flatMap((l) => l.split(' && '));
+    const sh = (cmd: string, env: NodeJS.ProcessEnv = {}) => {
+      const [file, ...args] = cmd.split(' ') as [string, ...string[]];
+      return run(file, args, { cwd: app, env: { ...process.env, ...env } }).catch(
+        (e: { stdout: string; stderr: string }) => {
+          throw new Error(`${cmd}: ${e.stdout}${e.stderr}`);
+        },
+      );
+    };
+    for (const cmd of commands(setup as string)) {
+      if (cmd === 'npm install --save-dev typescript @types/node') {
+        await mkdir(join(app, 'node_modules', '@types'), { recursive: true });
+        await mkdir(join(app, 'node_modules', '.bin'), { recursive: true });
+        await symlink(join(ROOT, 'node_modules', 'typescript'), join(app, 'node_modules', 'typescript'));
+        await symlink(join(ROOT, 'node_modules', '@types', 'node'), join(app, 'node_modules', '@types', 'node'));
+        await symlink('../typescript/bin/tsc', join(app, 'node_modules', '.bin', 'tsc'));
+      } else if (/^npm install \S+\.tgz$/.test(cmd)) {
+        await sh(`npm install --no-audit --no-fund --prefer-offline ${tarball}`);
+      } else if (['npm init -y', 'npm pkg set type=module', 'npx tsc --init --types node'].includes(cmd)) {
+        await sh(cmd);
+      } else {
+        throw new Error(`README.md: a step this test does not know how to run: ${cmd}`);
+      }
+    }
+    await writeFile(join(app, 'index.ts'), (example as string).replace("'http://127.0.0.1:8080'", `'${baseUrl}'`));
+    let printed = '';
+    for (const cmd of commands(compile as string)) {
+      const withKey = /^KEY=\S+ node index\.js$/.test(cmd);
+      if (cmd === 'npx tsc') await sh(cmd);
+      else if (withKey) printed = (await sh('node index.js', { KEY: ws.live })).stdout;
+      else throw new Error(`README.md: a step this test does not know how to run: ${cmd}`);
+    }
+    expect(printed).toMatch(/^res_[0-9A-HJKMNP-TV-Z]{26}\n$/);
+    const listed = await t.request({ method: 'GET', url: `/v1/resources/${printed.trim()}`, key: ws.live });
+    expect(json(listed).data.name).toBe('Q3 report');
   }, 240_000);
 });

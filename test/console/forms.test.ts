@@ -1,13 +1,15 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
+import { PASSWORD } from '../helpers/console.js';
 import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
 // Backends: sqlite — the console bundle's forms in Chromium; the API behind them runs on both backends in test/
 // Tier: full — drives Chromium
 // The console's forms and safety steps: checkboxes that stay checkboxes, `*` exclusive,
 // a field's error shown once and attached to it, confirmations before disabling an endpoint and
-// changing a role, a key's expiry, revoked keys hidden, dates on one line.
+// changing a role, a key's expiry, revoked keys hidden, dates on one line. A set-password link that was
+// used, has expired or never existed says so and where to get a new one, without the form it cannot submit.
 const STEP = 120_000;
 
 let cs: ConsoleServer;
@@ -185,6 +187,46 @@ describe('console forms', () => {
       expect(await successor.getByText('rolled from').textContent()).toContain(`svc_live_${made.prefix}…`);
       await expectAccessible(page, 'forms-keys-rolled');
       await screenshot(page, 'forms-keys-rolled');
+    },
+    STEP,
+  );
+
+  it(
+    'a used or unknown set-password link: the message and the ways to a new link, no password form',
+    async () => {
+      const invite = await cs.services.members.invite(ws, { email: 'used@acme.test', role: 'viewer' });
+      const p = await cs.page();
+      await openPage(p, invite.invite_url, 'Set your password', 'forms-set-password-live');
+      await p.getByLabel('New password').fill(PASSWORD);
+      await p.getByLabel('Repeat the password').fill(PASSWORD);
+      await p.getByRole('button', { name: 'Set password' }).click();
+      await p.getByRole('heading', { name: 'Overview' }).waitFor();
+      // The same link again (used), then a link that never existed: the server answers both 400 invalid_link,
+      // as it does for an expired one.
+      const unknown = `${cs.base}/console/set-password?token=${'A'.repeat(43)}`;
+      for (const [url, name] of [
+        [invite.invite_url, 'used'],
+        [unknown, 'unknown'],
+      ] as const) {
+        const dead = await cs.page();
+        await openPage(dead, url, 'Set your password', `forms-set-password-${name}`);
+        await dead.getByRole('alert').filter({ hasText: 'This link has been used or has expired.' }).waitFor();
+        expect(await dead.getByLabel('New password').count()).toBe(0);
+        expect(await dead.getByLabel('Repeat the password').count()).toBe(0);
+        expect(await dead.getByRole('button', { name: 'Set password' }).count()).toBe(0);
+        await dead.getByRole('link', { name: 'ask for one by email' }).click();
+        await dead.getByRole('heading', { name: 'Forgot your password' }).waitFor();
+        await dead.goBack();
+        await dead.getByRole('link', { name: 'Sign in' }).click();
+        await dead.getByRole('heading', { name: 'Sign in' }).waitFor();
+        if (name === 'used') {
+          await dead.goBack();
+          await dead.getByRole('alert').filter({ hasText: 'has expired' }).waitFor();
+          await screenshot(dead, 'forms-set-password-used');
+        }
+        await dead.context().close();
+      }
+      await p.context().close();
     },
     STEP,
   );

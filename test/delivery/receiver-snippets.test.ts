@@ -1,8 +1,16 @@
+import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryWorker } from '../../src/modules/delivery-engine/delivery.worker.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
-import { SNIPPETS, type Snippet, type SnippetReceiver, startSnippetReceiver } from '../helpers/snippet-receiver.js';
+import {
+  SNIPPETS,
+  type Snippet,
+  type SnippetReceiver,
+  snippetPath,
+  startSnippetReceiver,
+} from '../helpers/snippet-receiver.js';
 import { testWorker } from '../helpers/worker.js';
 
 // Backends: sqlite — the docs' receivers verify delivered bytes in their own processes; deliveries run on both backends in test/delivery
@@ -13,7 +21,8 @@ import { testWorker } from '../helpers/worker.js';
 // verified; a wrong secret, a tampered body, a wrong X-Service-Signature or a webhook-timestamp
 // more than 5 minutes away is refused with 400; through a secret rotation's overlap a receiver
 // that knows only the old secret verifies both headers, one that knows only the new secret
-// verifies webhook-signature (docs/api.md#webhooks).
+// verifies webhook-signature (docs/api.md#webhooks). On a port already taken, or a PORT that is not one,
+// each says so in one line naming the port and how to choose another, and exits 1.
 
 const BOTH = '(webhook-signature, X-Service-Signature)';
 const MINUTE = 60_000;
@@ -255,3 +264,44 @@ async function newEndpointWorkspace(): Promise<{ ws: TestWorkspace; hook: { id: 
   const ws = await newWorkspace(t);
   return { ws, hook: await newEndpoint(ws) };
 }
+
+describe.each(SNIPPETS)('docs/snippets/$file ($name) when it cannot listen', (snippet) => {
+  /** Runs the snippet with PORT=`port` to its end: its exit code and what it printed. */
+  const run = (port: string) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        snippet.command,
+        [snippetPath(snippet.file)],
+        { env: { ...process.env, WEBHOOK_SECRET: randomSecret(), PORT: port }, timeout: 20_000 },
+        (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
+      );
+    });
+  const command = snippet.file === 'receiver.mjs' ? 'node receiver.mjs' : 'python3 receiver.py';
+
+  it('a port already taken: one line naming the port and how to choose another, exit code 1', async () => {
+    // Another program on the port, on every address (as a receiver already running would be).
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, r));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const out = await run(String(port));
+      expect(out).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          `Port ${port} is already in use (another receiver, or another program). ` +
+          `Choose another port: PORT=${port + 1} ${command}, and use it in the endpoint's URL.\n`,
+      });
+    } finally {
+      await new Promise<void>((r) => busy.close(() => r()));
+    }
+  });
+
+  it('a PORT that is not a port number: one line, exit code 1', async () => {
+    expect(await run('30OO')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `PORT must be 0 to 65535; got "30OO". Choose another port: PORT=3001 ${command}, and use it in the endpoint's URL.\n`,
+    });
+  });
+});

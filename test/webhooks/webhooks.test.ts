@@ -173,17 +173,42 @@ describe('webhook URL rules at creation (docs/api.md#webhook-urls): https only, 
     }
   });
 
-  it('WEBHOOK_ALLOW_INSECURE_URLS=true allows http:// and loopback for local work', async () => {
-    const dev = await startTestApp({ config: { WEBHOOK_ALLOW_INSECURE_URLS: true } });
+  it('WEBHOOK_ALLOW_INSECURE_URLS=true allows http:// and loopback and private addresses, never link-local or metadata ones', async () => {
+    const dev = await startTestApp({
+      config: { WEBHOOK_ALLOW_INSECURE_URLS: true },
+      resolveHost: async (host) => (host === 'metadata.google.internal' ? ['169.254.169.254'] : ['10.0.0.7']),
+    });
     try {
       const ws = await newWorkspace(dev);
-      const res = await dev.request({
-        method: 'POST',
-        url: '/v1/webhooks',
-        key: ws.live,
-        body: { url: 'http://127.0.0.1:9/x', events: ['*'] },
-      });
-      expect(res.statusCode, res.body).toBe(201);
+      const post = (url: string) =>
+        dev.request({ method: 'POST', url: '/v1/webhooks', key: ws.live, body: { url, events: ['*'] } });
+      for (const url of ['http://127.0.0.1:9/x', 'http://10.1.2.3/x', 'http://[fc00::1]/x', 'http://receiver.lan/x']) {
+        const res = await post(url);
+        expect(res.statusCode, `${url}: ${res.body}`).toBe(201);
+      }
+      for (const url of [
+        'http://169.254.169.254/latest',
+        'https://169.254.169.254/latest',
+        'http://2852039166/latest',
+        'http://[::ffff:169.254.169.254]/latest',
+        'http://[fd00:ec2::254]/latest',
+        'http://[fe80::1]/x',
+        'http://metadata.google.internal/computeMetadata/v1/',
+      ]) {
+        const res = await expectNoChange(dev, () => post(url));
+        const err = expectValidation(res, { field: 'url', issue: 'forbidden_address' });
+        expect(err.message, url).toMatch(/link-local or cloud metadata address, refused whatever the settings/);
+      }
+      const hook = json(await post('http://127.0.0.1:9/y')).data;
+      const moved = await expectNoChange(dev, () =>
+        dev.request({
+          method: 'PATCH',
+          url: `/v1/webhooks/${hook.id}`,
+          key: ws.live,
+          body: { url: 'http://169.254.169.254/latest' },
+        }),
+      );
+      expectValidation(moved, { field: 'url', issue: 'forbidden_address' });
     } finally {
       await dev.close();
     }

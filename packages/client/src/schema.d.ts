@@ -401,7 +401,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses (`WEBHOOK_ALLOW_INSECURE_URLS` lifts this for local development). At most 16 per workspace and environment. Accepts `Idempotency-Key`.
+         * @description The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses (for local development `WEBHOOK_ALLOW_INSECURE_URLS` allows http:// and loopback or private addresses, never link-local or cloud metadata ones). At most 16 per workspace and environment. Accepts `Idempotency-Key`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -5611,7 +5611,7 @@ export interface operations {
                     events: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "*")[];
                     /** @description Shown in the dashboard; 0..255 characters on one line (docs/api.md#names). */
                     label?: string;
-                    /** @description https:// URL resolving only to public addresses; `WEBHOOK_ALLOW_INSECURE_URLS=true` lifts this for local development. */
+                    /** @description https:// URL resolving only to public addresses; for local development `WEBHOOK_ALLOW_INSECURE_URLS=true` allows http:// and loopback or private addresses, never link-local or cloud metadata ones. */
                     url: string;
                 };
             };
@@ -6156,7 +6156,7 @@ export interface operations {
                     events?: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "*")[];
                     /** @description 0..255 characters on one line (docs/api.md#names); null clears it. */
                     label?: string | null;
-                    /** @description https:// URL resolving only to public addresses; `WEBHOOK_ALLOW_INSECURE_URLS=true` lifts this for local development. */
+                    /** @description https:// URL resolving only to public addresses; for local development `WEBHOOK_ALLOW_INSECURE_URLS=true` allows http:// and loopback or private addresses, never link-local or cloud metadata ones. */
                     url?: string;
                 };
             };

@@ -18,6 +18,12 @@ export type Send = (url: string, headers: Record<string, string>, body: string) 
 
 const BODY_KEPT = 1024;
 
+// The API process may have accepted an http:// URL under WEBHOOK_ALLOW_INSECURE_URLS while the process that
+// delivers runs without it: the attempt's error says which setting, on which process.
+const NOT_HTTPS =
+  'url is not https://: http:// is delivered only when the process that delivers (`wsvc worker`, or `wsvc serve` ' +
+  'without --api-only) has WEBHOOK_ALLOW_INSECURE_URLS=true, for local development only';
+
 /**
  * How long a kept-alive socket may sit idle in the pool before the sender closes it: below the 5 s
  * keep-alive of Node's HTTP server (and the longer ones of most others), so the sender seldom
@@ -27,8 +33,9 @@ export const IDLE_SOCKET_MS = 4000;
 
 /**
  * The HTTP client of the delivery worker: POST, no redirects followed, the whole exchange bounded
- * by `timeoutMs`, and unless `allowInsecure`, the webhook URL check on the address actually dialled (literal hosts
- * checked before, names through a guarded DNS lookup, so rebinding cannot reach private space).
+ * by `timeoutMs`, and the webhook URL check on the address actually dialled (literal hosts checked before, names
+ * through a guarded DNS lookup, so rebinding cannot reach private space): https:// and public addresses only, or with
+ * `allowInsecure` (WEBHOOK_ALLOW_INSECURE_URLS) http:// and any address but link-local and cloud metadata ones.
  *
  * Sockets are kept alive between attempts and closed after `idleSocketMs` idle (IDLE_SOCKET_MS). A
  * receiver may still close an idle socket just as a request is written to it; that request fails
@@ -52,7 +59,7 @@ export function createSender(opts: {
     timeout: opts.idleSocketMs ?? IDLE_SOCKET_MS,
   };
   const agents = { 'http:': new http.Agent(agentOpts), 'https:': new https.Agent(agentOpts) };
-  const lookup = opts.allowInsecure ? undefined : guardedLookup();
+  const lookup = guardedLookup(opts.allowInsecure);
 
   return (target, headers, body) => {
     const started = performance.now();
@@ -63,10 +70,10 @@ export function createSender(opts: {
     let url: URL;
     try {
       url = new URL(target);
-      if (!opts.allowInsecure) {
-        if (url.protocol !== 'https:') throw Object.assign(new Error('url is not https://'), { code: 'EINSECURE' });
-        assertDialableHost(url);
+      if (!opts.allowInsecure && url.protocol !== 'https:') {
+        throw Object.assign(new Error(NOT_HTTPS), { code: 'EINSECURE' });
       }
+      assertDialableHost(url, opts.allowInsecure);
     } catch (err) {
       return Promise.resolve(done({ ok: false, status: null, body: null, error: describe(err) }));
     }
@@ -148,6 +155,7 @@ function statusError(status: number): string {
 function describe(err: unknown): string {
   const e = err as { code?: string; message?: string; address?: string };
   if (e?.code === 'EBLOCKEDADDRESS') return `blocked: ${e.message ?? 'address is not public'}`;
+  if (e?.code === 'EINSECURE') return `refused: ${e.message}`;
   if (e?.code) return `connection error: ${e.code}${e.message ? ` (${e.message})` : ''}`;
   return `error: ${e?.message ?? String(err)}`;
 }

@@ -40,8 +40,6 @@ const forbiddenLiterals: [string, string][] = [
   ['172.16.0.1', '172.16.0.1'],
   ['172.31.255.255', '172.31.255.255'],
   ['192.168.1.1', '192.168.1.1'],
-  ['169.254.169.254', '169.254.169.254'],
-  ['[fe80::1]', 'fe80::1'],
   ['[fc00::1]', 'fc00::1'],
   ['[fd00::1]', 'fd00::1'],
   ['[fec0::1]', 'fec0::1'],
@@ -60,6 +58,82 @@ const forbiddenLiterals: [string, string][] = [
   ['[2001:db8::1]', '2001:db8::1'],
   ['[100::1]', '100::1'],
 ];
+
+// A link-local or cloud metadata address is refused whatever the setting, with a message that says so.
+const LINK_LOCAL =
+  'a link-local or cloud metadata address, refused whatever the settings (WEBHOOK_ALLOW_INSECURE_URLS=true does not allow it)';
+
+// Link-local (169.254.0.0/16, where cloud metadata services answer, and fe80::/10) and the other metadata
+// addresses, in every spelling the WHATWG parser accepts, with the address it becomes.
+const linkLocalLiterals: [string, string][] = [
+  ['169.254.169.254', '169.254.169.254'],
+  ['2852039166', '169.254.169.254'],
+  ['0xa9fea9fe', '169.254.169.254'],
+  ['0xA9FEA9FE', '169.254.169.254'],
+  ['025177524776', '169.254.169.254'],
+  ['0251.0376.0251.0376', '169.254.169.254'],
+  ['0xa9.0xfe.0xa9.0xfe', '169.254.169.254'],
+  ['169.254.43518', '169.254.169.254'],
+  ['169.16689662', '169.254.169.254'],
+  ['169.254.169.254.', '169.254.169.254'],
+  ['%31%36%39.254.169.254', '169.254.169.254'],
+  ['１６９.２５４.１６９.２５４', '169.254.169.254'],
+  ['169.254.0.1', '169.254.0.1'],
+  ['169.254.255.255', '169.254.255.255'],
+  ['100.100.100.200', '100.100.100.200'],
+  ['[::ffff:169.254.169.254]', '::ffff:a9fe:a9fe'],
+  ['[::ffff:a9fe:a9fe]', '::ffff:a9fe:a9fe'],
+  ['[0:0:0:0:0:ffff:a9fe:a9fe]', '::ffff:a9fe:a9fe'],
+  ['[::169.254.169.254]', '::a9fe:a9fe'],
+  ['[::ffff:0:a9fe:a9fe]', '::ffff:0:a9fe:a9fe'],
+  ['[64:ff9b::a9fe:a9fe]', '64:ff9b::a9fe:a9fe'],
+  ['[64:ff9b:1::a9fe:a9fe]', '64:ff9b:1::a9fe:a9fe'],
+  ['[2002:a9fe:a9fe::1]', '2002:a9fe:a9fe::1'],
+  ['[2001:0:a9fe:a9fe::fefe:fefe]', '2001:0:a9fe:a9fe::fefe:fefe'], // Teredo, server 169.254.169.254
+  ['[2001:0:808:808::5601:5601]', '2001:0:808:808::5601:5601'], // Teredo, client 169.254.169.254
+  ['[::ffff:100.100.100.200]', '::ffff:6464:64c8'],
+  ['[fd00:ec2::254]', 'fd00:ec2::254'],
+  ['[FD00:EC2:0:0:0:0:0:254]', 'fd00:ec2::254'],
+  ['[fe80::1]', 'fe80::1'],
+  ['[fe80::a9fe:a9fe]', 'fe80::a9fe:a9fe'],
+  ['[febf:ffff::1]', 'febf:ffff::1'],
+];
+
+describe('checkWebhookUrl: link-local and cloud metadata addresses, in every spelling, whatever the setting', () => {
+  it.each(linkLocalLiterals)('refuses https:// and http://%s/ as %s without DNS', async (host, normalised) => {
+    for (const [scheme, allowInsecure] of [
+      ['https', false],
+      ['https', true],
+      ['http', true],
+    ] as const) {
+      expect(await checkWebhookUrl(`${scheme}://${host}/latest`, { allowInsecure, resolve: noDns })).toEqual({
+        ok: false,
+        issue: 'forbidden_address',
+        message: `url points to ${normalised}, ${LINK_LOCAL}.`,
+      });
+    }
+  });
+
+  it.each([['169.254.169.254'], ['::ffff:169.254.169.254'], ['fe80::1'], ['fd00:ec2::254'], ['64:ff9b::a9fe:a9fe']])(
+    'refuses a host name resolving to %s, with the setting on',
+    async (address) => {
+      for (const allowInsecure of [false, true]) {
+        const resolve = resolvesTo('127.0.0.1', address);
+        expect(await checkWebhookUrl('http://metadata.google.internal/x', { allowInsecure, resolve })).toEqual(
+          allowInsecure
+            ? { ok: false, issue: 'forbidden_address', message: `url resolves to ${address}, ${LINK_LOCAL}.` }
+            : { ok: false, issue: 'insecure_scheme', message: `url must use https://. ${HINT}` },
+        );
+      }
+      expect(
+        await checkWebhookUrl('https://metadata.google.internal/x', {
+          allowInsecure: false,
+          resolve: resolvesTo(address),
+        }),
+      ).toEqual({ ok: false, issue: 'forbidden_address', message: `url resolves to ${address}, ${LINK_LOCAL}.` });
+    },
+  );
+});
 
 describe('checkWebhookUrl: non-public IP literals, in every spelling', () => {
   it.each(forbiddenLiterals)('refuses https://%s/ as %s without DNS', async (host, normalised) => {
@@ -82,7 +156,7 @@ describe('checkWebhookUrl: resolved host names', () => {
   it.each([
     [['93.184.216.34', '10.0.0.5'], '10.0.0.5'],
     [['fd12::1', '2606:2800:220:1:248:1893:25c8:1946'], 'fd12::1'],
-    [['::ffff:169.254.169.254'], '::ffff:169.254.169.254'],
+    [['::ffff:10.0.0.1'], '::ffff:10.0.0.1'],
   ])('refuses a host when any resolved address is not public (%j)', async (addresses, bad) => {
     const result = await checkWebhookUrl('https://hooks.example.com/x', {
       allowInsecure: false,
@@ -141,9 +215,23 @@ describe('checkWebhookUrl: scheme, length, credentials, shape', () => {
     }
   });
 
-  it('with allowInsecure accepts http:// and private addresses, without DNS', async () => {
-    for (const url of ['http://127.0.0.1:1234/x', 'http://localhost:1234/x', 'https://10.0.0.1/x']) {
-      const result = await checkWebhookUrl(url, { allowInsecure: true, resolve: noDns });
+  it('with allowInsecure accepts http:// and loopback and private addresses, in any spelling', async () => {
+    for (const [host] of forbiddenLiterals) {
+      for (const scheme of ['http', 'https']) {
+        const result = await checkWebhookUrl(`${scheme}://${host}:1234/x`, { allowInsecure: true, resolve: noDns });
+        expect(result.ok, `${scheme}://${host}`).toBe(true);
+      }
+    }
+  });
+
+  it('with allowInsecure accepts names resolving to loopback or private addresses, and names not resolved yet', async () => {
+    const cases: [string, (host: string) => Promise<string[]>][] = [
+      ['http://localhost:1234/x', resolvesTo('127.0.0.1', '::1')],
+      ['http://receiver.internal:3000/x', resolvesTo('10.0.0.7', 'fd12::7')],
+      ['http://not-up-yet.internal/x', noDns], // dialled through the guarded lookup at each attempt
+    ];
+    for (const [url, resolve] of cases) {
+      const result = await checkWebhookUrl(url, { allowInsecure: true, resolve });
       expect(result.ok && result.url.href).toBe(url);
     }
   });
@@ -268,6 +356,22 @@ describe('guardedLookup', () => {
     });
   });
 
+  it.each(['169.254.169.254', '::ffff:169.254.169.254', 'fe80::1', 'fd00:ec2::254'])(
+    'with allowInsecure blocks %s, and passes loopback through',
+    async (address) => {
+      for (const options of [{ all: false }, { all: true }]) {
+        const { err } = await runLookup(guardedLookup(true), address, options);
+        expect(err?.code).toBe('EBLOCKEDADDRESS');
+        expect(err?.message).toMatch(/link-local or cloud metadata address/);
+      }
+      expect(await runLookup(guardedLookup(true), '127.0.0.1', { all: false })).toEqual({
+        err: null,
+        address: '127.0.0.1',
+        family: 4,
+      });
+    },
+  );
+
   it('passes public addresses through in the all: true shape', async () => {
     const { err, address } = await runLookup(guardedLookup(), '2606:4700:4700::1111', { all: true });
     expect(err).toBeNull();
@@ -325,10 +429,28 @@ describe('guardedLookup on a real http.get', () => {
 });
 
 describe('assertDialableHost', () => {
-  it.each(forbiddenLiterals)('throws EBLOCKEDADDRESS for https://%s/', (host) => {
-    expect(() => assertDialableHost(new URL(`https://${host}/`))).toThrow(
-      expect.objectContaining({ code: 'EBLOCKEDADDRESS' }),
-    );
+  it.each(forbiddenLiterals)(
+    'throws EBLOCKEDADDRESS for https://%s/, and lets it through with allowInsecure',
+    (host) => {
+      expect(() => assertDialableHost(new URL(`https://${host}/`))).toThrow(
+        expect.objectContaining({
+          code: 'EBLOCKEDADDRESS',
+          message: expect.stringMatching(/WEBHOOK_ALLOW_INSECURE_URLS=true on the process that delivers/),
+        }),
+      );
+      expect(() => assertDialableHost(new URL(`http://${host}/`), true)).not.toThrow();
+    },
+  );
+
+  it.each(linkLocalLiterals)('throws EBLOCKEDADDRESS for http://%s/, even with allowInsecure', (host, normalised) => {
+    for (const allowInsecure of [false, true]) {
+      expect(() => assertDialableHost(new URL(`http://${host}/latest`), allowInsecure)).toThrow(
+        expect.objectContaining({
+          code: 'EBLOCKEDADDRESS',
+          message: `refusing to connect to ${normalised}: ${LINK_LOCAL}`,
+        }),
+      );
+    }
   });
 
   it.each([

@@ -29,7 +29,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         operationId: 'createWebhook',
         description:
           'The answer carries `secret`, shown only here. `url` must be https:// and resolve to public addresses ' +
-          '(`WEBHOOK_ALLOW_INSECURE_URLS` lifts this for local development). At most 16 per workspace and environment. Accepts `Idempotency-Key`.',
+          '(for local development `WEBHOOK_ALLOW_INSECURE_URLS` allows http:// and loopback or private addresses, never ' +
+          'link-local or cloud metadata ones). At most 16 per workspace and environment. Accepts `Idempotency-Key`.',
         body: CreateWebhookBody,
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },

@@ -53,7 +53,8 @@ const WebhookUrl = Type.String({
   minLength: 1,
   maxLength: 2048,
   description:
-    'https:// URL resolving only to public addresses; `WEBHOOK_ALLOW_INSECURE_URLS=true` lifts this for local development.',
+    'https:// URL resolving only to public addresses; for local development `WEBHOOK_ALLOW_INSECURE_URLS=true` ' +
+    'allows http:// and loopback or private addresses, never link-local or cloud metadata ones.',
 });
 const WebhookEvents = Type.Array(Type.Union([...EVENT_TYPES.map((t) => Type.Literal(t)), Type.Literal('*')]), {
   minItems: 1,

@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { api, setCsrfToken } from '../../api/client';
+import { ApiError, api, setCsrfToken } from '../../api/client';
 import type { ConsoleSession, LinkInfo, SecondFactorNeeded } from '../../api/types';
 import { SESSION_KEY } from '../../lib/session';
 import { Field } from '../../ui/primitives';
-import { FormError } from '../../ui/states';
+import { ErrorState, FormError, Loading } from '../../ui/states';
 import { AuthFrame, onSubmit } from './auth-form';
 
 /** The page of every single-use link: first password, invite, reset. */
@@ -55,17 +55,30 @@ export default function SetPasswordPage() {
       </AuthFrame>
     );
   }
+  if (link.isPending) {
+    return (
+      <AuthFrame title="Set your password">
+        <Loading what="Checking your link" />
+      </AuthFrame>
+    );
+  }
+  if (link.error) {
+    // A used, expired or unknown link cannot set a password: no form, only the ways to a new link.
+    return (
+      <AuthFrame title="Set your password">
+        {link.error instanceof ApiError && link.error.code === 'invalid_link' ? (
+          <DeadLink />
+        ) : (
+          <ErrorState error={link.error} retry={() => link.refetch()} />
+        )}
+      </AuthFrame>
+    );
+  }
   return (
     <AuthFrame title="Set your password">
-      {link.data ? (
-        <p>
-          For <strong>{link.data.data.email}</strong>.
-        </p>
-      ) : link.error ? (
-        <p className="form-error" role="alert">
-          This link has been used or has expired. <Link to="/forgot-password">Ask for a new link</Link>.
-        </p>
-      ) : null}
+      <p>
+        For <strong>{link.data.data.email}</strong>.
+      </p>
       <p>Choose a password of 10 to 200 characters. The link works once.</p>
       <form
         onSubmit={onSubmit((d) => {
@@ -94,5 +107,21 @@ export default function SetPasswordPage() {
         </button>
       </form>
     </AuthFrame>
+  );
+}
+
+/** What a used, expired or unknown link leads to: a new link, by email or from an admin, or sign-in. */
+function DeadLink() {
+  return (
+    <>
+      <p className="form-error" role="alert">
+        This link has been used or has expired. A link works once: an invitation or first-password link for 7 days, a
+        reset link for 1 hour.
+      </p>
+      <p>
+        To set your password, get a new link: <Link to="/forgot-password">ask for one by email</Link>, or ask an admin
+        of your workspace. Already set it? <Link to="/sign-in">Sign in</Link>.
+      </p>
+    </>
   );
 }
