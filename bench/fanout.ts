@@ -4,6 +4,7 @@
 // the last of the N × M deliveries arrives (server start-up, ~0.5 s, included). Event-commit →
 // first-attempt latency (p50/p99): events created one at a time through the API afterwards, from
 // the event's created_at to the arrival of its delivery.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/kernel/clock.js';
+import { systemActor } from '../src/kernel/principal.js';
 import { createServices } from '../src/services.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -149,16 +151,22 @@ export async function runFanout(opts: {
   try {
     await migrateToLatest(storage.db, storage.dialect);
     const services = createServices({ storage, clock: systemClock, config });
-    const ws = await services.workspaces.create({ name: 'fanout', adminEmail: 'fanout@example.com' });
+    const ws = await services.workspaces.create(services.uow.as(systemActor('cli')), {
+      name: 'fanout',
+      adminEmail: 'fanout@example.com',
+    });
     const verified = await services.keyRegistry.verify(`Bearer ${ws.keys.live.key}`);
     if (!verified.ok) throw new Error('seed key does not verify');
     for (let i = 0; i < endpoints; i++) {
-      await services.webhooks.create(verified.principal, { url: `http://127.0.0.1:${rx.port}/e${i}`, events: ['*'] });
+      await services.webhooks.create(services.uow.as(verified.principal), {
+        url: `http://127.0.0.1:${rx.port}/e${i}`,
+        events: ['*'],
+      });
     }
     // The burst's events are committed before the server starts: N × M deliveries are due at
     // once, so the drain measures the delivery engine alone, not the API creating events.
     for (let i = 0; i < burstEvents; i++) {
-      await services.resources.create(verified.principal, { name: `burst${i}`, type: 'standard' });
+      await services.resources.create(services.uow.as(verified.principal), { name: `burst${i}`, type: 'standard' });
     }
     await storage.close();
     const started = performance.now();

@@ -1,5 +1,6 @@
 // Benchmark (docs/performance.md#method): harness plumbing: child processes (server, baseline), fresh databases per scenario, bulk seeding,
 // and one autocannon run per measurement.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { loadConfig } from '../src/config.js';
 import { openStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/kernel/clock.js';
+import { systemActor } from '../src/kernel/principal.js';
 import { createServices } from '../src/services.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -257,7 +259,10 @@ export async function freshDb(backend: Backend, dir: string, name: string): Prom
   await migrateToLatest(storage.db, storage.dialect);
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' } as NodeJS.ProcessEnv);
   const s = createServices({ storage, clock: systemClock, config });
-  const ws = await s.workspaces.create({ name: 'bench', adminEmail: 'bench@example.com' });
+  const ws = await s.workspaces.create(s.uow.as(systemActor('cli')), {
+    name: 'bench',
+    adminEmail: 'bench@example.com',
+  });
   await storage.close();
   const key = ws.keys.live.key;
   const workspaceId = ws.workspace.id;

@@ -1,11 +1,15 @@
-// The facts of ARCHITECTURE.md, generated from the code (`npm run docs:facts` rewrites them;
-// test/architecture/facts.test.ts fails when the committed text differs). Each fact sits between
+// The facts of ARCHITECTURE.md and docs/code-facts.md, generated from the code (`npm run docs:facts` rewrites
+// them; test/architecture/facts.test.ts fails when the committed text differs). Each fact sits between
 // `<!-- generated:<name> -->` and `<!-- /generated:<name> -->`; the prose around them is written by hand.
 //
-// - layers:     the layer and room graph, as `npm run deps` computes it (scripts/check-deps.mjs);
+// ARCHITECTURE.md:
+// - layers:     each server layer with the folders and files it holds and the layers it imports, and the
+//               module folders' floors, as `npm run deps` computes them (scripts/check-deps.mjs);
 // - tables:     each table, the migration that creates it, the files that write it and the other files that read it;
+// - principals: the principal kinds (src/kernel/principal.ts) and the system actors the code names.
+// docs/code-facts.md:
+// - rooms:      which room (a module folder, another folder, a top-level file, a console folder) imports which;
 // - migrations: the migrations a fresh database applies, in order, and the tables each creates or alters;
-// - principals: the principal kinds (src/kernel/principal.ts) and the system actors the code names;
 // - routes:     every route of the live app (src/app.ts) with the credential it takes.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -15,7 +19,11 @@ import type { RouteOptions } from 'fastify';
 import { checkDeps } from './check-deps.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
-const FILE = 'ARCHITECTURE.md';
+/** Which file holds which generated sections. */
+export const FACT_FILES: Record<string, string[]> = {
+  'ARCHITECTURE.md': ['layers', 'tables', 'principals'],
+  'docs/code-facts.md': ['rooms', 'migrations', 'routes'],
+};
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -29,9 +37,20 @@ function filesUnder(dir: string): string[] {
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
 const list = (xs: Iterable<string>) => [...xs].map((x) => `\`${x}\``).join(', ') || '—';
 
-async function layers(): Promise<string> {
+async function graphParts(): Promise<{ layers: string; rooms: string }> {
   const { graph } = (await checkDeps(ROOT)) as { graph: string };
-  return ['```', graph, '```'].join('\n');
+  const lines = graph.split('\n');
+  const layersText: string[] = [];
+  const roomsText: string[] = [];
+  let into = layersText;
+  for (const line of lines) {
+    if (/^(server|console) layers/.test(line) || /^server module floors/.test(line)) into = layersText;
+    if (/^(server|console) rooms/.test(line)) into = roomsText;
+    // The console's layers belong with its rooms (the console has no floors).
+    if (/^console layers/.test(line)) into = roomsText;
+    into.push(line);
+  }
+  return { layers: ['```', ...layersText, '```'].join('\n'), rooms: ['```', ...roomsText, '```'].join('\n') };
 }
 
 /** Migration name → tables it creates and tables it alters. */
@@ -105,8 +124,13 @@ function principals(): string {
   const names = text.match(/export type SystemActorName = ([^;]+);/)?.[1] ?? '?';
   const used = new Map<string, Set<string>>();
   for (const f of filesUnder('src')) {
-    for (const m of read(f).matchAll(/systemActor\(\s*'([^']+)'/g)) {
-      const name = m[1] ?? '';
+    // systemActor('…'), and the jobs' doors in the wiring: scheduler('<id>') is the actor scheduler:<id>.
+    const text = read(f);
+    const named = [
+      ...[...text.matchAll(/systemActor\(\s*'([^']+)'/g)].map((m) => m[1] ?? ''),
+      ...[...text.matchAll(/\bscheduler\(\s*'([^']+)'/g)].map((m) => `scheduler:${m[1]}`),
+    ];
+    for (const name of named) {
       if (!used.has(name)) used.set(name, new Set());
       used.get(name)?.add(f.replace(/^src\//, ''));
     }
@@ -193,8 +217,10 @@ async function routes(): Promise<string> {
 
 /** Every generated section, by name. */
 export async function generateFacts(): Promise<Record<string, string>> {
+  const graph = await graphParts();
   return {
-    layers: await layers(),
+    layers: graph.layers,
+    rooms: graph.rooms,
     tables: tables(),
     migrations: migrations(),
     principals: principals(),
@@ -202,26 +228,30 @@ export async function generateFacts(): Promise<Record<string, string>> {
   };
 }
 
-/** `text` with each generated section replaced by `facts`; throws when a marker is missing. */
-export function applyFacts(text: string, facts: Record<string, string>): string {
+/** `text` (of `file`) with each of its generated sections replaced by `facts`; throws when a marker is missing. */
+export function applyFacts(file: string, text: string, facts: Record<string, string>): string {
   let out = text;
-  for (const [name, body] of Object.entries(facts)) {
+  for (const name of FACT_FILES[file] ?? []) {
     const open = `<!-- generated:${name} -->`;
     const close = `<!-- /generated:${name} -->`;
     const re = new RegExp(`${open}[\\s\\S]*?${close}`);
-    if (!re.test(out)) throw new Error(`${FILE}: no ${open} … ${close} markers`);
-    out = out.replace(re, () => `${open}\n${body}\n${close}`);
+    if (!re.test(out)) throw new Error(`${file}: no ${open} … ${close} markers`);
+    out = out.replace(re, () => `${open}\n${facts[name]}\n${close}`);
   }
   return out;
 }
 
-export const ARCHITECTURE_FILE = join(ROOT, FILE);
+/** The path of a file of FACT_FILES. */
+export const factFile = (file: string) => join(ROOT, file);
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const before = readFileSync(ARCHITECTURE_FILE, 'utf8');
-  const after = applyFacts(before, await generateFacts());
-  writeFileSync(ARCHITECTURE_FILE, after);
-  console.log(
-    `${relative(process.cwd(), ARCHITECTURE_FILE) || FILE}: ${before === after ? 'up to date' : 'facts rewritten'}`,
-  );
+  const facts = await generateFacts();
+  for (const file of Object.keys(FACT_FILES)) {
+    const before = readFileSync(factFile(file), 'utf8');
+    const after = applyFacts(file, before, facts);
+    writeFileSync(factFile(file), after);
+    console.log(
+      `${relative(process.cwd(), factFile(file)) || file}: ${before === after ? 'up to date' : 'facts rewritten'}`,
+    );
+  }
 }

@@ -13,7 +13,11 @@
 // - no-file-cycle: no import cycle between files;
 // - no-room-cycle: no cycle between rooms (each module folder, each console feature, and each other
 //   folder or top-level file), which file-level cycles cannot see: events → webhooks → … → events is a
-//   cycle even when no single file imports itself back.
+//   cycle even when no single file imports itself back;
+// - module-floors: module folders stand side by side, not in a tower: a module that imports no other module
+//   is on floor 1, one that imports modules on floor n at most is on floor n + 1, and no module stands above
+//   MAX_MODULE_FLOORS. A module reacts to another's changes by subscribing to what it emits (src/services.ts),
+//   not by importing it.
 //
 // `node scripts/check-deps.mjs --graph` also prints which layers and rooms import which.
 import { pathToFileURL } from 'node:url';
@@ -21,25 +25,29 @@ import { cruise } from 'dependency-cruiser';
 
 /** The server's layers, bottom to top: a file imports only from its own layer or the ones below. */
 export const SERVER_LAYERS = [
-  { name: 'kernel', path: /^src\/kernel\//, what: 'closed sets, ids, errors, clock, principals, shared TypeBox pieces' },
-  { name: 'lib', path: /^src\/lib\//, what: 'helpers on the kernel: paging, validation words, signal, outbox loop' },
-  { name: 'db', path: /^src\/db\//, what: 'storage: dialects, table types, migrations, Redis' },
-  { name: 'modules', path: /^src\/modules\//, what: 'the domains: routes, services, repositories, schemas' },
-  { name: 'http', path: /^src\/http\//, what: 'the Fastify plugins, those that call services included' },
-  { name: 'wiring', path: /^src\/(config|services|worker)\.ts$/, what: 'settings, the services built once, the worker' },
-  { name: 'app', path: /^src\/app\.ts$/, what: 'the Fastify app from plugins and routes' },
-  { name: 'entry', path: /^src\/(server\.ts$|cli\/)/, what: 'the server process and the wsvc command' },
+  { name: 'kernel', path: /^src\/kernel\// },
+  { name: 'lib', path: /^src\/lib\// },
+  { name: 'db', path: /^src\/db\// },
+  { name: 'platform', path: /^src\/platform\// },
+  { name: 'modules', path: /^src\/modules\// },
+  { name: 'http', path: /^src\/http\// },
+  { name: 'wiring', path: /^src\/(config|services|worker)\.ts$/ },
+  { name: 'app', path: /^src\/app\.ts$/ },
+  { name: 'entry', path: /^src\/(server\.ts$|cli\/)/ },
 ];
 
 /** The console's layers, bottom to top. */
 export const CONSOLE_LAYERS = [
-  { name: 'assets', path: /^console\/src\/[^/]+\.(d\.ts|css)$/, what: 'the style sheet (one palette), ambient declarations' },
-  { name: 'api', path: /^console\/src\/api\//, what: 'the fetch client and the server types' },
-  { name: 'lib', path: /^console\/src\/lib\//, what: 'queries, mutations, closed sets, session, time, theme' },
-  { name: 'ui', path: /^console\/src\/ui\//, what: 'shared primitives, the palette, the chart set-up' },
-  { name: 'features', path: /^console\/src\/features\//, what: 'one folder per page family' },
-  { name: 'app', path: /^console\/src\/(app|main)\.tsx$/, what: 'the router and the React root' },
+  { name: 'assets', path: /^console\/src\/[^/]+\.(d\.ts|css)$/ },
+  { name: 'api', path: /^console\/src\/api\// },
+  { name: 'lib', path: /^console\/src\/lib\// },
+  { name: 'ui', path: /^console\/src\/ui\// },
+  { name: 'features', path: /^console\/src\/features\// },
+  { name: 'app', path: /^console\/src\/(app|main)\.tsx$/ },
 ];
+
+/** The highest floor a module folder may stand on (module-floors). */
+export const MAX_MODULE_FLOORS = 3;
 
 /** The room of a file: a module folder, a console feature, another folder, or a top-level file. */
 export function roomOf(path) {
@@ -142,16 +150,70 @@ function checkSide(label, modules, layers, problems) {
     }
   }
   for (const c of cycles(files)) problems.push(`no-file-cycle: ${describeCycle(c, files)}`);
-  for (const c of cycles(roomEdges)) problems.push(`no-room-cycle (${label}): ${describeCycle(c, roomEdges)}`);
+  const roomCycles = cycles(roomEdges);
+  for (const c of roomCycles) problems.push(`no-room-cycle (${label}): ${describeCycle(c, roomEdges)}`);
+  const floorLines = label === 'server' && roomCycles.length === 0 ? moduleFloors(roomEdges, problems) : [];
 
   const width = Math.max(...layers.map((l) => l.name.length));
   const below = (name) =>
     layers.map((l) => l.name).filter((n) => layerEdges.get(name)?.has(n)).join(', ') || 'nothing below';
-  const layerLines = layers.map((l) => `  ${l.name.padEnd(width)}  imports ${below(l.name)}  (${l.what})`);
+  // What each layer holds, read from the files themselves: its rooms (a folder, or a top-level file).
+  const holds = (l) => {
+    const own = [...files.keys()].filter((f) => l.path.test(f));
+    const rooms = [...new Set(own.map((f) => roomOf(f) ?? f))];
+    // A layer of module folders or console features: the folders. A folder of files: the files (a subfolder counted).
+    const topLevel = own.every((f) => /^(src|console\/src)\/[^/]+$/.test(f));
+    if (rooms.length > 1 || topLevel || /^(modules|console\/features)\//.test(rooms[0] ?? '')) {
+      return rooms.map((r) => r.replace(/^(modules|console\/features)\//, '')).sort().join(', ');
+    }
+    const entries = new Map();
+    for (const f of own) {
+      const rest = f.replace(/^(src|console\/src)\/[^/]+\//, '').replace(/\.(tsx?|css)$/, '');
+      const [head, ...tail] = rest.split('/');
+      entries.set(tail.length > 0 ? `${head}/` : head, (entries.get(`${head}/`) ?? 0) + 1);
+    }
+    return [...entries].map(([e, n]) => (e.endsWith('/') ? `${e} (${n} files)` : e)).sort().join(', ');
+  };
+  const layerLines = layers.map((l) => `  ${l.name.padEnd(width)}  imports ${below(l.name)}\n  ${' '.repeat(width)}  holds ${holds(l)}`);
   const roomLines = [...roomEdges]
     .map(([r, tos]) => `  ${r} → ${[...tos.keys()].sort().join(', ') || '(none)'}`)
     .sort();
-  return `${label} layers, bottom to top (a file imports its own layer or those below):\n${layerLines.join('\n')}\n${label} rooms:\n${roomLines.join('\n')}`;
+  const floors = floorLines.length > 0 ? `\nserver module floors (module-floors):\n${floorLines.join('\n')}` : '';
+  return `${label} layers, bottom to top (a file imports its own layer or those below):\n${layerLines.join('\n')}${floors}\n${label} rooms:\n${roomLines.join('\n')}`;
+}
+
+/** The floor of each module folder (module-floors); pushes a problem for one above MAX_MODULE_FLOORS. */
+function moduleFloors(roomEdges, problems) {
+  const modules = [...roomEdges.keys()].filter((r) => r.startsWith('modules/'));
+  const floor = new Map();
+  const via = new Map();
+  const floorOf = (r) => {
+    if (floor.has(r)) return floor.get(r);
+    let f = 1;
+    for (const t of roomEdges.get(r)?.keys() ?? []) {
+      if (!t.startsWith('modules/')) continue;
+      if (floorOf(t) + 1 > f) {
+        f = floor.get(t) + 1;
+        via.set(r, t);
+      }
+    }
+    floor.set(r, f);
+    return f;
+  };
+  for (const r of modules) floorOf(r);
+  for (const r of modules) {
+    if (floor.get(r) <= MAX_MODULE_FLOORS) continue;
+    const chain = [r];
+    while (via.has(chain.at(-1))) chain.push(via.get(chain.at(-1)));
+    problems.push(
+      `module-floors: ${r} stands on floor ${floor.get(r)} (at most ${MAX_MODULE_FLOORS}): ${chain.join(' → ')} (subscribe to what a module emits instead of importing it, src/services.ts)`,
+    );
+  }
+  const top = Math.max(0, ...floor.values());
+  return Array.from({ length: top }, (_, i) => {
+    const on = modules.filter((r) => floor.get(r) === i + 1).map((r) => r.slice('modules/'.length));
+    return `  ${i + 1}  ${on.sort().join(', ')}`;
+  });
 }
 
 /** Runs every rule over the tree at `baseDir` (the repository root by default). */

@@ -200,7 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cap: planCap?.inline,
   });
   planCap?.install(app);
-  installIdempotency(app, services.idempotency);
+  installIdempotency(app, services.idempotency, services.uow);
   if (config.USAGE_METERING === 'on') {
     // Counted in memory, written every USAGE_FLUSH_MS and when the app closes (docs/usage.md).
     installUsageMetering(app, services.usage.meter, clock);

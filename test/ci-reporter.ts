@@ -1,11 +1,13 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import { readHeader } from './tiers.js';
 
 // Used by .ci/run (with VITEST_JSON_REPORT): writes one line per failed test, and one per test that
 // passed only on a retry (WSVC_TEST_RETRY), to `<report>.tests.txt`, so the run's last lines name
 // them. A retried test is never hidden: it is listed as "flaky" with the error of its failed try.
-// And one line per test file and project, `<seconds>\t<project>\t<file>`, to `<report>.files.tsv`,
-// from which .ci/run prints the slowest files of the whole run.
+// And one line per test file and project, `<seconds>\t<project>\t<file>\t<browser|->`, to
+// `<report>.files.tsv` (`browser` for a file that drives Chromium, test/tiers.ts), from which .ci/run
+// prints the slowest files of the whole run and the Chromium files' time together.
 export default class CiReporter implements Reporter {
   private readonly file: string;
   private readonly times: string;
@@ -33,7 +35,17 @@ export default class CiReporter implements Reporter {
   onTestModuleEnd(testModule: TestModule): void {
     const d = testModule.diagnostic();
     const seconds = (d.collectDuration + d.duration) / 1000;
-    appendFileSync(this.times, `${seconds.toFixed(1)}\t${testModule.project.name}\t${testModule.relativeModuleId}\n`);
+    const file = testModule.relativeModuleId;
+    let browser = false;
+    try {
+      browser = readHeader(file, readFileSync(testModule.moduleId, 'utf8')).file?.browser ?? false;
+    } catch {
+      // A file that cannot be read again is counted as not a browser file.
+    }
+    appendFileSync(
+      this.times,
+      `${seconds.toFixed(1)}\t${testModule.project.name}\t${file}\t${browser ? 'browser' : '-'}\n`,
+    );
     for (const error of testModule.errors()) {
       const message = error.message?.split('\n')[0] ?? '';
       appendFileSync(

@@ -1,5 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { readHeader } from './tiers.js';
 
@@ -8,7 +8,9 @@ import { readHeader } from './tiers.js';
  * one long file on one worker while the others idle. Vitest's own order runs the projects one after
  * the other, alphabetically within each, and only a local cache knows durations (a fresh clone, as in
  * CI, has none). Expected length here: `Tier: full` files (browsers, processes, soaks) before quick
- * ones, Chromium files first among those, then the larger file first; both projects mixed.
+ * ones, Chromium files first among those, then the larger file first (with the fixtures it imports from
+ * its own folder, such as test/console/screens-fixture.ts, which hold most of what a short file runs);
+ * both projects mixed.
  */
 export default class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -18,8 +20,13 @@ export default class LongestFirst extends BaseSequencer {
       let w = weights.get(spec.moduleId);
       if (w === undefined) {
         const path = relative(root, spec.moduleId).split('\\').join('/');
-        const { file } = readHeader(path, readFileSync(spec.moduleId, 'utf8'));
-        w = (file?.tier === 'full' ? 2e9 : 0) + (file?.browser ? 1e9 : 0) + statSync(spec.moduleId).size;
+        const text = readFileSync(spec.moduleId, 'utf8');
+        const { file } = readHeader(path, text);
+        const beside = [...text.matchAll(/from '\.\/([\w.-]+)\.js'/g)]
+          .map((m) => join(dirname(spec.moduleId), `${m[1]}.ts`))
+          .filter((f) => existsSync(f))
+          .reduce((sum, f) => sum + statSync(f).size, 0);
+        w = (file?.tier === 'full' ? 2e9 : 0) + (file?.browser ? 1e9 : 0) + statSync(spec.moduleId).size + beside;
         weights.set(spec.moduleId, w);
       }
       return w;

@@ -20,14 +20,14 @@ export interface TestFile {
   path: string;
   backends: Backends;
   tier: Tier;
-  /** Drives Chromium (calls launchChromium or starts the console server with its browser). */
+  /** Drives Chromium (calls launchChromium or starts the console server with its browser, itself or through the screens' fixture). */
   browser: boolean;
 }
 
 const TEST_FILE = /\.test\.ts$/;
 const BACKENDS_LINE = /^\/\/ Backends: (\S+)(?:\s+[—–-]\s+(.*))?$/gm;
 const TIER_LINE = /^\/\/ Tier: (\S+)(?:\s+[—–-]\s+(.*))?$/gm;
-const BROWSER = /launchChromium\(|workerChromium\(|helpers\/console-server\.js/;
+const BROWSER = /launchChromium\(|workerChromium\(|helpers\/console-server\.js|\/screens-fixture\.js/;
 
 export const CONVENTION = [
   'Every test file says where it runs in its header comment, with two lines (docs/testing.md):',

@@ -3,6 +3,7 @@
 // a real session cookie, one request at a time per call (what one person's browser does), keep-alive.
 // SQLite by default; `--pg postgres://…` for PostgreSQL (its own schema, dropped after).
 // Run: `npm run bench -- --probe console [--pg <url>] [--n 300] [--resources 10000] [--deliveries 100000]`.
+
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { openStorage, type Storage } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { DeliveriesTable, EventsTable, ResourcesTable } from '../../src/db/types.js';
 import { systemClock } from '../../src/kernel/clock.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { toResource } from '../../src/modules/resources/resources.repository.js';
 import { createServices } from '../../src/services.js';
 
@@ -154,12 +156,18 @@ export async function run(args: string[]): Promise<void> {
   try {
     await migrateToLatest(storage.db, storage.dialect);
     const services = createServices({ storage, clock: systemClock, config });
-    const out = await services.workspaces.create({ name: 'Bench', adminEmail: 'bench@example.test' });
+    const out = await services.workspaces.create(services.uow.as(systemActor('cli')), {
+      name: 'Bench',
+      adminEmail: 'bench@example.test',
+    });
     const ws = out.workspace.id;
     // The admin's live key, as the HTTP layer would give it to the service.
     const admin = await services.keyRegistry.verify(`Bearer ${out.keys.live.key}`);
     if (!admin.ok) throw new Error(`the bench admin's key does not verify: ${admin.code}`);
-    const hook = await services.webhooks.create(admin.principal, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const hook = await services.webhooks.create(services.uow.as(admin.principal), {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['*'],
+    });
     const t0 = Date.now();
     const resourceId = await seed(o, storage, ws, hook.id);
     process.stderr.write(

@@ -5,7 +5,9 @@
 // included). Two workspaces: one with no webhook and no integration, one with 2 enabled webhooks and 1 Slack
 // integration (the events are queued, never sent here). Then the two reads a cached receivers' answer saves.
 // SQLite; PostgreSQL with TEST_DATABASE_URL. Run: `npm run bench -- --probe event-write [--n 2048] [--rounds 5]`.
+
 import { Command } from 'commander';
+import { systemActor } from '../../src/kernel/principal.js';
 import { integrationsRepository } from '../../src/modules/integrations/integrations.repository.js';
 import { deliveriesRepository } from '../../src/modules/webhooks/deliveries.repository.js';
 import { countRoundTrips, openInProcess, pgRoundTrips, pgStatements as statements } from './in-process.js';
@@ -24,14 +26,20 @@ export async function run(args: string[]): Promise<void> {
   const { app, services, storage, close } = await openInProcess({ name: 'event-write', pgUrl });
   try {
     const workspace = async (name: string, receivers: boolean) => {
-      const ws = await services.workspaces.create({ name, adminEmail: `${name}@example.com` });
+      const ws = await services.workspaces.create(services.uow.as(systemActor('cli')), {
+        name,
+        adminEmail: `${name}@example.com`,
+      });
       const verified = await services.keyRegistry.verify(`Bearer ${ws.keys.live.key}`);
       if (!verified.ok) throw new Error('key did not verify');
       if (receivers) {
         const p = verified.principal;
-        await services.webhooks.create(p, { url: 'https://receiver.example.com/a', events: ['*'] });
-        await services.webhooks.create(p, { url: 'https://receiver.example.com/b', events: ['resource.created'] });
-        await services.integrations.create(p, {
+        await services.webhooks.create(services.uow.as(p), { url: 'https://receiver.example.com/a', events: ['*'] });
+        await services.webhooks.create(services.uow.as(p), {
+          url: 'https://receiver.example.com/b',
+          events: ['resource.created'],
+        });
+        await services.integrations.create(services.uow.as(p), {
           kind: 'slack',
           url: 'https://hooks.slack.com/services/T000/B000/benchsecret1234',
           env: 'live',
@@ -79,7 +87,7 @@ export async function run(args: string[]): Promise<void> {
         const total = [...counts.values()].reduce((a, b) => a + b, 0);
         process.stdout.write(`    round trips per POST: ${(tripsPerPost[s.name] ?? NaN).toFixed(2)}\n`);
         process.stdout.write(`    statements per POST: ${(total / N).toFixed(2)}\n`);
-        // `execute wsvc_qN(…)` by the SQL it runs.
+        // `execute wsvc_qN_sql(…)` by the SQL it runs.
         const named = new Map([...(storage.dialect.statementNames ?? [])].map(([text, name]) => [name, text]));
         const byKind = new Map<string, number>();
         for (const [kind, n] of counts) {

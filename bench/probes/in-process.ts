@@ -24,7 +24,7 @@ export const pgStatements = new Map<string, number>();
 export const redisCommands = new Map<string, number>();
 /**
  * pg query calls: each reaches PostgreSQL as one round trip, a simple-query string of several statements (held
- * deferred statements, src/db/postgres.ts) too, while `pgStatements` counts each of its statements.
+ * deferred statements, src/db/pg-driver.ts) too, while `pgStatements` counts each of its statements.
  */
 export const pgRoundTrips = { n: 0 };
 let counting = false;

@@ -6,9 +6,11 @@
 // statements (what SQLite runs), chosen by flipping the dialect's `roundTrips`, CPU µs per call, the shapes interleaved.
 // SQLite (CPU only); PostgreSQL and Redis with TEST_DATABASE_URL and TEST_REDIS_URL.
 // Run: `npm run bench -- --probe read-trips [--n 2048] [--rounds 5] [--loops <n>]`.
+
 import { Command } from 'commander';
 import type { Storage } from '../../src/db/database.js';
 import type { Env } from '../../src/db/types.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import type { PageRequest } from '../../src/lib/paging.js';
 import { resourcesRepository } from '../../src/modules/resources/resources.repository.js';
 import type { ListResourcesFilter } from '../../src/modules/resources/resources.schemas.js';
@@ -32,7 +34,10 @@ export async function run(args: string[]): Promise<void> {
   countRoundTrips();
   const { app, services, storage, close } = await openInProcess({ name: 'read-trips', pgUrl, redisUrl });
   try {
-    const ws = await services.workspaces.create({ name: 'reads', adminEmail: 'reads@example.com' });
+    const ws = await services.workspaces.create(services.uow.as(systemActor('cli')), {
+      name: 'reads',
+      adminEmail: 'reads@example.com',
+    });
     const headers = { authorization: `Bearer ${ws.keys.live.key}`, 'content-type': 'application/json' };
     const ids: string[] = [];
     for (let i = 0; i < RESOURCES; i++) {

@@ -5,7 +5,7 @@
 import { Command } from 'commander';
 import Fastify from 'fastify';
 import { requestIdGenerator } from '../../src/kernel/ids.js';
-import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
+import { type ApiKeyPrincipal, systemActor } from '../../src/kernel/principal.js';
 import { toPageRequest } from '../../src/lib/paging.js';
 import { digestKey } from '../../src/modules/keys/key-format.js';
 import { openInProcess } from './in-process.js';
@@ -41,13 +41,20 @@ export async function run(args: string[]): Promise<void> {
   // Plan limits off (openInProcess): the free plan's resource limit would refuse the creates below.
   const { app, services, storage, close } = await openInProcess({ name: 'micro' });
   try {
-    const ws = await services.workspaces.create({ name: 'micro', adminEmail: 'micro@example.com' });
+    const ws = await services.workspaces.create(services.uow.as(systemActor('cli')), {
+      name: 'micro',
+      adminEmail: 'micro@example.com',
+    });
     const key = ws.keys.live.key;
     const header = `Bearer ${key}`;
     const verified = await services.keyRegistry.verify(header);
     if (!verified.ok) throw new Error('key did not verify');
     const actor: ApiKeyPrincipal = verified.principal;
-    const r = await services.resources.create(actor, { name: 'micro', type: 'standard', metadata: { k: 'v' } });
+    const r = await services.resources.create(services.uow.as(actor), {
+      name: 'micro',
+      type: 'standard',
+      metadata: { k: 'v' },
+    });
 
     process.stdout.write('steps of GET /v1/resources/{id}, alone:\n');
     const nextId = requestIdGenerator();
@@ -61,17 +68,21 @@ export async function run(args: string[]): Promise<void> {
     process.stdout.write('other operations, alone:\n');
     const page = toPageRequest({ limit: 20 });
     for (let i = 0; i < 30; i++)
-      await services.resources.create(actor, { name: `m${i}`, type: 'standard', metadata: { i: String(i) } });
+      await services.resources.create(services.uow.as(actor), {
+        name: `m${i}`,
+        type: 'standard',
+        metadata: { i: String(i) },
+      });
     await time('list of 20 (service → repository → SQLite, total)', N / 10, () =>
       services.resources.list(actor, {}, page),
     );
     await time('create, one at a time (a commit each)', Math.max(5, Math.round(N / 100)), () =>
-      services.resources.create(actor, { name: 'x', type: 'standard', metadata: { a: 'b' } }),
+      services.resources.create(services.uow.as(actor), { name: 'x', type: 'standard', metadata: { a: 'b' } }),
     );
     await time('create, 32 at once (one group commit)', Math.max(2, Math.round(N / 1000)), () =>
       Promise.all(
         Array.from({ length: 32 }, () =>
-          services.resources.create(actor, { name: 'x', type: 'standard', metadata: { a: 'b' } }),
+          services.resources.create(services.uow.as(actor), { name: 'x', type: 'standard', metadata: { a: 'b' } }),
         ),
       ),
     );

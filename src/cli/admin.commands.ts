@@ -31,11 +31,8 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--admin-email <email>', "the admin user's email")
     .option('--admin-name <name>', "the admin user's display name")
     .action(async (opts: { name: string; adminEmail: string; adminName?: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx, audit) =>
-        s.workspaces.create(
-          { name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName },
-          { trx, audit },
-        ),
+      const out = await cliWrite((s, u) =>
+        s.workspaces.create(u, { name: opts.name, adminEmail: opts.adminEmail, adminName: opts.adminName }),
       );
       const result = {
         workspace: out.workspace,
@@ -101,8 +98,8 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
     .option('--name <name>', 'display name')
     .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
-      const user = await cliWrite((s, trx, audit) =>
-        s.members.add(trx, audit, { workspaceId: opts.workspace, email: opts.email, role: opts.role, name: opts.name }),
+      const user = await cliWrite((s, u) =>
+        s.members.add(u, { workspaceId: opts.workspace, email: opts.email, role: opts.role, name: opts.name }),
       );
       print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
     });
@@ -115,8 +112,8 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
     .option('--name <name>', 'display name')
     .action(async (opts: { workspace: string; email: string; role: Role; name?: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx, audit) =>
-        s.members.invite(opts.workspace, { email: opts.email, role: opts.role, name: opts.name }, { trx, audit }),
+      const out = await cliWrite((s, u) =>
+        s.members.invite(u, opts.workspace, { email: opts.email, role: opts.role, name: opts.name }),
       );
       print(
         isJson(cmd),
@@ -130,7 +127,7 @@ export function registerAdminCommands(program: Command): void {
     .description("print a single-use password reset link (valid 1 hour) for a member's email")
     .requiredOption('--email <email>', 'email')
     .action(async (opts: { email: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx, audit) => s.consoleAuth.resetLink(opts.email, { trx, audit }));
+      const out = await cliWrite((s, u) => s.consoleAuth.resetLink(u, opts.email));
       if (!out) throw new Error(`no current member has the email ${opts.email}`);
       print(isJson(cmd), out, `reset ${out.url}`);
     });
@@ -141,7 +138,7 @@ export function registerAdminCommands(program: Command): void {
     .argument('<usr_id>', 'usr_… id')
     .addOption(new Option('--role <role>', 'new role').choices(ROLES).makeOptionMandatory())
     .action(async (userId: string, opts: { role: Role }, cmd: Command) => {
-      const user = await cliWrite((s, trx, audit) => s.members.changeRole(trx, audit, userId, opts.role));
+      const user = await cliWrite((s, u) => s.members.changeRole(u, userId, opts.role));
       print(isJson(cmd), { user }, `user ${user.id} <${user.email}> ${user.role}`);
     });
 
@@ -150,7 +147,7 @@ export function registerAdminCommands(program: Command): void {
     .description('remove a member from their workspace; their keys stop working at once')
     .argument('<usr_id>', 'usr_… id')
     .action(async (userId: string, _opts: unknown, cmd: Command) => {
-      const out = await cliWrite((s, trx, audit) => s.members.removeMember(trx, audit, userId));
+      const out = await cliWrite((s, u) => s.members.removeMember(u, userId));
       print(isJson(cmd), { user: out }, `user ${out.id} removed at ${out.removed_at}`);
     });
 
@@ -163,12 +160,8 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--name <name>', 'descriptive name')
     .option('--scopes <s1,s2>', `comma-separated scopes (default: all of ${SCOPES.join(', ')})`, parseScopes)
     .action(async (opts: { user: string; env: Env; name: string; scopes?: string[] }, cmd: Command) => {
-      const key = await cliWrite((s, trx, audit) =>
-        s.keyRegistry.create(
-          { userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null },
-          trx,
-          audit,
-        ),
+      const key = await cliWrite((s, u) =>
+        s.keyRegistry.create(u, { userId: opts.user, env: opts.env, name: opts.name, scopes: opts.scopes ?? null }),
       );
       print(isJson(cmd), { key }, `${key.id} ${key.key}\nThe key is shown once: store it now.`);
     });
@@ -189,7 +182,7 @@ export function registerAdminCommands(program: Command): void {
     .description('revoke a key; it stops working at once')
     .argument('<key_id>', 'key_… id')
     .action(async (keyId: string, _opts: unknown, cmd: Command) => {
-      const out = await cliWrite((s, trx, audit) => s.keyRegistry.revoke(keyId, trx, audit));
+      const out = await cliWrite((s, u) => s.keyRegistry.revoke(u, keyId));
       print(isJson(cmd), { key: out }, `${out.id} revoked at ${out.revoked_at}`);
     });
 }

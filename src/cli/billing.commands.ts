@@ -80,7 +80,7 @@ export function registerBillingCommands(program: Command): void {
     .requiredOption('--workspace <ws_id>', 'workspace id')
     .requiredOption('--plan <plan>', 'plan id (wsvc billing plans)')
     .action(async (opts: { workspace: string; plan: string }, cmd: Command) => {
-      const out = await cliWrite((s, trx, audit) => s.billing.setPlanIn(trx, audit, opts.workspace, opts.plan));
+      const out = await cliWrite((s, u) => s.billing.setPlan(u, opts.workspace, opts.plan));
       const text =
         out.change === 'upgraded'
           ? `upgraded ${out.from} → ${out.to} now; proration ${usd(out.proration_cents)} on the next invoice`
@@ -127,7 +127,7 @@ export function registerBillingCommands(program: Command): void {
       .description(`mark an open invoice ${status} (payments are outside the service)`)
       .argument('<invoice_id>', 'invoice id (inv_…)')
       .action(async (id: string, _opts: unknown, cmd: Command) => {
-        const inv = await cliWrite((s, trx, audit) => s.billing.settleIn(trx, audit, id, status));
+        const inv = await cliWrite((s, u) => s.billing.settle(u, id, status));
         print(
           isJson(cmd),
           { invoice: inv },

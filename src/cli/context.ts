@@ -1,7 +1,6 @@
 import type { Storage } from '../db/database.js';
-import type { AuditTrail } from '../kernel/audit-actions.js';
-import { systemActor } from '../kernel/principal.js';
-import type { WriteTx } from '../modules/auth/write-runner.js';
+import { type SystemActor, systemActor } from '../kernel/principal.js';
+import type { Unit } from '../platform/unit-of-work.js';
 import type { Services } from '../services.js';
 
 /**
@@ -49,11 +48,9 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
 }
 
 /**
- * A CLI command that writes: runs `fn` in one transaction of the write runner as the system actor
- * `cli` (checked like any principal), marked as changing keys or users (`changesKeys`).
+ * A CLI command that writes: `fn` gets the door to changes as the system actor `cli` (checked like any actor), the
+ * same door a request's principal has; the service it calls opens its change through it.
  */
-export function cliWrite<T>(fn: (s: Services, trx: WriteTx, audit: AuditTrail) => Promise<T>): Promise<T> {
-  return withServices((s) =>
-    s.writeAs(systemActor('cli'), (trx, audit) => fn(s, trx, audit), undefined, { changesKeys: true }),
-  );
+export function cliWrite<T>(fn: (s: Services, u: Unit<SystemActor>) => Promise<T>): Promise<T> {
+  return withServices((s) => fn(s, s.uow.as(systemActor('cli'))));
 }

@@ -179,7 +179,7 @@ export function carrying(kysely: KyselyDialect, dialect: Dialect): KyselyDialect
   };
 }
 
-/** The query text that carries a deferred statement to the connection (see `later`, src/db/postgres.ts). */
+/** The query text that carries a deferred statement to the connection (see `later`; PgConnection, src/db/pg-driver.ts). */
 export const DEFER_MARKER = '/* wsvc:later */';
 
 /**
@@ -198,7 +198,7 @@ export async function later(trx: Db, query: CompiledQuery): Promise<void> {
 
 /**
  * The SQLSTATE the re-check functions of migration 026 raise when a credential no longer holds
- * (PostgreSQL): the write runner answers it as `credentialEnded`.
+ * (PostgreSQL): the unit of work answers it as `credentialEnded`.
  */
 export const CREDENTIAL_ENDED_CODE = 'WK401';
 export function isCredentialEnded(err: unknown): boolean {

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import { type Clock, isoAt } from '../kernel/clock.js';
-import type { Actor } from '../kernel/principal.js';
 import { type Db, dialectOf } from './dialect.js';
 
 /** The tables that are leased outboxes: each row is sent by one sender at a time. */
@@ -87,23 +86,23 @@ export interface LeaseWindow {
 
 /**
  * The drain loop of a leased outbox (the notification outbox and the integrations' messages): claim
- * a batch of due rows with a lease (`claim`, in a write transaction of `actor`), send each and record
+ * a batch of due rows with a lease (`claim`, in a write of the caller's writer `W`: a unit of work's door), send each and record
  * its outcome (`sendOne`), and claim again while batches come back full. One run at a time per
  * process: a call while a run is under way (a slow server outlasting the job's interval) waits for
  * that run. Rows are sent one after another, or all of a batch at once (`concurrent`).
  */
-export function createLeasedOutbox<T>(opts: {
+export function createLeasedOutbox<T, W>(opts: {
   clock: Clock;
   leaseMs: number;
   batch: number;
   concurrent: boolean;
-  claim(actor: Actor, lease: LeaseWindow): Promise<T[]>;
+  claim(writer: W, lease: LeaseWindow): Promise<T[]>;
   /** Sends one claimed row and records the outcome; true when it was sent. */
-  sendOne(actor: Actor, row: T): Promise<boolean>;
-}): { sendDue(actor: Actor): Promise<number> } {
+  sendOne(writer: W, row: T): Promise<boolean>;
+}): { sendDue(writer: W): Promise<number> } {
   let running: Promise<number> | null = null;
 
-  async function drain(actor: Actor): Promise<number> {
+  async function drain(actor: W): Promise<number> {
     let sent = 0;
     for (;;) {
       const now = opts.clock.now();
@@ -122,8 +121,8 @@ export function createLeasedOutbox<T>(opts: {
   }
 
   return {
-    /** Sends every due row as `actor`; returns how many were sent. */
-    sendDue(actor: Actor): Promise<number> {
+    /** Sends every due row, writing with `actor`; returns how many were sent. */
+    sendDue(actor: W): Promise<number> {
       running ??= drain(actor).finally(() => {
         running = null;
       });

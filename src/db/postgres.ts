@@ -1,7 +1,8 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresQueryCompiler, sql } from 'kysely';
 import pg from 'pg';
 import { UnavailableError } from '../kernel/errors.js';
-import { carrying, type Db, DEFER_MARKER, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
+import { carrying, type Db, DELIVERY_CHANNEL, type Dialect, type KeyChangeAnnouncer } from './dialect.js';
+import { PgDriver, STALE_STATEMENT } from './pg-driver.js';
 import { OwnSchemaIntrospector } from './postgres-introspector.js';
 import { type Param, prepared } from './prepared.js';
 import type { Database } from './types.js';
@@ -52,7 +53,6 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
     // emit an unhandled 'error' and kill the process (seen in test/storage/postgres-outage.test.ts). Its
     // pending queries are still rejected, and the pool drops the broken client on release.
     client.on('error', () => {});
-    wrapQuery(client, statementNames);
   });
   const statementNames = new Map<string, string>();
   const dialect: Dialect = {
@@ -63,10 +63,18 @@ export function openPostgres(opts: PostgresOptions): { db: Db; dialect: Dialect;
     namedReader: async (name, text, values) => (await pool.query({ name, text, values: [...values] })).rows,
     statementNames,
   };
-  const carried = carrying(new PostgresDialect({ pool }), dialect);
-  const db = new Kysely<Database>({
-    dialect: { ...carried, createIntrospector: (k) => new OwnSchemaIntrospector(k) },
-  });
+  // Kysely's adapter and compiler; our driver (src/db/pg-driver.ts) and introspector.
+  const driver = new PgDriver(pool, statementNames);
+  const carried = carrying(
+    {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+      createIntrospector: (k) => new OwnSchemaIntrospector(k),
+    },
+    dialect,
+  );
+  const db = new Kysely<Database>({ dialect: carried });
   return { db, dialect, pool };
 }
 
@@ -114,177 +122,8 @@ async function announced<T>(
 
 /** Idle time before the first TCP keep-alive probe on a PostgreSQL connection. */
 const KEEPALIVE_DELAY_MS = 10_000;
-const READ_TIMEOUT = 'Query read timeout';
-/**
- * A named statement prepared before a migration changed its table's columns (a rolling upgrade: the
- * previous version's processes still run while `wsvc migrate` adds a column) fails with this until its
- * connection is replaced: the connection is closed like a timed-out one, and the request answered 503
- * (isUnavailable), so its retry runs on a fresh connection that prepares the statement again.
- */
-const STALE_STATEMENT = /cached plan must not change result type/;
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable/i;
-
-/**
- * Wraps a pooled client's `query`:
- * - Performance (docs/performance.md#queries-built-once): a query whose SQL text is a `prepared()` query's (Kysely
- *   passes text and values) runs as that query's named prepared statement on this connection.
- * - pg rejects a query that outlives `query_timeout` but keeps its connection, whose next query
- *   would queue behind the lost one. Such a connection is closed at once, so the pool drops it on
- *   release and opens a fresh one when the network is back. So is one with a stale statement.
- * - Performance (docs/performance.md, "A write in one round trip on PostgreSQL"): in a transaction,
- *   Kysely's BEGIN and the statements passed to `later` (dialect.ts) are held and sent, in order and
- *   as one simple-query string, just before the transaction's next statement or with its COMMIT: a transaction
- *   whose statements are all deferred is one round trip. A deferred statement that is a `prepared()`
- *   query runs as `EXECUTE` of its named statement (prepared on the connection first if it is not yet),
- *   its values written as literals.
- */
-function wrapQuery(client: pg.PoolClient, statementNames: ReadonlyMap<string, string>): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
-    .parsedStatements;
-  /** none: no transaction of ours; pending: BEGIN held, nothing sent; open: BEGIN sent. */
-  let tx: 'none' | 'pending' | 'open' = 'none';
-  let held: string[] = [];
-  const send = (...args: unknown[]) => {
-    const result = query(...args);
-    if (result instanceof Promise) {
-      result.catch((err: Error) => {
-        if (err?.message !== READ_TIMEOUT && !STALE_STATEMENT.test(err?.message ?? '')) return;
-        client.end().catch(() => {});
-        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-      });
-    }
-    return result;
-  };
-  /** What must be sent before the transaction's next statement (BEGIN if held, the deferred statements). */
-  const takeHeld = (): string | undefined => {
-    const parts = tx === 'pending' ? ['begin', ...held] : held;
-    if (tx === 'pending') tx = 'open';
-    held = [];
-    return parts.length > 0 ? parts.join(';\n') : undefined;
-  };
-  const named = (text: unknown, values: unknown): unknown[] => {
-    const name = typeof text === 'string' ? statementNames.get(text) : undefined;
-    return name ? [{ name, text, values }] : [text, values];
-  };
-  /**
-   * The statement with its values as literals (`execute name(…)` if it is a `prepared()` query prepared on this
-   * connection), or undefined if it cannot be written so: a value with no literal form, a `prepared()` query not
-   * yet prepared here, or text where a `$n` might not be a parameter (a quote, a dollar quote) or with a `;`.
-   */
-  const inlined = (text: string, values: unknown[]): string | undefined => {
-    const name = statementNames.get(text);
-    try {
-      if (name !== undefined) {
-        if (parsed[name] !== text) return undefined;
-        return values.length > 0 ? `execute ${name}(${values.map(literal).join(', ')})` : `execute ${name}`;
-      }
-      if (/[';]|\$(?!\d)/.test(text)) return undefined;
-      return text.replace(/\$(\d+)/g, (_, i: string) => literal(values[Number(i) - 1]));
-    } catch {
-      return undefined;
-    }
-  };
-  /**
-   * Sends what is held (`before`), then the statement: in the same simple-query string when it can be written inline,
-   * its result (the string's last) shaped as the extended protocol's, both parsed by the same type parsers as text;
-   * else as a round trip of its own first.
-   */
-  const after = (before: string | undefined, text: string, values: unknown[]) => {
-    if (before === undefined) return send(...named(text, values));
-    const inline = inlined(text, values);
-    if (inline === undefined) return (send(before) as Promise<unknown>).then(() => send(...named(text, values)));
-    return (send(`${before};\n${inline}`) as Promise<unknown>).then((r) => (Array.isArray(r) ? r[r.length - 1] : r));
-  };
-  (client as { query: unknown }).query = (...args: unknown[]) => {
-    const [text, values] = args;
-    // Kysely passes (text, values); anything else (a config object, a callback) is not ours to change.
-    if (typeof text !== 'string' || args.length !== 2 || !Array.isArray(values)) return send(...args);
-    if (text === 'begin' && tx === 'none') {
-      tx = 'pending';
-      return Promise.resolve(noRows('BEGIN'));
-    }
-    if (tx === 'none') {
-      if (text === DEFER_MARKER) return send(...named(values[0], values[1]));
-      return send(...named(text, values));
-    }
-    if (text === 'rollback') {
-      const sent = tx === 'open';
-      tx = 'none';
-      held = [];
-      return sent ? send('rollback') : Promise.resolve(noRows('ROLLBACK'));
-    }
-    if (text === 'commit') {
-      if (tx === 'pending' && held.length === 0) {
-        tx = 'none';
-        return Promise.resolve(noRows('COMMIT'));
-      }
-      const before = takeHeld();
-      return (send(before === undefined ? 'commit' : `${before};\ncommit`) as Promise<unknown>).then(
-        (r) => {
-          tx = 'none';
-          return Array.isArray(r) ? r[r.length - 1] : r;
-        },
-        (err) => {
-          // Left in an aborted transaction (the string stopped at the error): Kysely's ROLLBACK is sent.
-          tx = 'open';
-          throw err;
-        },
-      );
-    }
-    if (text === DEFER_MARKER) {
-      const [sqlText, params] = values as [string, unknown[]];
-      const name = statementNames.get(sqlText);
-      let inline: string;
-      try {
-        inline =
-          name !== undefined
-            ? params.length > 0
-              ? `execute ${name}(${params.map(literal).join(', ')})`
-              : `execute ${name}`
-            : sqlText.replace(/\$(\d+)/g, (_, i: string) => literal(params[Number(i) - 1]));
-      } catch {
-        // A value with no literal form here (binary): sent now, after what is held.
-        return after(takeHeld(), sqlText, params);
-      }
-      if (name === undefined || parsed[name] === sqlText) {
-        held.push(inline);
-        return Promise.resolve(noRows('SELECT'));
-      }
-      // Prepared once per connection (its parameters' types inferred, as for pg's own named statements);
-      // a PREPARE is not undone by a ROLLBACK.
-      return (send(`prepare ${name} as ${sqlText}`) as Promise<unknown>).then(() => {
-        parsed[name] = sqlText;
-        held.push(inline);
-        return noRows('SELECT');
-      });
-    }
-    return after(takeHeld(), text, values);
-  };
-}
-
-function noRows(command: string) {
-  return { command, rowCount: 0, rows: [], fields: [] };
-}
-
-/** A value as a SQL literal for a deferred statement (pg's text form of it, quoted); throws for binary values. */
-function literal(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return pg.escapeLiteral(v);
-  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return `'${String(v)}'`;
-  if (v instanceof Date) return `'${v.toISOString()}'`;
-  if (Array.isArray(v)) {
-    const items = v.map((x) => {
-      if (x === null || x === undefined) return 'NULL';
-      if (typeof x === 'object') throw new Error('no literal for a nested array');
-      return `"${String(x).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-    });
-    return pg.escapeLiteral(`{${items.join(',')}}`);
-  }
-  if (Buffer.isBuffer(v) || ArrayBuffer.isView(v)) throw new Error('no literal for a binary value');
-  return pg.escapeLiteral(JSON.stringify(v));
-}
 
 /** Resolves as `promise` does, or rejects with a connection timeout after `ms`. */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -343,14 +182,16 @@ export async function probePostgres(url: string, schema: string | undefined, tim
       timeoutMs,
     );
   } catch (err) {
-    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    // pg's end() closes the socket at once while a query is unanswered; a connection attempt still pending is
+    // given up by pg itself at `connectionTimeoutMillis`.
+    client.end().catch(() => {});
     throw err;
   }
   await client.end().catch(() => {});
 }
 
 // Performance (docs/performance.md#queries-built-once): every write takes the shared locks, and a write that queues
-// deliveries notifies; as `prepared()` queries they run as named statements (see wrapQuery).
+// deliveries notifies; as `prepared()` queries they run as named statements (see PgConnection, pg-driver.ts).
 const holdSharedQuery = prepared((db, $: Param<{ names: string[] }>) => ({
   compile: () =>
     sql`select pg_advisory_xact_lock_shared(hashtextextended(n, 0)) from unnest(${$('names')}::text[]) as n`.compile(

@@ -6,12 +6,13 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import { fieldError, type StoredResponse } from '../kernel/errors.js';
-import type { WriteHooks } from '../modules/auth/write-runner.js';
+import { type Actor, type Principal, withOrigin } from '../kernel/principal.js';
 import {
   hashRequest,
   type IdempotencyService,
   type IdempotentRequest,
 } from '../modules/idempotency/idempotency.service.js';
+import type { Unit, UnitOfWork } from '../platform/unit-of-work.js';
 
 const KEY_RE = /^[\x20-\x7e]{1,255}$/;
 
@@ -19,33 +20,49 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotency: IdempotentRequest | null;
     /**
-     * For a POST route: the hooks that store this request's `{data}` answer with `status` in the
-     * service's write transaction (undefined without an Idempotency-Key). Pass them to the service.
+     * The door to a change as this request's principal, for the service the route calls. Given the `reply` and
+     * the answer's `status` (a POST route), a request with an Idempotency-Key stores its `{data}` answer in the
+     * change's transaction, so the answer and the change commit together; `stored` says what of it is kept for a
+     * replay (a new key's answer without its plaintext).
      */
-    idempotentWrite<T>(reply: FastifyReply, status: number): WriteHooks<T> | undefined;
+    unit(reply?: FastifyReply, status?: number, stored?: (result: never) => unknown): Unit<Principal>;
+    /** The door for someone this request acts as who is not its principal (a sign-in, a link), its origin named. */
+    unitAs<A extends Actor>(actor: A): Unit<A>;
   }
 }
 
 /**
- * The HTTP side of idempotency (docs/api.md#idempotency; the rules are in modules/idempotency): preHandler reads the key and replays
- * or refuses a known one; a write route passes `req.idempotentWrite(reply, status)` to its service so
- * the answer commits with the write; onSend keeps answers given without a write (4xx). Runs after
- * validation: invalid requests are not stored.
+ * The doors to changes (`request.unit`, `request.unitAs`), and the HTTP side of idempotency (docs/api.md#idempotency;
+ * the rules are in modules/idempotency): preHandler reads the key and replays or refuses a known one; a write route
+ * passes `req.unit(reply, status)` to its service so the answer commits with the change; onSend keeps answers given
+ * without a change (4xx). Runs after validation: invalid requests are not stored.
  */
-export function installIdempotency(app: FastifyInstance, idempotency: IdempotencyService): void {
+export function installIdempotency(app: FastifyInstance, idempotency: IdempotencyService, uow: UnitOfWork): void {
   app.decorateRequest('idempotency', null);
   // An aborted request may never reach onSend: free its key anyway.
   app.addHook('onRequestAbort', async (request) => {
     if (request.idempotency) idempotency.done(request.idempotency);
   });
-  app.decorateRequest('idempotentWrite', function <T>(this: FastifyRequest, reply: FastifyReply, status: number) {
-    const req = this.idempotency;
-    if (!req) return undefined;
-    return idempotency.hooks<T>(
-      req,
-      status,
-      (result) => reply.serializeInput({ data: result }, String(status)) as string,
-    );
+  app.decorateRequest(
+    'unit',
+    function (
+      this: FastifyRequest,
+      reply?: FastifyReply,
+      status?: number,
+      stored: (result: never) => unknown = (result) => result,
+    ) {
+      const req = this.idempotency;
+      if (!req || !reply || status === undefined) return uow.as(this.principal);
+      const hooks = idempotency.hooks<never>(
+        req,
+        status,
+        (result) => reply.serializeInput({ data: stored(result) }, String(status)) as string,
+      );
+      return uow.as(this.principal, hooks);
+    },
+  );
+  app.decorateRequest('unitAs', function <A extends Actor>(this: FastifyRequest, actor: A) {
+    return uow.as(withOrigin(actor, this.origin));
   });
 
   const preHandler = async (request: FastifyRequest) => {
@@ -79,7 +96,7 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
     if (!req) return payload;
     idempotency.done(req);
     if (req.settled || reply.statusCode >= 500 || reply.statusCode === 401) return payload;
-    await idempotency.remember(req, reply.statusCode, String(payload ?? ''));
+    await idempotency.remember(uow.as(req.actor), req, reply.statusCode, String(payload ?? ''));
     return payload;
   };
 

@@ -84,7 +84,7 @@ export interface AuditRecord {
 }
 
 /**
- * Given to every change by the write runner (`writeAs`'s `fn`, second argument): what it records is
+ * Given to every change by the unit of work (`Change.audit`): what it records is
  * appended last in the same transaction, so a change and its entries commit together or not at all.
  */
 export interface AuditTrail {

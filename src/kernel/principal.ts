@@ -36,7 +36,7 @@ export interface SessionPrincipal extends PrincipalBase {
 
 /**
  * The service itself acting across workspaces for no user: the delivery worker (`worker`), a
- * periodic job (`scheduler:<job id>`), the CLI (`cli`). The write runner checks it like any principal.
+ * periodic job (`scheduler:<job id>`), the CLI (`cli`). The unit of work checks it like any principal.
  */
 export interface SystemActor {
   kind: 'system';
@@ -55,7 +55,7 @@ export function systemActor(name: SystemActorName): SystemActor {
 /**
  * Someone not yet a principal: a sign-in and its steps (`sign-in`), a single-use link asked for or redeemed (`link`),
  * a single sign-on arrival (`sso`). The credential they present (password, pending sign-in, link, identity provider's
- * answer) is checked by the change itself; the write runner's check of them passes.
+ * answer) is checked by the change itself; the unit of work's check of them passes.
  */
 export interface AnonymousActor {
   kind: 'anonymous';
@@ -69,7 +69,7 @@ export function anonymousActor(via: AnonymousActor['via']): AnonymousActor {
 
 /**
  * A person signed in to the console acting on their own sign-in, in no workspace: their sessions, second factors and
- * passkeys. The session (or pending sign-in) was resolved before the change; the write runner's check passes.
+ * passkeys. The session (or pending sign-in) was resolved before the change; the unit of work's check passes.
  */
 export interface PersonActor {
   kind: 'person';

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { ROLES } from './roles.js';
 import { CONTROL_CHARACTER_ISSUE, CONTROL_CLASS } from './text.js';
 
 /** The error body (docs/api.md#errors). */
@@ -166,3 +167,16 @@ export function SingleLine(opts: { minLength: number; maxLength: number; descrip
     'x-issue-expected': 'a single line of text, without control characters such as line breaks or tabs',
   });
 }
+
+/** A role (docs/api.md#keys-scopes-and-roles): members, keys, invites and single sign-on's default. */
+export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+
+/** A person's name (docs/api.md#names). */
+export const UserName = SingleLine({
+  minLength: 1,
+  maxLength: 100,
+  description: '1..100 characters on one line (docs/api.md#names).',
+});
+
+/** An email address as the console's forms and the CLI take it. */
+export const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { type Contract, contractOf } from '../helpers/contract.js';
 import { type FuzzContext, type FuzzRequest, operationsOf, requestsFor } from '../helpers/fuzz.js';
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
   const ws = await newWorkspace(t);
   const viewer = await ws.member('viewer');
   const revoked = await ws.key(ws.adminId, 'live');
-  await t.services.keyRegistry.revoke(revoked.id);
+  await t.services.keyRegistry.revoke(asCli(t.services), revoked.id);
   const other = await newWorkspace(t, 'Other workspace');
   secrets.push(ws.live, ws.test, viewer.live, revoked.key, other.live);
   ctx = {

@@ -2,7 +2,7 @@
 // Tier: quick
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/kernel/errors.js';
-import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { expectValidation } from '../helpers/expect.js';
 
 // docs/api.md#names: single-line names (resource, user, key and workspace names, webhook labels)
@@ -102,16 +102,33 @@ describe('single-line names refuse control characters (docs/api.md#names)', () =
         ).n,
       );
     const before = await workspaces();
-    await refused(() => t.services.workspaces.create({ name: bad, adminEmail: 'a1@example.test' }), 'name');
     await refused(
-      () => t.services.workspaces.create({ name: 'Acme', adminEmail: 'a2@example.test', adminName: 'Ada\nB' }),
+      () => t.services.workspaces.create(asCli(t.services), { name: bad, adminEmail: 'a1@example.test' }),
+      'name',
+    );
+    await refused(
+      () =>
+        t.services.workspaces.create(asCli(t.services), {
+          name: 'Acme',
+          adminEmail: 'a2@example.test',
+          adminName: 'Ada\nB',
+        }),
       'adminName',
     );
     await refused(
-      () => t.services.users.create({ workspaceId: ws.id, email: 'u1@example.test', role: 'member', name: 'x\ty' }),
+      () =>
+        t.services.users.create(asCli(t.services), {
+          workspaceId: ws.id,
+          email: 'u1@example.test',
+          role: 'member',
+          name: 'x\ty',
+        }),
       'name',
     );
-    await refused(() => t.services.keyRegistry.create({ userId: ws.adminId, env: 'live', name: bad }), 'name');
+    await refused(
+      () => t.services.keyRegistry.create(asCli(t.services), { userId: ws.adminId, env: 'live', name: bad }),
+      'name',
+    );
     expect(await workspaces()).toBe(before);
   });
 

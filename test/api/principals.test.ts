@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionPrincipal } from '../../src/kernel/principal.js';
-import { json, keyPrincipal, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, keyPrincipal, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { testWorker } from '../helpers/worker.js';
 
 // Backends: both — the write runner's checks read stored rows inside each write's transaction
@@ -16,11 +16,14 @@ describe('principals: the services check whoever calls them, at commit', () => {
   it("a key's principal given to the services directly creates, archives and deletes resources, with their events", async () => {
     const ws = await newWorkspace(t);
     const admin = await keyPrincipal(t.services, ws.live);
-    const r = await t.services.resources.create(admin, { name: 'From a service call', type: 'standard' });
-    expect((await t.services.resources.archive(admin, r.id)).status).toBe('archived');
+    const r = await t.services.resources.create(t.services.uow.as(admin), {
+      name: 'From a service call',
+      type: 'standard',
+    });
+    expect((await t.services.resources.archive(t.services.uow.as(admin), r.id)).status).toBe('archived');
     const seen = json(await t.request({ method: 'GET', url: `/v1/resources/${r.id}`, key: ws.live }));
     expect(seen.data.status).toBe('archived');
-    await t.services.resources.remove(admin, r.id);
+    await t.services.resources.remove(t.services.uow.as(admin), r.id);
     const events = json(await t.request({ method: 'GET', url: '/v1/events', key: ws.live }));
     expect(events.data.map((e: { event: string }) => e.event)).toEqual(['resource.deleted']);
   });
@@ -28,7 +31,10 @@ describe('principals: the services check whoever calls them, at commit', () => {
   it("a key's principal registers webhooks in its own environment", async () => {
     const ws = await newWorkspace(t);
     const admin = await keyPrincipal(t.services, ws.test);
-    const hook = await t.services.webhooks.create(admin, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const hook = await t.services.webhooks.create(t.services.uow.as(admin), {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['*'],
+    });
     const listed = json(await t.request({ method: 'GET', url: '/v1/webhooks', key: ws.test }));
     expect(listed.data.map((w: { id: string }) => w.id)).toEqual([hook.id]);
   });
@@ -37,9 +43,11 @@ describe('principals: the services check whoever calls them, at commit', () => {
     const ws = await newWorkspace(t);
     const m = await ws.member('member');
     const forUser = await keyPrincipal(t.services, m.live);
-    await t.services.resources.create(forUser, { name: 'ok', type: 'standard' });
-    await t.services.users.remove(m.userId);
-    await expect(t.services.resources.create(forUser, { name: 'no', type: 'standard' })).rejects.toMatchObject({
+    await t.services.resources.create(t.services.uow.as(forUser), { name: 'ok', type: 'standard' });
+    await t.services.users.remove(asCli(t.services), m.userId);
+    await expect(
+      t.services.resources.create(t.services.uow.as(forUser), { name: 'no', type: 'standard' }),
+    ).rejects.toMatchObject({
       code: 'expired_token',
     });
   });
@@ -55,7 +63,9 @@ describe('principals: the services check whoever calls them, at commit', () => {
       role: 'admin',
       scopes: null,
     };
-    await expect(t.services.resources.create(session, { name: 'no', type: 'standard' })).rejects.toMatchObject({
+    await expect(
+      t.services.resources.create(t.services.uow.as(session), { name: 'no', type: 'standard' }),
+    ).rejects.toMatchObject({
       statusCode: 401,
     });
   });
@@ -71,9 +81,9 @@ describe('principals: the services check whoever calls them, at commit', () => {
       role: 'admin',
       scopes: null,
     } as unknown as SessionPrincipal;
-    await expect(t.services.resources.create(robot, { name: 'no', type: 'standard' })).rejects.toThrow(
-      /no principal check registered/,
-    );
+    await expect(
+      t.services.resources.create(t.services.uow.as(robot), { name: 'no', type: 'standard' }),
+    ).rejects.toThrow(/no principal check registered/);
   });
 
   it('the worker, each periodic job and the CLI write as named system actors, through the write runner', async () => {
@@ -82,7 +92,12 @@ describe('principals: the services check whoever calls them, at commit', () => {
     // The key-expiry job writes only when a key expires within 7 days: one does.
     const ws = await newWorkspace(t);
     const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
-    await t.services.keyRegistry.create({ userId: ws.adminId, env: 'live', name: 'Expiring', expiresAt });
+    await t.services.keyRegistry.create(asCli(t.services), {
+      userId: ws.adminId,
+      env: 'live',
+      name: 'Expiring',
+      expiresAt,
+    });
     const seen: string[] = [];
     t.services.checks.system = async (trx, p) => {
       seen.push(p.name);
@@ -130,7 +145,7 @@ describe('principals: the services check whoever calls them, at commit', () => {
       .execute();
     // The key-expiry job writes only when a key expires within 7 days.
     const expiresAt = new Date(Date.now() + 24 * 3_600_000).toISOString();
-    const expiring = await t.services.keyRegistry.create({
+    const expiring = await t.services.keyRegistry.create(asCli(t.services), {
       userId: ws.adminId,
       env: 'live',
       name: 'Expiring',
@@ -169,11 +184,17 @@ describe('principals: the services check whoever calls them, at commit', () => {
       .where('id', '=', expiring.id)
       .executeTakeFirst();
     expect(key?.expiry_notice_at).toBeNull();
-    // The old audit entry is still there, and no audit.purged was recorded.
+    // The old audit entries (the workspace's creation, the key the operator made) are still there, and no
+    // audit.purged was recorded.
     expect(
-      (await t.storage.db.selectFrom('audit_entries').select('action').where('workspace_id', '=', ws.id).execute()).map(
-        (r) => r.action,
-      ),
-    ).toEqual(['workspace.created']);
+      (
+        await t.storage.db
+          .selectFrom('audit_entries')
+          .select('action')
+          .where('workspace_id', '=', ws.id)
+          .orderBy('seq')
+          .execute()
+      ).map((r) => r.action),
+    ).toEqual(['workspace.created', 'key.created']);
   });
 });

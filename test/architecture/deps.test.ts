@@ -20,7 +20,8 @@ const CLEAN: Record<string, string> = {
   'src/kernel/roles.ts': `export const ROLES = ['admin'] as const;`,
   'src/lib/paging.ts': `import { ROLES } from '../kernel/roles.js';\nexport const p = ROLES;`,
   'src/db/types.ts': `import type { ROLES } from '../kernel/roles.js';\nexport type T = typeof ROLES;`,
-  'src/modules/a/a.repository.ts': `import type { T } from '../../db/types.js';\nexport const repo = {} as T;`,
+  'src/platform/unit-of-work.ts': `import type { T } from '../db/types.js';\nexport type Unit = T;`,
+  'src/modules/a/a.repository.ts': `import type { T } from '../../db/types.js';\nimport type { Unit } from '../../platform/unit-of-work.js';\nexport const repo = {} as [T, Unit];`,
   'src/modules/a/a.service.ts': `import { repo } from './a.repository.js';\nexport const a = repo;`,
   'src/modules/b/b.service.ts': `import { a } from '../a/a.service.js';\nexport const b = a;`,
   'src/http/auth.ts': `import { b } from '../modules/b/b.service.js';\nexport const auth = b;`,
@@ -57,7 +58,8 @@ describe('npm run deps', () => {
   const upward: [string, string, string][] = [
     ['src/kernel/x.ts', `import { p } from '../lib/paging.js';`, 'kernel'],
     ['src/lib/x.ts', `import type { T } from '../db/types.js';`, 'lib'],
-    ['src/db/x.ts', `import { a } from '../modules/a/a.service.js';`, 'db'],
+    ['src/db/x.ts', `import type { Unit } from '../platform/unit-of-work.js';`, 'db'],
+    ['src/platform/x.ts', `import { a } from '../modules/a/a.service.js';`, 'platform'],
     ['src/modules/a/x.ts', `import { auth } from '../../http/auth.js';`, 'modules'],
     ['src/http/x.ts', `import { s } from '../services.js';`, 'http'],
     ['src/worker.ts', `import { app } from './app.js';`, 'wiring'],
@@ -82,6 +84,7 @@ describe('npm run deps', () => {
       'kernel',
       'lib',
       'db',
+      'platform',
       'modules',
       'http',
       'wiring',
@@ -121,6 +124,24 @@ describe('npm run deps', () => {
     expect(problems).toEqual([
       expect.stringMatching(/^no-room-cycle \(server\): modules\/a → modules\/b → modules\/a/),
     ]);
+  });
+
+  it('module-floors: a module importing a tower of three others stands on floor 4', async () => {
+    const problems = await problemsWith({
+      'src/modules/c/c.service.ts': `import { b } from '../b/b.service.js';\nexport const c = b;`,
+      'src/modules/d/d.service.ts': `import { c } from '../c/c.service.js';\nexport const d = c;`,
+    });
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^module-floors: modules\/d stands on floor 4 \(at most 3\): modules\/d → modules\/c → modules\/b → modules\/a/,
+      ),
+    );
+    // Three floors pass.
+    expect(
+      await problemsWith({
+        'src/modules/c/c.service.ts': `import { b } from '../b/b.service.js';\nexport const c = b;`,
+      }),
+    ).toEqual([]);
   });
 
   it('no-room-cycle: two console features importing each other', async () => {

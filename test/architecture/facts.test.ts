@@ -1,27 +1,29 @@
 // Backends: sqlite — reads source files and builds the app once on an in-memory SQLite database that is never queried.
 // Tier: quick — a few seconds; a fact in ARCHITECTURE.md that drifts from the code fails `npm test`.
-// The generated sections of ARCHITECTURE.md (the layer graph, the table owners, the migrations, the
-// principals and the routes) are what scripts/architecture-facts.ts writes from the code today.
+// The generated sections of ARCHITECTURE.md (the layers and module floors, the table owners, the principals) and
+// of docs/code-facts.md (the room graph, the migrations, the routes) are what scripts/architecture-facts.ts writes
+// from the code today.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ARCHITECTURE_FILE, applyFacts, generateFacts } from '../../scripts/architecture-facts.js';
+import { applyFacts, FACT_FILES, factFile, generateFacts } from '../../scripts/architecture-facts.js';
 
-describe('ARCHITECTURE.md facts', () => {
+describe('the generated facts of ARCHITECTURE.md and docs/code-facts.md', () => {
   let facts: Record<string, string>;
   beforeAll(async () => {
     facts = await generateFacts();
   });
 
   it('match the code (regenerate with `npm run docs:facts`)', () => {
-    const committed = readFileSync(ARCHITECTURE_FILE, 'utf8');
-    const expected = applyFacts(committed, facts);
-    const stale = Object.keys(facts).filter((name) => {
-      const section = new RegExp(`<!-- generated:${name} -->[\\s\\S]*?<!-- /generated:${name} -->`);
-      return committed.match(section)?.[0] !== expected.match(section)?.[0];
-    });
-    expect(stale, `ARCHITECTURE.md differs from the code in: ${stale.join(', ')}; run \`npm run docs:facts\``).toEqual(
-      [],
-    );
+    const stale: string[] = [];
+    for (const [file, names] of Object.entries(FACT_FILES)) {
+      const committed = readFileSync(factFile(file), 'utf8');
+      const expected = applyFacts(file, committed, facts);
+      for (const name of names) {
+        const section = new RegExp(`<!-- generated:${name} -->[\\s\\S]*?<!-- /generated:${name} -->`);
+        if (committed.match(section)?.[0] !== expected.match(section)?.[0]) stale.push(`${file} ${name}`);
+      }
+    }
+    expect(stale, `differs from the code: ${stale.join(', ')}; run \`npm run docs:facts\``).toEqual([]);
   });
 
   it('name every migration of src/db/migrate.ts, the tables and the routes', () => {

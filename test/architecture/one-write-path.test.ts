@@ -1,14 +1,14 @@
 // Backends: sqlite — reads source files only, no storage.
 // Tier: quick
 // One write path: every write transaction outside src/db/ is opened by the write runner
-// (src/modules/auth/write-runner.ts), which checks the actor at commit. A direct
+// (src/platform/unit-of-work.ts), which checks the actor at commit. A direct
 // `writeTransaction(` anywhere else would skip that check.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = join(import.meta.dirname, '../../src');
-const RUNNER = 'modules/auth/write-runner.ts';
+const RUNNER = 'platform/unit-of-work.ts';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

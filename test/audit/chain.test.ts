@@ -20,7 +20,7 @@ afterAll(() => t.close());
 const cli = systemActor('cli');
 
 async function record(workspaceId: string, n = 1, targetId = 'res_x') {
-  await t.services.writeAs(cli, async (_trx, audit) => {
+  await t.services.uow.as(cli).run(async ({ audit }) => {
     for (let i = 0; i < n; i++) {
       audit.record({
         action: 'resource.updated',
@@ -75,7 +75,7 @@ describe('appending', () => {
     const ws = await newWorkspace(t);
     await record(ws.id);
     await expect(
-      t.services.writeAs(cli, async (_trx, audit) => {
+      t.services.uow.as(cli).run(async ({ audit }) => {
         audit.record({
           action: 'resource.deleted',
           target: { type: 'resource', id: 'res_y' },
@@ -96,7 +96,7 @@ describe('appending', () => {
   it('refuses an entry by someone signing in that names no user, and commits nothing', async () => {
     const ws = await newWorkspace(t);
     await expect(
-      t.services.writeAs(anonymousActor('sign-in'), async (_trx, audit) => {
+      t.services.uow.as(anonymousActor('sign-in')).run(async ({ audit }) => {
         audit.record({
           action: 'session.sign_in_failed',
           target: { type: 'user', id: ws.adminId },

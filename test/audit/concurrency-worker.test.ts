@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { storedEntries } from '../helpers/audit-entries.js';
 import { databaseUrlOf, runWsvc, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage, testBackend } from '../helpers/storage.js';
@@ -39,7 +40,10 @@ describe('audit seq with the worker writing beside two API processes', () => {
   it('is gap-free and verifies', { timeout: 120_000 }, async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: { now: () => STARTED }, config });
-    const ws = await services.workspaces.create({ name: 'Catching up', adminEmail: 'catch-up@example.test' });
+    const ws = await services.workspaces.create(asCli(services), {
+      name: 'Catching up',
+      adminEmail: 'catch-up@example.test',
+    });
     const wsId = ws.workspace.id;
     const databaseUrl = databaseUrlOf(storage);
     // The workspace is created years back, its workspace.created entry with it: the longest retention keeps the

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startApi, stopProcess } from '../helpers/processes.js';
 import { openTestStorage, testBackend } from '../helpers/storage.js';
 
@@ -21,7 +22,7 @@ describe('audit seq under concurrent writers', () => {
   afterAll(() => storage?.close());
 
   it('is gap-free and verifies after concurrent creates and archives', { timeout: 180_000 }, async () => {
-    const ws = await services.workspaces.create({ name: 'race', adminEmail: 'race@example.test' });
+    const ws = await services.workspaces.create(asCli(services), { name: 'race', adminEmail: 'race@example.test' });
     const key = ws.keys.live.key;
     const env = { DATABASE_URL: databaseUrlOf(storage), PORT: '0', REDIS_URL: '', PLAN_LIMITS: 'off' };
     const servers = await Promise.all(

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { storedEntries } from '../helpers/audit-entries.js';
 import {
   databaseUrlOf,
@@ -40,7 +41,10 @@ describe('kill -9 between the change and its commit', () => {
   }, async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
-    const ws = await services.workspaces.create({ name: 'Crash audit', adminEmail: 'crash-audit@example.test' });
+    const ws = await services.workspaces.create(asCli(services), {
+      name: 'Crash audit',
+      adminEmail: 'crash-audit@example.test',
+    });
     const wsId = ws.workspace.id;
     const databaseUrl = databaseUrlOf(storage);
     const env = { DATABASE_URL: databaseUrl, PORT: '0', REDIS_URL: '' };

@@ -223,7 +223,7 @@ describe('billing', () => {
     // scheduled downgrade takes effect with it: two entries, both the job's.
     now = T('2028-03-10T01:00:00.000Z');
     const job = await entriesOf(t, a.ws, () =>
-      t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+      t.services.billing.finalizeDue(t.services.uow.as(systemActor('scheduler:billing-invoices'))),
     );
     expect(job.map((e) => e.action)).toEqual(['invoice.finalized', 'plan.changed']);
     for (const e of job) {
@@ -243,7 +243,9 @@ describe('billing', () => {
     });
     // A run with nothing due records nothing.
     expect(
-      await entriesOf(t, null, () => t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices'))),
+      await entriesOf(t, null, () =>
+        t.services.billing.finalizeDue(t.services.uow.as(systemActor('scheduler:billing-invoices'))),
+      ),
     ).toEqual([]);
   });
 });

@@ -199,7 +199,9 @@ describe('wsvc workspaces create, users invite|set-role|reset-link|remove and bi
     // Two finalized invoices: two periods end, the job runs an hour after.
     nowMs = Date.parse('2028-03-01T02:00:00.000Z');
     // (The first test's workspace, made at the same time, gets its two as well.)
-    expect(await t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices'))).toBeGreaterThanOrEqual(2);
+    expect(
+      await t.services.billing.finalizeDue(t.services.uow.as(systemActor('scheduler:billing-invoices'))),
+    ).toBeGreaterThanOrEqual(2);
     const [second, first] = (await t.services.billing.invoicesOf(ws.id, { limit: 10, offset: 0, afterId: null })).items;
     let out!: Awaited<ReturnType<typeof wsvc>>;
     const paid = await entriesOf(t, ws.id, async () => {

@@ -3,7 +3,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stepAt, totpCode } from '../../src/modules/mfa/totp.js';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { entriesOf, onlyEntry, type StoredEntry, storedEntries } from '../helpers/audit-entries.js';
 import { type ConsoleClient, linkToken, ORIGIN, PASSWORD, signIn } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
@@ -237,7 +237,7 @@ describe('sessions (sign-in, failed sign-in, sign-out)', () => {
   it("a person in two workspaces: a sign-in is one entry in each, by that workspace's user", async () => {
     clock.set(T0);
     const a = await admin('Twice');
-    const other = await t.services.workspaces.create({ name: 'Second', adminEmail: a.email });
+    const other = await t.services.workspaces.create(asCli(t.services), { name: 'Second', adminEmail: a.email });
     let res!: LightMyRequestResponse;
     const entries = await entriesOf(t, null, async () => {
       res = await postSignIn(a.email, PASSWORD);
@@ -374,7 +374,7 @@ describe('passwords', () => {
   it('a reset link: user.password_changed and session.signed_in, both as the person; a used link leaves none', async () => {
     clock.set(T0);
     const a = await admin('Reset');
-    const link = await t.services.consoleAuth.resetLink(a.email);
+    const link = await t.services.consoleAuth.resetLink(asCli(t.services), a.email);
     const token = linkToken(link?.url ?? '');
     secrets.add(token);
     const set = () =>

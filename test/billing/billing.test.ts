@@ -93,8 +93,8 @@ describe('billing (docs/billing.md)', () => {
   const flush = () => Promise.all([a.services.usage.meter.flush(), b.services.usage.meter.flush()]);
   const finalizeBoth = async () => {
     const [x, y] = await Promise.all([
-      a.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
-      b.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+      a.services.billing.finalizeDue(a.services.uow.as(systemActor('scheduler:billing-invoices'))),
+      b.services.billing.finalizeDue(b.services.uow.as(systemActor('scheduler:billing-invoices'))),
     ]);
     return x + y;
   };
@@ -146,7 +146,7 @@ describe('billing (docs/billing.md)', () => {
     await flush();
     // Period 0 is 2028-01-31 → 2028-02-29 (29 days, 2,505,600 s). Upgrade half-way: 1,252,800 s left.
     now = T('2028-02-14T12:00:00.000Z');
-    expect(await a.services.billing.setPlan(cli, ws.id, 'pro')).toEqual({
+    expect(await a.services.billing.setPlan(a.services.uow.as(cli), ws.id, 'pro')).toEqual({
       change: 'upgraded',
       from: 'free',
       to: 'pro',
@@ -219,14 +219,14 @@ describe('billing (docs/billing.md)', () => {
     for (let i = 0; i < 5; i++) expect((await res(ws.test)).statusCode).toBe(201); // test resources do not count
     const live = [];
     for (let i = 0; i < 4; i++) live.push((await res(ws.live)).json().data.id as string);
-    await expect(a.services.billing.setPlan(cli, ws.id, 'free')).rejects.toMatchObject({
+    await expect(a.services.billing.setPlan(a.services.uow.as(cli), ws.id, 'free')).rejects.toMatchObject({
       statusCode: 409,
       code: 'downgrade_blocked',
       message: 'Cannot move to Free: resources: 4 in the live environment, Free allows 3. Delete the excess first.',
     });
     expect((await a.services.billing.subscriptionOf(ws.id)).pending_change).toBeNull();
     await a.request({ method: 'DELETE', url: `/v1/resources/${live[0]}`, key: ws.live });
-    expect(await a.services.billing.setPlan(cli, ws.id, 'free')).toEqual({
+    expect(await a.services.billing.setPlan(a.services.uow.as(cli), ws.id, 'free')).toEqual({
       change: 'downgrade_scheduled',
       from: 'pro',
       to: 'free',
@@ -235,7 +235,9 @@ describe('billing (docs/billing.md)', () => {
     const sub = await a.services.billing.subscriptionOf(ws.id);
     expect(sub.plan.id).toBe('pro');
     expect(sub.pending_change).toEqual({ plan: 'free', effective_at: '2028-03-31T00:00:00.000Z' });
-    await expect(a.services.billing.setPlan(cli, ws.id, 'gold')).rejects.toMatchObject({ statusCode: 400 });
+    await expect(a.services.billing.setPlan(a.services.uow.as(cli), ws.id, 'gold')).rejects.toMatchObject({
+      statusCode: 400,
+    });
 
     // Two months later: periods 1, 2 and 3 are finalized in order, the downgrade applied at period 1's end.
     now = T('2028-05-31T01:00:00.000Z');
@@ -263,11 +265,9 @@ describe('billing (docs/billing.md)', () => {
 
     // open → paid once; then it stays paid, amounts untouched.
     const id = frozen[0]?.id ?? '';
-    const paid = await a.services.writeAs(cli, (trx, audit) => a.services.billing.settleIn(trx, audit, id, 'paid'));
+    const paid = await a.services.billing.settle(a.services.uow.as(cli), id, 'paid');
     expect(paid).toMatchObject({ status: 'paid', paid_at: '2028-05-31T01:00:00.000Z', total_cents: 2_600 });
-    await expect(
-      a.services.writeAs(cli, (trx, audit) => a.services.billing.settleIn(trx, audit, id, 'void')),
-    ).rejects.toMatchObject({
+    await expect(a.services.billing.settle(a.services.uow.as(cli), id, 'void')).rejects.toMatchObject({
       statusCode: 409,
       code: 'invoice_not_open',
     });
@@ -292,7 +292,8 @@ describe('billing (docs/billing.md)', () => {
       paid_at: null,
       voided_at: null,
     });
-    const insert = (r: InvoicesTable) => a.services.writeAs(cli, (trx) => billingRepository.insertInvoice(trx, r, []));
+    const insert = (r: InvoicesTable) =>
+      a.services.uow.as(cli).run(({ trx }) => billingRepository.insertInvoice(trx, r, []));
     expect(await insert(row('inv_01JD0000000000000000000001', 1, '2030-01-01T00:00:00.000Z'))).toBe(true);
     // Same period (another worker's number), same number (another period): nothing inserted, no error.
     expect(await insert(row('inv_01JD0000000000000000000002', 2, '2030-01-01T00:00:00.000Z'))).toBe(false);
@@ -306,7 +307,7 @@ describe('billing (docs/billing.md)', () => {
     meter(a, ws.id, 12);
     await flush();
     now = T('2028-02-14T12:00:00.000Z');
-    await a.services.billing.setPlan(cli, ws.id, 'pro');
+    await a.services.billing.setPlan(a.services.uow.as(cli), ws.id, 'pro');
     for (const key of [ws.live, ws.test]) {
       const res = await b.request({ method: 'GET', url: '/v1/billing/subscription', key });
       expect(res.statusCode, res.body).toBe(200);
@@ -403,7 +404,7 @@ describe('plan limits on creation, PLAN_LIMITS=on (docs/billing.md#plan-limits)'
     for (let i = 0; i < 3; i++) expect((await webhook(ws.test)).statusCode).toBe(201);
 
     // An upgrade lifts the limits at once.
-    await t.services.billing.setPlan(systemActor('cli'), ws.id, 'pro');
+    await t.services.billing.setPlan(t.services.uow.as(systemActor('cli')), ws.id, 'pro');
     expect((await resource(ws.live)).statusCode).toBe(201);
     expect((await webhook(ws.live)).statusCode).toBe(201);
     expectError(await webhook(ws.live), 403, 'plan_limit_exceeded');
@@ -473,7 +474,7 @@ describe('the free cap, PLAN_LIMITS=on (docs/billing.md#the-free-cap)', () => {
     const ws = await newWorkspace(a);
     expect(await statuses(a, ws.live, 50)).toEqual(new Array(50).fill(200));
     expectError(await me(a, ws.live), 429, 'quota_exceeded');
-    await a.services.billing.setPlan(systemActor('cli'), ws.id, 'pro');
+    await a.services.billing.setPlan(a.services.uow.as(systemActor('cli')), ws.id, 'pro');
     // The cached cap is re-read after this process's next flush, or one flush interval later.
     now += 600_000;
     expect((await me(a, ws.live)).statusCode).toBe(200);

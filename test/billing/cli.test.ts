@@ -101,7 +101,7 @@ describe('wsvc billing (docs/billing.md#the-cli)', { timeout: 180_000 }, () => {
     // Invoices, finalized by the job on the app's clock two periods on; marked paid once, never twice.
     expect((await wsvc('billing', 'invoices', '--workspace', ws.id)).stdout).toBe('(no invoices)\n');
     now = periodAt(now, period.end).end + 3_600_000;
-    expect(await t.services.billing.finalizeDue(systemActor('scheduler:billing-invoices'))).toBe(2);
+    expect(await t.services.billing.finalizeDue(t.services.uow.as(systemActor('scheduler:billing-invoices')))).toBe(2);
     const list = await wsvc('billing', 'invoices', '--workspace', ws.id, '--json');
     const invoices = JSON.parse(list.stdout).invoices;
     expect(invoices.map((i: { number: string; plan: string; status: string }) => [i.number, i.plan, i.status])).toEqual(

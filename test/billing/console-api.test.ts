@@ -26,9 +26,7 @@ afterAll(async () => {
 
 async function session(userId: string): Promise<ConsoleClient> {
   const email = (await t.services.users.row(t.storage.db, userId))?.email ?? '';
-  const link = await t.services.writeAs(systemActor('cli'), (trx) =>
-    t.services.consoleAuth.makeLink('set_password', email, {}, trx),
-  );
+  const link = await t.services.consoleAuth.makeLink(t.services.uow.as(systemActor('cli')), 'set_password', email, {});
   return signInWithLink(t, link.url);
 }
 
@@ -96,7 +94,7 @@ describe('console billing API', () => {
     now = T('2028-02-10T00:00:00.000Z');
     const ws = await newWorkspace(t);
     const admin = await session(ws.adminId);
-    await t.services.billing.setPlan(systemActor('cli'), ws.id, 'pro');
+    await t.services.billing.setPlan(t.services.uow.as(systemActor('cli')), ws.id, 'pro');
     for (let i = 0; i < 3; i++) {
       const res = await t.request({
         method: 'POST',

@@ -100,8 +100,8 @@ async function use(workspaceId: string, n: number) {
 /** Both workers run the job at once. */
 const runBoth = () =>
   Promise.all([
-    a.services.billing.notifyUsage(systemActor('scheduler:billing-usage-notices')),
-    b.services.billing.notifyUsage(systemActor('scheduler:billing-usage-notices')),
+    a.services.billing.notifyUsage(a.services.uow.as(systemActor('scheduler:billing-usage-notices'))),
+    b.services.billing.notifyUsage(b.services.uow.as(systemActor('scheduler:billing-usage-notices'))),
   ]);
 const notices = async (ws: TestWorkspace, userId: string, type = 'usage.threshold') =>
   (await a.services.notifications.ofUser(ws.id, userId))
@@ -118,7 +118,7 @@ const recorded = (workspaceId: string) =>
     .orderBy('period_start')
     .orderBy('threshold')
     .execute();
-const send = () => a.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+const send = () => a.services.notifications.sendDue(a.services.uow.as(systemActor('scheduler:send-notifications')));
 const unsubscribe = (m: ParsedMail | undefined) =>
   m?.headerLines.find((h) => h.key === 'list-unsubscribe')?.line.replace(/^List-Unsubscribe:\s*/i, '');
 
@@ -222,7 +222,7 @@ describe('usage notifications (docs/billing.md#notifications)', () => {
   it('only plans with included requests; preferences per admin', async () => {
     now = T('2028-03-10T12:00:00.000Z');
     const metered = await newWorkspace(a);
-    await a.services.billing.setPlan(systemActor('cli'), metered.id, 'metered');
+    await a.services.billing.setPlan(a.services.uow.as(systemActor('cli')), metered.id, 'metered');
     await use(metered.id, 50_000);
     await runBoth();
     expect(await thresholds(metered, metered.adminId)).toEqual([]);
@@ -238,8 +238,11 @@ describe('usage notifications (docs/billing.md#notifications)', () => {
       [off.userId, false],
     ] as const) {
       const row = await a.services.users.row(storage.db, userId);
-      const link = await a.services.writeAs(systemActor('cli'), (trx) =>
-        a.services.consoleAuth.makeLink('set_password', row?.email ?? '', {}, trx),
+      const link = await a.services.consoleAuth.makeLink(
+        a.services.uow.as(systemActor('cli')),
+        'set_password',
+        row?.email ?? '',
+        {},
       );
       const client = await signInWithLink(a, link.url);
       clients.set(userId, client);
@@ -284,19 +287,19 @@ describe('invoice notifications (docs/billing.md#notifications)', () => {
     const tokyo = await adminIn(ws, 'Asia/Tokyo');
     // Upgrade half way: the invoice has a proration line.
     now = T('2028-06-04T09:30:00.000Z');
-    await a.services.billing.setPlan(systemActor('cli'), ws.id, 'pro');
+    await a.services.billing.setPlan(a.services.uow.as(systemActor('cli')), ws.id, 'pro');
     const upcoming = (await a.services.billing.subscriptionOf(ws.id)).upcoming_invoice;
     // 59 minutes 59.999 s after the period's end: not yet.
     now = T('2028-06-20T00:59:59.999Z');
     await Promise.all([
-      a.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
-      b.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+      a.services.billing.finalizeDue(a.services.uow.as(systemActor('scheduler:billing-invoices'))),
+      b.services.billing.finalizeDue(b.services.uow.as(systemActor('scheduler:billing-invoices'))),
     ]);
     expect(await notices(ws, tokyo.userId, 'invoice.issued')).toEqual([]);
     now = T('2028-06-20T01:00:00.000Z');
     await Promise.all([
-      a.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
-      b.services.billing.finalizeDue(systemActor('scheduler:billing-invoices')),
+      a.services.billing.finalizeDue(a.services.uow.as(systemActor('scheduler:billing-invoices'))),
+      b.services.billing.finalizeDue(b.services.uow.as(systemActor('scheduler:billing-invoices'))),
     ]);
     const got = await notices(ws, tokyo.userId, 'invoice.issued');
     expect(got).toHaveLength(1);

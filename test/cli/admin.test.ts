@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { signInWithLink } from '../helpers/console.js';
 import { openTestStorage } from '../helpers/storage.js';
 
@@ -75,7 +75,7 @@ describe('wsvc workspaces list / users list / keys list / users reset-link', { t
     expect(widest).toBeLessThanOrEqual(140); // every scope in one column: about 300
     // A key narrowed to more scopes than fit shows their count; --wide lists them (docs/using.md#api-keys).
     const many = ['users:read', 'resources:read', 'resources:write', 'events:read', 'keys:read', 'usage:read'];
-    const narrowed = await t.services.keyRegistry.create({
+    const narrowed = await t.services.keyRegistry.create(asCli(t.services), {
       userId: ws.adminId,
       env: 'live',
       name: 'ops',
@@ -109,7 +109,7 @@ describe('wsvc workspaces list / users list / keys list / users reset-link', { t
 
   it("users reset-link prints a working single-use link, the operator's way to reset a password", async () => {
     const email = `reset${Date.now()}@example.test`;
-    await t.services.workspaces.create({ name: 'CLI reset', adminEmail: email });
+    await t.services.workspaces.create(asCli(t.services), { name: 'CLI reset', adminEmail: email });
     const out = await wsvc('users', 'reset-link', '--email', email.toUpperCase());
     expect(out.code, out.stderr).toBe(0);
     const url = /^reset (\S+)$/m.exec(out.stdout)?.[1] ?? '';

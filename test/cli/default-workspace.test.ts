@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, startTestApp, type TestApp } from '../helpers/app.js';
 import { databaseUrlOf } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
@@ -48,7 +48,7 @@ describe('read-only commands without --workspace', { timeout: 180_000 }, () => {
       );
     }
 
-    const acme = await t.services.workspaces.create({ name: 'Acme', adminEmail: 'ada@acme.test' });
+    const acme = await t.services.workspaces.create(asCli(t.services), { name: 'Acme', adminEmail: 'ada@acme.test' });
     const note = `no --workspace given: using ${acme.workspace.id} (Acme), the only workspace\n`;
     const keys = await wsvc('keys', 'list');
     expect(keys.code, keys.stderr).toBe(0);
@@ -62,7 +62,7 @@ describe('read-only commands without --workspace', { timeout: 180_000 }, () => {
     expect(JSON.parse(users.stdout).users.map((u: { email: string }) => u.email)).toEqual(['ada@acme.test']);
     expect((await wsvc('billing', 'invoices')).stdout).toBe('(no invoices)\n');
 
-    await t.services.workspaces.create({ name: 'Globex', adminEmail: 'hank@globex.test' });
+    await t.services.workspaces.create(asCli(t.services), { name: 'Globex', adminEmail: 'hank@globex.test' });
     for (const cmd of READS) {
       const two = await wsvc(...cmd);
       expect(two.code, cmd.join(' ')).toBe(2);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startApi, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
@@ -33,7 +34,7 @@ describe('wsvc worker (a separate process)', () => {
   it('stays up while idle, delivers an event another process wrote, and stops on SIGTERM', async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
-    const ws = await services.workspaces.create({ name: 'Worker', adminEmail: 'worker@example.test' });
+    const ws = await services.workspaces.create(asCli(services), { name: 'Worker', adminEmail: 'worker@example.test' });
     const key = ws.keys.live.key;
     // Default poll and timing settings: only what a test receiver on loopback needs.
     const env = { DATABASE_URL: databaseUrlOf(storage), PORT: '0', WEBHOOK_ALLOW_INSECURE_URLS: 'true', REDIS_URL: '' };

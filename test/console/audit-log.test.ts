@@ -1,10 +1,12 @@
 // Backends: sqlite — the Audit log page of the console bundle against a real `wsvc serve`
 // Tier: full — drives Chromium
+
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asCli } from '../helpers/app.js';
 import { entriesOf } from '../helpers/audit-entries.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/console.js';
@@ -35,9 +37,15 @@ beforeAll(async () => {
   cs = await startConsoleServer({ host: 'localhost' });
   acme = await cs.workspace({ name: 'Acme', adminEmail: 'admin@acme.test', adminName: 'Ada' });
   resourceId = (await acme.v1('POST', '/resources', { name: 'Audited', type: 'standard' })).data.id;
-  const invited = await cs.services.members.invite(acme.id, { email: 'mo@acme.test', role: 'member', name: 'Mo' });
+  const invited = await cs.services.members.invite(asCli(cs.services), acme.id, {
+    email: 'mo@acme.test',
+    role: 'member',
+    name: 'Mo',
+  });
   memberId = invited.user.id;
-  viewerLink = (await cs.services.members.invite(acme.id, { email: 'vi@acme.test', role: 'viewer' })).invite_url;
+  viewerLink = (
+    await cs.services.members.invite(asCli(cs.services), acme.id, { email: 'vi@acme.test', role: 'viewer' })
+  ).invite_url;
 }, STEP);
 
 afterAll(async () => {

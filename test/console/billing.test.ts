@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemActor } from '../../src/kernel/principal.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import {
   type ConsoleServer,
@@ -121,7 +122,7 @@ describe('console billing', () => {
       const later = Date.parse(sub.current_period.end) + 61 * 60_000;
       const config = loadConfig({}, { DATABASE_URL: cs.storage.url, PUBLIC_URL: cs.base, LOG_LEVEL: 'silent' });
       const future = createServices({ storage: cs.storage, clock: { now: () => later }, config });
-      expect(await future.billing.finalizeDue(systemActor('scheduler:billing-invoices'))).toBe(1);
+      expect(await future.billing.finalizeDue(future.uow.as(systemActor('scheduler:billing-invoices')))).toBe(1);
       const invoice = (await cs.services.billing.invoicesOf(ws, { limit: 5, offset: 0, afterId: null })).items[0];
       expect(invoice?.total_cents).toBe(sub.upcoming_invoice.total_cents);
 
@@ -150,7 +151,10 @@ describe('console billing', () => {
   it(
     'a member sees that billing is for admins',
     async () => {
-      const member = await cs.services.members.invite(ws, { email: 'member@acme.test', role: 'member' });
+      const member = await cs.services.members.invite(asCli(cs.services), ws, {
+        email: 'member@acme.test',
+        role: 'member',
+      });
       const p = await cs.page({ signedIn: await signedInState(cs.base, member.invite_url) });
       await openPage(p, acme.path('/settings/billing'), 'Billing', 'billing-member');
       await p.getByText('Only admins of this workspace can see and change its plan and invoices.').waitFor();

@@ -2,11 +2,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/db/database.js';
 import type { Services } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { type ConsoleServer, loaded, startConsoleServer } from '../helpers/console-server.js';
 import { eventually, type Receiver, startReceiver } from '../helpers/receiver.js';
 
-// Backends: both — the one journey through a whole deployment as users run it: `wsvc serve` with its delivery worker, usage flush, console sessions and (on PostgreSQL) Redis, from sign-in to a delivered and retried webhook
+// Backends: sqlite — the console's pages through one whole journey in Chromium; the same journey's storage rules against `wsvc serve` run on both backends over HTTP in test/console-api/deployment-journey.test.ts
 // Tier: full — drives Chromium
 // The console journeys in Debian's Chromium, against a real `wsvc serve` (API and delivery
 // worker) on a real database (SQLite file, or PostgreSQL in the postgres project).
@@ -89,7 +90,11 @@ describe('console journeys in Chromium', () => {
     "admin's link → password → keys → Generate New Key → a real /v1 call → revoke → 401 expired_token",
     async () => {
       adminEmail = 'admin@acme.test';
-      const out = await services.workspaces.create({ name: 'Acme', adminEmail, adminName: 'Ada Admin' });
+      const out = await services.workspaces.create(asCli(services), {
+        name: 'Acme',
+        adminEmail,
+        adminName: 'Ada Admin',
+      });
       ws = out.workspace.id;
       liveKey = out.keys.live.key;
       await setPasswordAndSignIn(page, out.set_password_url, adminEmail);

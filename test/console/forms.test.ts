@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asCli } from '../helpers/app.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/console.js';
 import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
@@ -101,7 +102,10 @@ describe('console forms', () => {
   it(
     "changing a member's role asks first; Cancel keeps the role",
     async () => {
-      const invite = await cs.services.members.invite(ws, { email: 'mo@acme.test', role: 'member' });
+      const invite = await cs.services.members.invite(asCli(cs.services), ws, {
+        email: 'mo@acme.test',
+        role: 'member',
+      });
       // The invite's set-password page names the account it is for.
       const linkPage = await cs.page();
       await openPage(linkPage, invite.invite_url, 'Set your password', 'forms-set-password');
@@ -194,7 +198,10 @@ describe('console forms', () => {
   it(
     'a used or unknown set-password link: the message and the ways to a new link, no password form',
     async () => {
-      const invite = await cs.services.members.invite(ws, { email: 'used@acme.test', role: 'viewer' });
+      const invite = await cs.services.members.invite(asCli(cs.services), ws, {
+        email: 'used@acme.test',
+        role: 'viewer',
+      });
       const p = await cs.page();
       await openPage(p, invite.invite_url, 'Set your password', 'forms-set-password-live');
       await p.getByLabel('New password').fill(PASSWORD);

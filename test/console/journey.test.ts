@@ -58,7 +58,11 @@ beforeAll(async () => {
   page = await cs.page({ signedIn: journey.signedIn });
   // …then the endpoint, a minute before the first failure.
   nowMs = T0 - 60_000;
-  hook = await cs.services.webhooks.create(cli(), { url: rx.url('/orders'), events: ['*'], label: 'Orders' });
+  hook = await cs.services.webhooks.create(cs.services.uow.as(cli()), {
+    url: rx.url('/orders'),
+    events: ['*'],
+    label: 'Orders',
+  });
 }, STEP);
 
 afterAll(async () => {
@@ -75,10 +79,12 @@ const path = (rest: string) => `${cs.base}/console/w/${ws}/live${rest}`;
 /** `count` resources created at `atMs`, each delivery attempted once at that moment. */
 async function eventsAt(atMs: number, count = 1): Promise<void> {
   nowMs = atMs;
-  for (let i = 0; i < count; i++) await cs.services.resources.create(cli(), { name: `Order ${i}`, type: 'standard' });
+  for (let i = 0; i < count; i++)
+    await cs.services.resources.create(cs.services.uow.as(cli()), { name: `Order ${i}`, type: 'standard' });
   while ((await cs.services.delivery.runOnce()) > 0) {}
 }
-const sendMail = () => cs.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+const sendMail = () =>
+  cs.services.notifications.sendDue(cs.services.uow.as(systemActor('scheduler:send-notifications')));
 const mails = (subject: string) => mailTo(smtp, EMAIL).filter((m) => m.subject?.startsWith(subject));
 const feed = () => page.getByRole('list', { name: 'Notifications' }).getByRole('listitem');
 

@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asCli } from '../helpers/app.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
@@ -180,7 +181,10 @@ describe('lists newest first, search, confirmations and live updates', () => {
   it(
     'the workspace switcher tells two workspaces of the same name apart by their ids',
     async () => {
-      const other = await cs.services.workspaces.create({ name: 'Acme', adminEmail: 'admin@acme.test' });
+      const other = await cs.services.workspaces.create(asCli(cs.services), {
+        name: 'Acme',
+        adminEmail: 'admin@acme.test',
+      });
       await openPage(page, path('/overview'), 'Overview', 'lists-switcher');
       const options = await page.getByRole('combobox', { name: 'Workspace' }).locator('option').allTextContents();
       expect(options.sort()).toEqual([`Acme · ${other.workspace.id}`, `Acme · ${ws}`].sort());

@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asCli } from '../helpers/app.js';
 import { expectAccessible } from '../helpers/browser.js';
 import { type ConsoleServer, type ConsoleWorkspace, openPage, startConsoleServer } from '../helpers/console-server.js';
 
@@ -22,10 +23,11 @@ beforeAll(async () => {
   acme = await cs.workspace({ name: 'Bell', adminEmail: 'bell@acme.test', adminName: 'Bo' });
   ws = acme.id;
   // The same person's second workspace, where nothing has happened.
-  emptyWs = (await cs.services.workspaces.create({ name: 'Quiet', adminEmail: 'bell@acme.test' })).workspace.id;
+  emptyWs = (await cs.services.workspaces.create(asCli(cs.services), { name: 'Quiet', adminEmail: 'bell@acme.test' }))
+    .workspace.id;
   await acme.v1('PATCH', '/users/me', { timezone: 'Asia/Tokyo' });
   for (const name of ['First key', 'Second key', 'Third key']) await acme.v1('POST', '/keys', { name, env: 'live' });
-  await cs.services.members.invite(ws, { email: 'new@acme.test', role: 'viewer' });
+  await cs.services.members.invite(asCli(cs.services), ws, { email: 'new@acme.test', role: 'viewer' });
   page = await cs.page({ signedIn: acme.signedIn });
 }, STEP);
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asCli } from '../helpers/app.js';
 import { expectAccessible, freePort, screenshot } from '../helpers/browser.js';
 import {
   type ConsoleServer,
@@ -132,7 +133,10 @@ describe('the setup checklist on a new workspace', () => {
   it(
     "a viewer sees the key step and the others as an admin's, without an error box",
     async () => {
-      const invite = await cs.services.members.invite(ws, { email: 'viewer@fresh.test', role: 'viewer' });
+      const invite = await cs.services.members.invite(asCli(cs.services), ws, {
+        email: 'viewer@fresh.test',
+        role: 'viewer',
+      });
       const p = await cs.page({ signedIn: await signedInState(cs.base, invite.invite_url) });
       await openPage(p, path('/overview'), 'Overview', 'setup-viewer');
       const list = checklist(p);

@@ -1,9 +1,9 @@
-// Backends: both — the journeys write second factors, passkeys, single sign-on settings and sessions.
+// Backends: sqlite — the team sign-in pages in Chromium (focus, redirects, the virtual authenticator); the rules they write run on both backends over HTTP in test/console-api/ (two-factor, passkeys, sso, second-factor-policy)
 // Tier: full — Chromium with the DevTools virtual authenticator, a real OpenID provider and `wsvc serve`.
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../../src/modules/mfa/totp.js';
-import { keyPrincipal } from '../helpers/app.js';
+import { asCli, keyPrincipal } from '../helpers/app.js';
 import { expectAccessible, screenshot } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/console.js';
 import {
@@ -36,7 +36,11 @@ beforeAll(async () => {
   idp = await startOidcProvider({
     clients: [{ client_id: 'wsvc', client_secret: SECRET, redirect_uris: [`${cs.base}/console/sso/callback`] }],
   });
-  const out = await cs.services.workspaces.create({ name: 'Corp', adminEmail: 'ada@corp.test', adminName: 'Ada' });
+  const out = await cs.services.workspaces.create(asCli(cs.services), {
+    name: 'Corp',
+    adminEmail: 'ada@corp.test',
+    adminName: 'Ada',
+  });
   ws = out.workspace.id;
   adminCtx = await cs.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' });
   await signInContext(adminCtx, cs.base, out.set_password_url);
@@ -181,7 +185,10 @@ describe('team sign-in in Chromium', () => {
     'single sign-on: set up by the admin; a first arrival becomes a member; "SSO required" refuses the password except for the break-glass admin; the provider down',
     async () => {
       // A member with a password, before single sign-on is required.
-      const invited = await cs.services.members.invite(ws, { email: 'pat@corp.test', role: 'member' });
+      const invited = await cs.services.members.invite(asCli(cs.services), ws, {
+        email: 'pat@corp.test',
+        role: 'member',
+      });
       const patCtx = await cs.browser.newContext();
       await signInContext(patCtx, cs.base, invited.invite_url);
       await patCtx.close();
@@ -234,8 +241,11 @@ describe('team sign-in in Chromium', () => {
   it(
     'a workspace that requires a second factor: the enrolment page before any other',
     async () => {
-      const out = await cs.services.workspaces.create({ name: 'Strict', adminEmail: 'bo@strict.test' });
-      await cs.services.mfa.setPolicy(await keyPrincipal(cs.services, out.keys.live.key), true);
+      const out = await cs.services.workspaces.create(asCli(cs.services), {
+        name: 'Strict',
+        adminEmail: 'bo@strict.test',
+      });
+      await cs.services.mfa.setPolicy(cs.services.uow.as(await keyPrincipal(cs.services, out.keys.live.key)), true);
       const ctx = await cs.browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
       const token = new URL(out.set_password_url).searchParams.get('token');
       const p = await ctx.newPage();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { type Received, type Reply, startReceiver } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
@@ -64,7 +65,7 @@ describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', 
   it('every event reaches the receiver with a 2xx and the same event id', async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
-    const ws = await services.workspaces.create({ name: 'Crash', adminEmail: 'crash@example.test' });
+    const ws = await services.workspaces.create(asCli(services), { name: 'Crash', adminEmail: 'crash@example.test' });
     const key = ws.keys.live.key;
 
     server = await startWsvc(['serve'], env);
@@ -103,7 +104,7 @@ describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', 
     if (!server) throw new Error('no server');
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
-    const ws = await services.workspaces.create({ name: 'Term', adminEmail: 'term@example.test' });
+    const ws = await services.workspaces.create(asCli(services), { name: 'Term', adminEmail: 'term@example.test' });
     const key = ws.keys.live.key;
     expect((await api('POST', '/v1/webhooks', key, { url: rx.url('/slow'), events: ['*'] })).status).toBe(201);
     expect((await api('POST', '/v1/resources', key, { name: 'slow', type: 'standard' })).status).toBe(201);

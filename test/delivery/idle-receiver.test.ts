@@ -127,7 +127,7 @@ describe('a receiver that closes idle keep-alive sockets after 1 s', () => {
         const p = await keyPrincipal(t.services, ws.live);
         for (let i = 0; i < PER_LANE; i++) {
           if (i > 0) await sleep(900 + Math.random() * 200);
-          await t.services.resources.create(p, { name: `r${i}`, type: 'standard' });
+          await t.services.resources.create(t.services.uow.as(p), { name: `r${i}`, type: 'standard' });
           await rx.answered(i + 1);
         }
       }),

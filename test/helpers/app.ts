@@ -7,9 +7,10 @@ import { openStorage, type Storage } from '../../src/db/database.js';
 import { openRedis, type RedisLog, waitForRedis } from '../../src/db/redis.js';
 import type { Env, Role } from '../../src/db/types.js';
 import { type Clock, systemClock } from '../../src/kernel/clock.js';
-import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
-import type { Send } from '../../src/modules/delivery-engine/sender.js';
+import { type ApiKeyPrincipal, type SystemActor, systemActor } from '../../src/kernel/principal.js';
+import type { Send } from '../../src/lib/http-send.js';
 import type { SsoFetch } from '../../src/modules/sso/sso.service.js';
+import type { Unit } from '../../src/platform/unit-of-work.js';
 import { createServices, type Services } from '../../src/services.js';
 import { contractOf } from './contract.js';
 import { openTestStorage } from './storage.js';
@@ -147,7 +148,7 @@ export interface TestWorkspace {
   member(
     role: Role,
     scopes?: string[] | null,
-  ): Promise<{ userId: string; live: string; test: string; liveKeyId: string }>;
+  ): Promise<{ userId: string; live: string; test: string; liveKeyId: string; testKeyId: string }>;
   key(userId: string, env: Env, scopes?: string[] | null): Promise<{ id: string; key: string }>;
 }
 
@@ -155,9 +156,12 @@ let counter = 0;
 
 /** A fresh workspace per test (no table wiping), with its admin's live and test keys. */
 export async function newWorkspace(t: TestApp, name = 'Test workspace'): Promise<TestWorkspace> {
-  const out = await t.services.workspaces.create({ name, adminEmail: `admin${++counter}@example.test` });
+  const out = await t.services.workspaces.create(asCli(t.services), {
+    name,
+    adminEmail: `admin${++counter}@example.test`,
+  });
   const key = async (userId: string, env: Env, scopes: string[] | null = null) => {
-    const k = await t.services.keyRegistry.create({ userId, env, name: `${env} key`, scopes });
+    const k = await t.services.keyRegistry.create(asCli(t.services), { userId, env, name: `${env} key`, scopes });
     return { id: k.id, key: k.key };
   };
   return {
@@ -167,14 +171,14 @@ export async function newWorkspace(t: TestApp, name = 'Test workspace'): Promise
     test: out.keys.test.key,
     key,
     async member(role, scopes = null) {
-      const user = await t.services.users.create({
+      const user = await t.services.users.create(asCli(t.services), {
         workspaceId: out.workspace.id,
         email: `u${++counter}@example.test`,
         role,
       });
       const live = await key(user.id, 'live', scopes);
       const test = await key(user.id, 'test', scopes);
-      return { userId: user.id, live: live.key, test: test.key, liveKeyId: live.id };
+      return { userId: user.id, live: live.key, test: test.key, liveKeyId: live.id, testKeyId: test.id };
     },
   };
 }
@@ -216,4 +220,12 @@ export function otherProcess(
     } as NodeJS.ProcessEnv),
   });
   return { storage, services };
+}
+
+/**
+ * The door an operator's command has (`wsvc …` acts as the system actor `cli`): tests that set up data the way an
+ * operator would (a workspace, a member, a key) enter through it, as the CLI does.
+ */
+export function asCli(services: Services): Unit<SystemActor> {
+  return services.uow.as(systemActor('cli'));
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Env, Role } from '../../src/db/types.js';
-import { json, newWorkspace, type TestApp, type TestWorkspace } from './app.js';
+import { asCli, json, newWorkspace, type TestApp, type TestWorkspace } from './app.js';
 import { expectError, expectRateLimitHeaders } from './expect.js';
 import { expectNoChange } from './snapshot.js';
 
@@ -135,14 +135,14 @@ export function describeAuthMatrix(getT: () => TestApp, cases: RouteCase[]): voi
       it('a revoked key: 401 expired_token', async () => {
         const { t, ws, req } = await setup();
         const k = await ws.key(ws.adminId, 'live');
-        await t.services.keyRegistry.revoke(k.id);
+        await t.services.keyRegistry.revoke(asCli(t.services), k.id);
         await refused(t, c, req, `Bearer ${k.key}`, 401, 'expired_token');
       });
 
       it("a removed user's key: 401 expired_token (docs/api.md#keys-scopes-and-roles)", async () => {
         const { t, ws, req } = await setup();
         const m = await ws.member('admin');
-        await t.services.users.remove(m.userId);
+        await t.services.users.remove(asCli(t.services), m.userId);
         await refused(t, c, req, `Bearer ${m.live}`, 401, 'expired_token');
         await refused(t, c, req, `Bearer ${m.test}`, 401, 'expired_token');
       });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium.js';
@@ -48,13 +48,48 @@ export async function screenshot(page: Page, name: string, alsoTo?: string): Pro
   if (alsoTo) await page.screenshot({ path: alsoTo });
 }
 
-/** axe-core on the page: no serious or critical violation (docs/console.md). */
+/** axe-core's script (axe-core's documented `source`), loaded into a page once per document. */
+const AXE_SOURCE = (createRequire(import.meta.url)('axe-core') as { source: string }).source;
+const AXE_OPTIONS = {
+  runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+  // Only violations are read: axe then keeps no nodes for the passes and the rules that do not apply.
+  resultTypes: ['violations'],
+};
+
+/**
+ * axe-core on the page: no serious or critical violation (docs/console.md). axe runs in the page
+ * itself through its own API (`axe.run`), loaded once per document: @axe-core/playwright's
+ * AxeBuilder opens another page in the context for every run, loads axe (564 kB) there and in the
+ * page, twice in its single-page mode, and moves every result to it to merge frames the console does
+ * not have; that made axe nearly two thirds of each page's time in the screens files
+ * (docs/testing.md#where-the-time-goes).
+ */
 export async function expectAccessible(page: Page, name: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-  const bad = result.violations
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async (options) => {
+    const axe = (window as unknown as { axe: AxeApi }).axe;
+    const result = await axe.run(document, options);
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => n.target.join(' ')),
+    }));
+  }, AXE_OPTIONS);
+  const bad = violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    .map((v) => `${name}: ${v.id} (${v.impact}) ${v.help} — ${v.targets.join(', ')}`);
   expect(bad).toEqual([]);
+}
+
+/** The part of axe-core's API used here (the page's `window.axe`). */
+interface AxeApi {
+  run(
+    context: Document,
+    options: unknown,
+  ): Promise<{
+    violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[];
+  }>;
 }
 
 export function consoleBuilt(): boolean {

@@ -1,14 +1,13 @@
 import { type Browser, type BrowserContext, type BrowserContextOptions, type Page, request } from 'playwright-core';
 import { expect } from 'vitest';
-import { type Config, loadConfig } from '../../src/config.js';
+import type { Config } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
-import { type Clock, systemClock } from '../../src/kernel/clock.js';
 import { newId } from '../../src/kernel/ids.js';
-import { createServices, type Services } from '../../src/services.js';
-import { consoleBuilt, expectAccessible, freePort, workerChromium } from './browser.js';
+import type { Services } from '../../src/services.js';
+import { asCli } from './app.js';
+import { consoleBuilt, expectAccessible, workerChromium } from './browser.js';
 import { PASSWORD } from './console.js';
-import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from './processes.js';
-import { openTestStorage } from './storage.js';
+import { type Served, type ServedOptions, startServed } from './served.js';
 
 /** A signed-in browser state (its session cookie), for `storageState` of new contexts. */
 export type SignedIn = Awaited<ReturnType<BrowserContext['storageState']>>;
@@ -45,61 +44,21 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-/**
- * Options: `apiOnly` runs `wsvc serve --api-only` (no delivery worker, no jobs: the test drives the
- * in-process `services.delivery` and jobs itself); `clock` is the in-process services' clock (the
- * server keeps the system's); `env` adds settings to both the server and the in-process config.
- */
-export interface ConsoleServerOptions {
-  apiOnly?: boolean;
-  clock?: Clock;
-  env?: Record<string, string>;
-  /** The host name of PUBLIC_URL and of `base` (default 127.0.0.1): passkeys need a domain name such as localhost. */
-  host?: string;
-}
+export type ConsoleServerOptions = ServedOptions;
 
 export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promise<ConsoleServer> {
   if (!consoleBuilt()) throw new Error('dist/console is missing: run `npm run build:console` first');
-  const storage = await openTestStorage();
-  const port = await freePort();
-  const base = `http://${opts.host ?? '127.0.0.1'}:${port}`;
-  const config = loadConfig(
-    {},
-    {
-      DATABASE_URL: storage.url,
-      PUBLIC_URL: base,
-      LOG_LEVEL: 'silent',
-      PLAN_LIMITS: 'off',
-      PASSWORD_HASH_COST: Number(process.env.PASSWORD_HASH_COST) || undefined,
-      ...opts.env,
-    },
-  );
-  const services = createServices({ storage, clock: opts.clock ?? systemClock, config });
-  let server: WsvcProcess | undefined;
-  let browser: Browser | undefined;
-  try {
-    // The server and the browser start together.
-    [server, browser] = await Promise.all([
-      startWsvc(opts.apiOnly ? ['serve', '--api-only'] : ['serve'], {
-        DATABASE_URL: databaseUrlOf(storage),
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PUBLIC_URL: base,
-        WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-        WEBHOOK_MAX_RETRIES: '0',
-        WEBHOOK_POLL_MS: '100',
-        REDIS_URL: process.env.TEST_REDIS_URL || '',
-        ...opts.env,
-      }),
-      workerChromium(),
-    ]);
-  } catch (e) {
-    if (server) await stopProcess(server.child);
-    await browser?.close();
-    await storage.close();
-    throw e;
+  // The server and the browser start together; when either fails, the other is closed.
+  const [s, b] = await Promise.allSettled([startServed(opts), workerChromium()]);
+  if (s.status === 'rejected' || b.status === 'rejected') {
+    if (s.status === 'fulfilled') await s.value.close();
+    if (b.status === 'fulfilled') await b.value.close();
+    throw s.status === 'rejected' ? s.reason : (b as PromiseRejectedResult).reason;
   }
-  const started = { server, browser };
+  const served: Served = s.value;
+  const browser: Browser = b.value;
+  const { base, storage, services, config } = served;
+  const started = { served, browser };
   const contexts: BrowserContext[] = [];
   return {
     base,
@@ -108,7 +67,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promi
     config,
     browser,
     async workspace({ name, adminEmail, adminName }) {
-      const out = await services.workspaces.create({ name, adminEmail, adminName });
+      const out = await services.workspaces.create(asCli(services), { name, adminEmail, adminName });
       const liveKey = out.keys.live.key;
       return {
         id: out.workspace.id,
@@ -158,8 +117,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promi
     async close() {
       for (const ctx of contexts) await ctx.close().catch(() => undefined);
       await started.browser.close();
-      await stopProcess(started.server.child);
-      await storage.close();
+      await started.served.close();
     },
   };
 }

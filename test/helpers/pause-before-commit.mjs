@@ -11,8 +11,8 @@
 // commit), and never commits:
 // - SQLite (better-sqlite3, synchronous): the COMMIT statement blocks the whole process (Atomics.wait);
 // - PostgreSQL (pg): the COMMIT query never settles; the connection stays open, in the transaction. A COMMIT
-//   sent as the last statement of a string with the transaction's deferred statements (src/db/postgres.ts,
-//   wrapQuery) is split: the statements before it run, then the COMMIT is held the same way.
+//   sent as the last statement of a string with the transaction's deferred statements (src/db/pg-driver.ts,
+//   PgConnection) is split: the statements before it run, then the COMMIT is held the same way.
 import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 

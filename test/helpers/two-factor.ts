@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { totpCode } from '../../src/modules/mfa/totp.js';
-import { json, type TestApp } from './app.js';
+import { asCli, json, type TestApp } from './app.js';
 import { type ConsoleClient, ORIGIN, PASSWORD, sessionCookie, signInWithLink } from './console.js';
 
 /** A clock a test moves by hand (the TOTP window, pending sign-ins). */
@@ -61,7 +61,7 @@ export async function adminOf(
   name: string,
 ): Promise<{ ws: string; userId: string; email: string; client: ConsoleClient }> {
   const email = `${name.toLowerCase().replace(/\W/g, '')}-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.test`;
-  const out = await t.services.workspaces.create({ name, adminEmail: email });
+  const out = await t.services.workspaces.create(asCli(t.services), { name, adminEmail: email });
   const client = await signInWithLink(t, out.set_password_url);
   return { ws: out.workspace.id, userId: out.user.id, email, client };
 }

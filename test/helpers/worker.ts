@@ -1,4 +1,5 @@
 import type { Clock } from '../../src/kernel/clock.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import {
   createDeliveryWorker,
   type DeliveryWorker,
@@ -16,6 +17,7 @@ export function testWorker(
 ): DeliveryWorker {
   return createDeliveryWorker({
     outbox: t.services.outbox,
+    unit: t.services.uow.as(systemActor('worker')),
     clock: opts.clock ?? { now: () => Date.now() },
     config: t.config,
     deliveriesDue: opts.listen === false ? undefined : t.services.deliveriesDue,

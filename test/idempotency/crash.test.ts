@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/kernel/principal.js';
-import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import type { Unit } from '../../src/platform/unit-of-work.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 
 // Backends: both — the stored answer commits in the write's own transaction
 // Tier: quick
@@ -15,8 +16,8 @@ beforeAll(async () => {
   t = await startTestApp({
     wrapServices(s) {
       for (const name of ['create', 'archive'] as const) {
-        const original = s.resources[name] as (p: Principal, ...rest: unknown[]) => Promise<unknown>;
-        (s.resources as Record<string, unknown>)[name] = async (p: Principal, ...rest: unknown[]) => {
+        const original = s.resources[name] as (u: Unit<Principal>, ...rest: unknown[]) => Promise<unknown>;
+        (s.resources as Record<string, unknown>)[name] = async (p: Unit<Principal>, ...rest: unknown[]) => {
           const result = await original(p, ...rest);
           if (crashAfterWrite) {
             crashAfterWrite = false;
@@ -65,7 +66,7 @@ describe('a crash between the write and its answer (docs/api.md#idempotency)', (
   it('a write that rolled back stores nothing: the retry runs', async () => {
     const ws = await newWorkspace(t);
     const doomed = await ws.key(ws.adminId, 'live');
-    await t.services.keyRegistry.revoke(doomed.id);
+    await t.services.keyRegistry.revoke(asCli(t.services), doomed.id);
     // Revoked after verification would be the same; here the 401 comes from authentication.
     expect((await post(doomed.key, '/v1/resources', 'rb', { name: 'x', type: 'standard' })).statusCode).toBe(401);
     const ok = await post(ws.live, '/v1/resources', 'rb', { name: 'x', type: 'standard' });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isoAt } from '../../src/kernel/clock.js';
 import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
 import { hashRequest } from '../../src/modules/idempotency/idempotency.service.js';
-import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
@@ -223,7 +223,7 @@ describe('key revocation and idempotency together (docs/api.md#keys-scopes-and-r
         s.resources.create = async (actor, input) => {
           if (revokeNext) {
             revokeNext = false;
-            await s.keyRegistry.revoke((actor as ApiKeyPrincipal).keyId);
+            await s.keyRegistry.revoke(asCli(s), (actor.actor as ApiKeyPrincipal).keyId);
           }
           return create(actor, input);
         };

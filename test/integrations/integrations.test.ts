@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { WebhooksTable } from '../../src/db/types.js';
 import { systemActor } from '../../src/kernel/principal.js';
-import { createSender, type Send } from '../../src/modules/delivery-engine/sender.js';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { createSender, type Send } from '../../src/lib/http-send.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -37,7 +37,7 @@ const dns: Record<string, string[]> = {
 };
 const SLACK = 'https://hooks.slack.com/services/T000/B000/slacksecret1234';
 const DISCORD = 'https://discord.com/api/webhooks/123456/discordtoken9876';
-const send = () => t.services.integrations.sendDue(systemActor('scheduler:integrations'));
+const send = () => t.services.integrations.sendDue(t.services.uow.as(systemActor('scheduler:integrations')));
 
 beforeAll(async () => {
   rx = await startReceiver();
@@ -53,7 +53,10 @@ beforeAll(async () => {
     resolveHost: async (host) => dns[host] ?? [],
     integrationSend,
   });
-  const out = await t.services.workspaces.create({ name: 'Chat', adminEmail: 'chat.admin@example.test' });
+  const out = await t.services.workspaces.create(asCli(t.services), {
+    name: 'Chat',
+    adminEmail: 'chat.admin@example.test',
+  });
   ws = out.workspace.id;
   liveKey = out.keys.live.key;
   testKey = out.keys.test.key;
@@ -133,7 +136,10 @@ describe('connecting (docs/integrations.md#urls)', () => {
 
   it('a member who is not an admin gets 403 on every route and changes nothing', async () => {
     const made = await connect({ kind: 'slack', url: SLACK, env: 'live', events: ['*'], categories: [] });
-    const inv = await t.services.members.invite(ws, { email: 'chat.member@example.test', role: 'member' });
+    const inv = await t.services.members.invite(asCli(t.services), ws, {
+      email: 'chat.member@example.test',
+      role: 'member',
+    });
     const member = await signInWithLink(t, inv.invite_url);
     const as = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) =>
       member.call({ method, url: `/console/api/integrations${url}`, ws, body });
@@ -314,9 +320,9 @@ describe('sending (docs/integrations.md#sending)', () => {
       .executeTakeFirstOrThrow()) as WebhooksTable;
     const at = new Date(nowMs).toISOString();
     // What endpoint health does in the worker's cycle, in one transaction (test/webhooks/endpoint-health.test.ts drives the real thing).
-    await t.services.writeAs(systemActor('worker'), (trx) =>
-      t.services.notifications.endpointNotice(trx, { kind: 'disabled', webhook: row, at }),
-    );
+    await t.services.uow
+      .as(systemActor('worker'))
+      .run((c) => c.emit({ type: 'endpoint.health', kind: 'disabled', webhook: row, at }));
     expect(await send()).toBe(1);
     const [got] = rx.to(pathOf(url));
     const embed = JSON.parse(got?.body ?? '').embeds[0];
@@ -337,26 +343,32 @@ describe('sending (docs/integrations.md#sending)', () => {
     const i = await connect({ kind: 'discord', url, env: 'live', events: [], categories: ['usage'] });
     const at = new Date(nowMs).toISOString();
     const period = { period_start: '2026-04-01T00:00:00.000Z', period_end: '2026-05-01T00:00:00.000Z' };
-    await t.services.writeAs(systemActor('scheduler:billing-usage-notices'), async (trx) => {
-      await t.services.notifications.billingNotice(trx, {
-        type: 'usage.threshold',
-        workspaceId: ws,
-        data: {
-          threshold: 80,
-          billable_requests: 8000,
-          included_requests: 10000,
-          plan: 'free',
-          plan_name: 'Free',
-          hard_cap: true,
-          ...period,
-          at,
+    await t.services.uow.as(systemActor('scheduler:billing-usage-notices')).run(async (c) => {
+      await c.emit({
+        type: 'billing.notice',
+        notice: {
+          type: 'usage.threshold',
+          workspaceId: ws,
+          data: {
+            threshold: 80,
+            billable_requests: 8000,
+            included_requests: 10000,
+            plan: 'free',
+            plan_name: 'Free',
+            hard_cap: true,
+            ...period,
+            at,
+          },
         },
       });
       // Not chosen by this integration: no message for it.
-      await t.services.notifications.billingNotice(trx, {
-        type: 'invoice.issued',
-        workspaceId: ws,
-        data: { invoice_id: 'inv_x', number: 'INV-9', plan: 'free', total_cents: 0, currency: 'usd', ...period, at },
+      await c.emit({
+        type: 'billing.notice',
+        notice: {
+          type: 'invoice.issued',
+          workspaceId: ws,
+          data: { invoice_id: 'inv_x', number: 'INV-9', plan: 'free', total_cents: 0, currency: 'usd', ...period, at },
+        },
       });
     });
     expect(await send()).toBe(1);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationType } from '../../src/db/types.js';
 import { EVENT_TYPES } from '../../src/kernel/event-types.js';
 import { systemActor } from '../../src/kernel/principal.js';
-import { createSender, type Send } from '../../src/modules/delivery-engine/sender.js';
+import { createSender, type Send } from '../../src/lib/http-send.js';
 import {
   eventMessage,
   notificationMessage,
@@ -10,7 +10,7 @@ import {
   renderSlack,
 } from '../../src/modules/integrations/chat-render.js';
 import { notificationTitle } from '../../src/modules/notifications/email-render.js';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { discordProblems, slackProblems } from '../helpers/chat-payloads.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -148,7 +148,7 @@ let ws: string;
 let liveKey: string;
 let adminId: string;
 const dns: Record<string, string[]> = { 'hooks.slack.com': ['3.120.10.10'], 'discord.com': ['162.159.135.232'] };
-const send = () => t.services.integrations.sendDue(systemActor('scheduler:integrations'));
+const send = () => t.services.integrations.sendDue(t.services.uow.as(systemActor('scheduler:integrations')));
 
 beforeAll(async () => {
   rx = await startReceiver();
@@ -163,7 +163,10 @@ beforeAll(async () => {
     resolveHost: async (host) => dns[host] ?? [],
     integrationSend,
   });
-  const out = await t.services.workspaces.create({ name: 'Shapes', adminEmail: 'shapes.admin@example.test' });
+  const out = await t.services.workspaces.create(asCli(t.services), {
+    name: 'Shapes',
+    adminEmail: 'shapes.admin@example.test',
+  });
   ws = out.workspace.id;
   liveKey = out.keys.live.key;
   adminId = out.user.id;
@@ -203,12 +206,12 @@ describe('what reaches the platforms', () => {
     expect((await call('POST', `/v1/resources/${id}/archive`)).statusCode).toBe(200);
     await send();
     expect((await call('DELETE', `/v1/resources/${id}`)).statusCode).toBe(204);
-    const key = await t.services.keyRegistry.create({
+    const key = await t.services.keyRegistry.create(asCli(t.services), {
       userId: adminId,
       env: 'live',
       name: `<!here> ${'😀<&>'.repeat(23)}`,
     });
-    await t.services.keyRegistry.revoke(key.id);
+    await t.services.keyRegistry.revoke(asCli(t.services), key.id);
     await send();
     const bodies = (path: string) => rx.to(path).map((r) => JSON.parse(r.body) as unknown);
     const toSlack = bodies(new URL(slack).pathname);

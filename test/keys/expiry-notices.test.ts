@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
-import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
 
 // Backends: both — each key told once, by two workers on one database
@@ -65,11 +65,11 @@ describe('key expiring in 7 days', () => {
     const expiresAt = '2026-03-31T12:00:00.000Z';
     const e = Date.parse(expiresAt);
     const create = (name: string, at: string) =>
-      t.services.keyRegistry.create({ userId: owner.userId, env: 'live', name, expiresAt: at });
+      t.services.keyRegistry.create(asCli(t.services), { userId: owner.userId, env: 'live', name, expiresAt: at });
     const key = await create('Nightly export', expiresAt);
     // Never told: a revoked key, a key that already expired, one expiring later, a rolled key (key.rolled said when).
     const revoked = await create('Revoked', expiresAt);
-    await t.services.keyRegistry.revoke(revoked.id);
+    await t.services.keyRegistry.revoke(asCli(t.services), revoked.id);
     await create('Past', new Date(T0 - 1).toISOString());
     await create('Later', new Date(e + 8 * DAY).toISOString());
     const rolled = await create('Rolled', new Date(e + DAY).toISOString());
@@ -80,7 +80,7 @@ describe('key expiring in 7 days', () => {
       body: { expire_old_in_s: 86_400 },
     });
     expect(roll.statusCode, roll.body).toBe(201);
-    await t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+    await t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')));
     const before = smtp.got.length;
 
     nowMs = e - 7 * DAY - 1;
@@ -98,7 +98,9 @@ describe('key expiring in 7 days', () => {
     expect(await job().run()).toBe(0);
     expect(await expiring(ws.id)).toHaveLength(4);
 
-    expect(await t.services.notifications.sendDue(systemActor('scheduler:send-notifications'))).toBe(4);
+    expect(await t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')))).toBe(
+      4,
+    );
     const mails = smtp.got.slice(before).filter((m) => m.subject?.startsWith('API key expiring'));
     expect(mails).toHaveLength(4);
     const [paris] = mailTo(smtp, owner.email).filter((m) => m.subject?.startsWith('API key expiring'));
@@ -123,7 +125,7 @@ describe('key expiring in 7 days', () => {
     const expiresAt = new Date(T0 + 3 * DAY).toISOString();
     const keys = await Promise.all(
       ['a', 'b', 'c'].map((n) =>
-        t.services.keyRegistry.create({ userId: ws.adminId, env: 'test', name: n, expiresAt }),
+        t.services.keyRegistry.create(asCli(t.services), { userId: ws.adminId, env: 'test', name: n, expiresAt }),
       ),
     );
     const runs = await Promise.all([job().run(), job().run(), job().run()]);
@@ -137,13 +139,13 @@ describe('key expiring in 7 days', () => {
     nowMs = T0;
     const ws = await newWorkspace(t);
     const gone = await ws.member('member');
-    await t.services.keyRegistry.create({
+    await t.services.keyRegistry.create(asCli(t.services), {
       userId: gone.userId,
       env: 'live',
       name: 'Orphan',
       expiresAt: new Date(T0 + DAY).toISOString(),
     });
-    await t.services.users.remove(gone.userId);
+    await t.services.users.remove(asCli(t.services), gone.userId);
     expect(await job().run()).toBe(0);
     expect(await expiring(ws.id)).toEqual([]);
   });

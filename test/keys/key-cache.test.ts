@@ -10,7 +10,7 @@ import type { Storage } from '../../src/db/database.js';
 import { openRedis, waitForRedis } from '../../src/db/redis.js';
 import { keyChangeAnnouncer } from '../../src/modules/keys/keys-epoch.js';
 import type { Services } from '../../src/services.js';
-import { newWorkspace, otherProcess, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, newWorkspace, otherProcess, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
 import { expectError } from '../helpers/expect.js';
 
@@ -59,7 +59,7 @@ describe('verified-key reuse keeps role and revocation checks exact', () => {
       await createResource(t, k.key);
       expect((await get(k.key)).statusCode).toBe(200);
       expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(200);
-      await s().keyRegistry.revoke(k.id);
+      await s().keyRegistry.revoke(asCli(s()), k.id);
       // HEAD too (Fastify's HEAD routes for GETs): a cached key is never answered unconfirmed.
       expect((await t.request({ method: 'HEAD', url: '/v1/users/me', key: k.key })).statusCode).toBe(401);
       expectError(await get(k.key), 401, 'expired_token');
@@ -70,7 +70,7 @@ describe('verified-key reuse keeps role and revocation checks exact', () => {
       const ws = await newWorkspace(t);
       const m = await ws.member('member');
       await createResource(t, m.live);
-      await s().users.setRole(m.userId, 'viewer');
+      await s().users.setRole(asCli(s()), m.userId, 'viewer');
       const res = await t.request({
         method: 'POST',
         url: '/v1/resources',
@@ -84,7 +84,7 @@ describe('verified-key reuse keeps role and revocation checks exact', () => {
       const ws = await newWorkspace(t);
       const m = await ws.member('member');
       expect((await get(m.live)).statusCode).toBe(200);
-      await s().users.remove(m.userId);
+      await s().users.remove(asCli(s()), m.userId);
       expectError(await get(m.live), 401, 'expired_token');
     });
   }

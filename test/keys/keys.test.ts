@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/kernel/principal.js';
-import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import type { Unit } from '../../src/platform/unit-of-work.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource } from '../helpers/auth-matrix.js';
 import { expectError } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
@@ -45,13 +46,15 @@ describe('API keys (docs/api.md#keys-scopes-and-roles)', () => {
     const ws = await newWorkspace(t);
     const k = await ws.key(ws.adminId, 'live');
     expect((await t.request({ method: 'GET', url: '/v1/users/me', key: k.key })).statusCode).toBe(200);
-    const revoked = await t.services.keyRegistry.revoke(k.id);
+    const revoked = await t.services.keyRegistry.revoke(asCli(t.services), k.id);
     expect(revoked.revoked_at).toMatch(/Z$/);
     expectError(await t.request({ method: 'GET', url: '/v1/users/me', key: k.key }), 401, 'expired_token');
     expect((await t.request({ method: 'GET', url: '/v1/users/me', key: ws.live })).statusCode).toBe(200);
     // Revoking twice keeps the first time; an unknown id is not found.
-    expect((await t.services.keyRegistry.revoke(k.id)).revoked_at).toBe(revoked.revoked_at);
-    await expect(t.services.keyRegistry.revoke('key_01JD3K8Z6W6J9Q4X1V5N2M7P8R')).rejects.toMatchObject({
+    expect((await t.services.keyRegistry.revoke(asCli(t.services), k.id)).revoked_at).toBe(revoked.revoked_at);
+    await expect(
+      t.services.keyRegistry.revoke(asCli(t.services), 'key_01JD3K8Z6W6J9Q4X1V5N2M7P8R'),
+    ).rejects.toMatchObject({
       code: 'not_found',
     });
   });
@@ -62,18 +65,26 @@ describe('API keys (docs/api.md#keys-scopes-and-roles)', () => {
     const verified = await t.services.keyRegistry.verify(`Bearer ${k.key}`);
     if (!verified.ok) throw new Error('key did not verify');
     const id = await createResource(t, ws.live);
-    await t.services.keyRegistry.revoke(k.id);
+    await t.services.keyRegistry.revoke(asCli(t.services), k.id);
     const actor = verified.principal;
     await expectNoChange(t, async () => {
-      await expect(t.services.resources.create(actor, { name: 'x', type: 'standard' })).rejects.toMatchObject({
+      await expect(
+        t.services.resources.create(t.services.uow.as(actor), { name: 'x', type: 'standard' }),
+      ).rejects.toMatchObject({
         code: 'expired_token',
       });
-      await expect(t.services.resources.update(actor, id, { name: 'y' })).rejects.toMatchObject({
+      await expect(t.services.resources.update(t.services.uow.as(actor), id, { name: 'y' })).rejects.toMatchObject({
         code: 'expired_token',
       });
-      await expect(t.services.resources.archive(actor, id)).rejects.toMatchObject({ code: 'expired_token' });
-      await expect(t.services.resources.remove(actor, id)).rejects.toMatchObject({ code: 'expired_token' });
-      await expect(t.services.users.patchMe(actor, { name: 'z' })).rejects.toMatchObject({ code: 'expired_token' });
+      await expect(t.services.resources.archive(t.services.uow.as(actor), id)).rejects.toMatchObject({
+        code: 'expired_token',
+      });
+      await expect(t.services.resources.remove(t.services.uow.as(actor), id)).rejects.toMatchObject({
+        code: 'expired_token',
+      });
+      await expect(t.services.users.patchMe(t.services.uow.as(actor), { name: 'z' })).rejects.toMatchObject({
+        code: 'expired_token',
+      });
     });
   });
 });
@@ -88,14 +99,14 @@ describe('a key revoked while its request runs (docs/api.md#keys-scopes-and-role
         for (const name of ['create', 'update', 'archive', 'unarchive', 'remove'] as const) {
           const original = s.resources[name] as (...a: unknown[]) => Promise<unknown>;
           (s.resources as Record<string, unknown>)[name] = async (...args: unknown[]) => {
-            const actor = args[0] as ApiKeyPrincipal;
-            if (revokeDuring === name) await s.keyRegistry.revoke(actor.keyId);
+            const actor = (args[0] as Unit<ApiKeyPrincipal>).actor;
+            if (revokeDuring === name) await s.keyRegistry.revoke(asCli(s), actor.keyId);
             return original(...args);
           };
         }
         const patchMe = s.users.patchMe;
         s.users.patchMe = async (actor, input) => {
-          if (revokeDuring === 'patchMe') await s.keyRegistry.revoke((actor as ApiKeyPrincipal).keyId);
+          if (revokeDuring === 'patchMe') await s.keyRegistry.revoke(asCli(s), (actor.actor as ApiKeyPrincipal).keyId);
           return patchMe(actor, input);
         };
       },

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
@@ -44,7 +45,7 @@ describe('revoking a key in use by 32 concurrent requests', () => {
   it('commits within the bound, and nothing that commits after it was written with the key', async () => {
     const config = loadConfig({}, { LOG_LEVEL: 'silent', DATABASE_URL: storage.url, PLAN_LIMITS: 'off' });
     const cli = createServices({ storage, clock: systemClock, config });
-    const ws = await cli.workspaces.create({ name: 'Revoke', adminEmail: 'revoke@example.test' });
+    const ws = await cli.workspaces.create(asCli(cli), { name: 'Revoke', adminEmail: 'revoke@example.test' });
     const key = ws.keys.live;
     // The server's pool as in production (10), so 10 writes with the key are in flight at once.
     const env = { DATABASE_URL: databaseUrlOf(storage), PORT: '0', REDIS_URL: '', DATABASE_POOL_SIZE: '10' };
@@ -70,7 +71,7 @@ describe('revoking a key in use by 32 concurrent requests', () => {
     while (statuses.length < 300) await new Promise((r) => setTimeout(r, 5));
 
     const started = performance.now();
-    await cli.keyRegistry.revoke(key.id);
+    await cli.keyRegistry.revoke(asCli(cli), key.id);
     const revokeMs = performance.now() - started;
     const atRevoke = await resourcesOf(ws.workspace.id);
     await Promise.all(loops);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices, type Services } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { eventually } from '../helpers/receiver.js';
 import { type Smtp, startSmtp } from '../helpers/smtp.js';
@@ -57,14 +58,17 @@ const copiesOf = (messageId: string) => smtp.got.filter((m) => m.messageId === m
 
 describe('kill -9 of the worker between the SMTP acceptance and the commit', () => {
   it('the email is sent again once, after the lease, with the same Message-ID, and never a third time', async () => {
-    const ws = await services.workspaces.create({ name: 'Crash mail', adminEmail: 'crash-mail@example.test' });
+    const ws = await services.workspaces.create(asCli(services), {
+      name: 'Crash mail',
+      adminEmail: 'crash-mail@example.test',
+    });
     const userId = ws.user.id;
     worker = await startWsvc(['worker'], env());
     const child = worker.child;
     const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_c, s) => r(s)));
     killOn = 'API key created: Doomed mail';
     // A real cause: a key made for the admin tells them (key.created, docs/notifications.md).
-    await services.keyRegistry.create({ userId, env: 'live', name: 'Doomed mail' });
+    await services.keyRegistry.create(asCli(services), { userId, env: 'live', name: 'Doomed mail' });
     const [n] = await services.notifications.ofUser(ws.workspace.id, userId);
     if (!n) throw new Error('no notification written');
     expect(n.type).toBe('key.created');
@@ -102,7 +106,7 @@ describe('kill -9 of the worker between the SMTP acceptance and the commit', () 
     );
 
     // Later runs of the job send later notifications, never this one again.
-    await services.keyRegistry.create({ userId, env: 'test', name: 'After the crash' });
+    await services.keyRegistry.create(asCli(services), { userId, env: 'test', name: 'After the crash' });
     const later = (m: ParsedMail) => m.subject?.startsWith('API key created: After the crash') === true;
     await eventually(async () => smtp.got.some(later), 20_000);
     expect(copiesOf(messageId)).toBe(2);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
@@ -23,12 +23,18 @@ let adminKey: string;
 let adminId: string;
 beforeAll(async () => {
   t = await startTestApp({ clock, config: { PUBLIC_URL: ORIGIN } });
-  const out = await t.services.workspaces.create({ name: 'Feed', adminEmail: 'feed.admin@example.test' });
+  const out = await t.services.workspaces.create(asCli(t.services), {
+    name: 'Feed',
+    adminEmail: 'feed.admin@example.test',
+  });
   ws = out.workspace.id;
   adminKey = out.keys.live.key;
   adminId = out.user.id;
   admin = await signInWithLink(t, out.set_password_url);
-  const second = await t.services.workspaces.create({ name: 'Other', adminEmail: 'feed.other@example.test' });
+  const second = await t.services.workspaces.create(asCli(t.services), {
+    name: 'Other',
+    adminEmail: 'feed.other@example.test',
+  });
   other = await signInWithLink(t, second.set_password_url);
 });
 afterAll(() => t.close());

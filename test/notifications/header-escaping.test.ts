@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
-import { newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { databaseUrlOf } from '../helpers/processes.js';
 import { type Smtp, startSmtp } from '../helpers/smtp.js';
 import { openTestStorage } from '../helpers/storage.js';
@@ -36,16 +36,16 @@ afterAll(async () => {
 /** A workspace whose admin owns a second live key named EVIL as an older row holds it, revoked over HTTP. */
 async function revokeEvilKey(t: TestApp): Promise<string> {
   const ws = await newWorkspace(t);
-  const key = await t.services.keyRegistry.create({
+  const key = await t.services.keyRegistry.create(asCli(t.services), {
     userId: ws.adminId,
     env: 'live',
     name: 'placeholder',
-    notify: false,
+    quiet: true,
   });
   await t.storage.db.updateTable('api_keys').set({ name: EVIL }).where('id', '=', key.id).execute();
   const res = await t.request({ method: 'DELETE', url: `/v1/keys/${key.id}`, key: ws.live });
   expect(res.statusCode, res.body).toBe(204);
-  expect(await t.services.notifications.sendDue(systemActor('worker'))).toBeGreaterThanOrEqual(1);
+  expect(await t.services.notifications.sendDue(t.services.uow.as(systemActor('worker')))).toBeGreaterThanOrEqual(1);
   return ws.adminId;
 }
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, linkToken, ORIGIN, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
@@ -43,7 +43,10 @@ beforeAll(async () => {
   });
   const schema = storage.schema;
   databaseUrl = schema ? `${storage.url}?options=${encodeURIComponent(`-c search_path=${schema}`)}` : storage.url;
-  const out = await t.services.workspaces.create({ name: 'Acme & Co', adminEmail: 'owner@example.test' });
+  const out = await t.services.workspaces.create(asCli(t.services), {
+    name: 'Acme & Co',
+    adminEmail: 'owner@example.test',
+  });
   ws = out.workspace.id;
   adminKey = out.keys.live.key;
   adminId = out.user.id;
@@ -55,7 +58,7 @@ afterAll(async () => {
   await smtp.close();
 });
 
-const send = () => t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+const send = () => t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')));
 const linkIn = (text: string) => /(http\S+token=\S+)/.exec(text)?.[1] ?? '';
 const count = async () =>
   Number(

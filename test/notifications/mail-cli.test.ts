@@ -59,14 +59,15 @@ describe('wsvc mail list / show', { timeout: 180_000 }, () => {
     const mailbox = createNotificationsService({
       db: t.storage.db,
       clock: { now: () => Date.now() },
-      writeAs: t.services.writeAs,
       admins: t.services.users.admins,
       userRow: t.services.users.row,
       publicUrl: () => 'http://127.0.0.1:8080',
       mailFrom: 'Workspace Service <no-reply@localhost>',
       disableAfterH: 120,
     });
-    expect(await mailbox.sendDue(systemActor('scheduler:send-notifications'))).toBeGreaterThanOrEqual(1);
+    expect(
+      await mailbox.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications'))),
+    ).toBeGreaterThanOrEqual(1);
 
     const list = await wsvc('mail', 'list', '--json');
     expect(list.code, list.stderr).toBe(0);

@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 const actor = systemActor('scheduler:send-notifications');
-const send = () => t.services.notifications.sendDue(actor);
+const send = () => t.services.notifications.sendDue(t.services.uow.as(actor));
 let n = 0;
 async function hook(ws: TestWorkspace) {
   const path = `/ntf${++n}`;
@@ -174,7 +174,6 @@ describe('endpoint notifications by email (docs/api.md#notifications)', () => {
     const mailbox = createNotificationsService({
       db: t.storage.db,
       clock,
-      writeAs: t.services.writeAs,
       admins: t.services.users.admins,
       userRow: t.services.users.row,
       publicUrl: () => PUBLIC,
@@ -185,7 +184,7 @@ describe('endpoint notifications by email (docs/api.md#notifications)', () => {
     const ws = await newWorkspace(t);
     await hook(ws);
     await attempts(ws, nowMs + HOUR);
-    expect(await mailbox.sendDue(actor)).toBe(1);
+    expect(await mailbox.sendDue(t.services.uow.as(actor))).toBe(1);
     const [kept] = await mailbox.listMail(1);
     if (!kept) throw new Error('nothing kept');
     const full = await mailbox.findMail(kept.id);
@@ -196,6 +195,6 @@ describe('endpoint notifications by email (docs/api.md#notifications)', () => {
     const line = logged.find((l) => l.obj.mailId === kept.id);
     expect(line?.msg).toContain(`wsvc mail show ${kept.id}`);
     expect(JSON.stringify(line)).not.toContain('http');
-    expect(await mailbox.sendDue(actor)).toBe(0);
+    expect(await mailbox.sendDue(t.services.uow.as(actor))).toBe(0);
   });
 });

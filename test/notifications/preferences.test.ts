@@ -43,12 +43,10 @@ afterAll(async () => {
   await smtp.close();
 });
 
-const send = () => t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+const send = () => t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')));
 async function session(userId: string): Promise<{ client: ConsoleClient; email: string }> {
   const email = (await t.services.users.row(t.storage.db, userId))?.email ?? '';
-  const link = await t.services.writeAs(systemActor('cli'), (trx) =>
-    t.services.consoleAuth.makeLink('set_password', email, {}, trx),
-  );
+  const link = await t.services.consoleAuth.makeLink(t.services.uow.as(systemActor('cli')), 'set_password', email, {});
   return { client: await signInWithLink(t, link.url), email };
 }
 const unsubscribe = (m: ParsedMail | undefined) =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
-import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { ORIGIN, PASSWORD, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { mailTo, type Smtp, startSmtp } from '../helpers/smtp.js';
@@ -104,9 +104,9 @@ describe('security notifications (always on)', () => {
     // Revoking it again changes nothing and tells no one.
     expect((await t.request({ method: 'DELETE', url: `/v1/keys/${successor}`, key: ws.live })).statusCode).toBe(204);
     // The CLI's revocation (the same service `wsvc keys revoke` calls).
-    await t.services.keyRegistry.revoke(m.liveKeyId);
+    await t.services.keyRegistry.revoke(asCli(t.services), m.liveKeyId);
     expect(await recipients(ws.id, 'key.revoked')).toEqual({ [m.userId]: 2, [ws.adminId]: 2, [b.userId]: 2 });
-    await t.services.keyRegistry.revoke(m.liveKeyId);
+    await t.services.keyRegistry.revoke(asCli(t.services), m.liveKeyId);
     expect(await recipients(ws.id, 'key.revoked')).toEqual({ [m.userId]: 2, [ws.adminId]: 2, [b.userId]: 2 });
   });
 
@@ -122,7 +122,7 @@ describe('security notifications (always on)', () => {
     expect(badScope.statusCode).toBe(400);
     const revokedKey = await ws.key(b.userId, 'live');
     const afterCreate = await total(ws.id);
-    await t.services.keyRegistry.revoke(revokedKey.id);
+    await t.services.keyRegistry.revoke(asCli(t.services), revokedKey.id);
     const afterRevoke = await total(ws.id);
     const roll = await t.request({
       method: 'POST',
@@ -143,16 +143,14 @@ describe('security notifications (always on)', () => {
     const n = await total(ws.id);
     const boom = new Error('rolled back');
     await expect(
-      t.services.writeAs(
-        systemActor('cli'),
-        async (trx) => {
-          await t.services.users.create({ workspaceId: ws.id, email: 'gone@example.test', role: 'viewer' }, trx);
-          await t.services.keyRegistry.create({ userId: b.userId, env: 'test', name: 'gone' }, trx);
-          await t.services.users.setRole(b.userId, 'member', trx);
-          await t.services.keyRegistry.revoke(k.id, trx);
+      t.services.uow.as(systemActor('cli')).run(
+        async (c) => {
+          await t.services.users.create(c.unit, { workspaceId: ws.id, email: 'gone@example.test', role: 'viewer' });
+          await t.services.keyRegistry.create(c.unit, { userId: b.userId, env: 'test', name: 'gone' });
+          await t.services.users.setRole(c.unit, b.userId, 'member');
+          await t.services.keyRegistry.revoke(c.unit, k.id);
           throw boom;
         },
-        undefined,
         { changesKeys: true },
       ),
     ).rejects.toBe(boom);
@@ -167,13 +165,11 @@ describe('security notifications (always on)', () => {
     const admin = await signInWithLink(
       t,
       (
-        await t.services.writeAs(systemActor('cli'), async (trx) =>
-          t.services.consoleAuth.makeLink(
-            'set_password',
-            (await t.services.users.row(trx, ws.adminId))?.email ?? '',
-            {},
-            trx,
-          ),
+        await t.services.consoleAuth.makeLink(
+          t.services.uow.as(systemActor('cli')),
+          'set_password',
+          (await t.services.users.row(t.storage.db, ws.adminId))?.email ?? '',
+          {},
         )
       ).url,
     );
@@ -241,7 +237,7 @@ describe('security notifications (always on)', () => {
     expect(await recipients(ws.id, 'password.changed')).toEqual({ [ws.adminId]: 1 });
 
     // The emails: the admin's, in Europe/Berlin with UTC beside.
-    await t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+    await t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')));
     const email = (await t.services.users.row(t.storage.db, ws.adminId))?.email ?? '';
     const subjects = mailTo(smtp, email).map((m) => m.subject);
     expect(subjects).toEqual([

@@ -11,7 +11,7 @@ import { createResource } from '../helpers/auth-matrix.js';
 
 /**
  * The statements on resources and their counts that the pg clients of this process send (pg.Client#query, which the
- * pool and wrapQuery call); the usage flush a timer runs meanwhile (usage counts, keys' last use) is left out.
+ * pool and our driver call); the usage flush a timer runs meanwhile (usage counts, keys' last use) is left out.
  */
 let sent = 0;
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage, testBackend } from '../helpers/storage.js';
 
@@ -29,7 +30,10 @@ describe('crash loop under idempotent writes', () => {
   it('kill -9 five times: no duplicate, no lost acknowledged write, every write with its event', async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
-    const ws = await services.workspaces.create({ name: 'Crash loop', adminEmail: 'crash@example.test' });
+    const ws = await services.workspaces.create(asCli(services), {
+      name: 'Crash loop',
+      adminEmail: 'crash@example.test',
+    });
     const headers = { authorization: `Bearer ${ws.keys.live.key}`, 'content-type': 'application/json' };
     const env = { DATABASE_URL: databaseUrlOf(storage), PORT: '0', REDIS_URL: '' };
     let base = '';

@@ -15,7 +15,7 @@ import { openTestStorage, testBackend } from '../helpers/storage.js';
 // SQL literals on PostgreSQL). On PostgreSQL the next statement travels in the same string when it can be written
 // with literals too: one round trip, and its result as if it had been sent alone.
 
-// The pg query calls (each one round trip) of this file's connections: wrapQuery binds `query` when a connection opens.
+// The pg query calls (each one round trip) of this file's connections: the driver (src/db/pg-driver.ts) calls pg's `query`.
 let roundTrips = 0;
 const pgQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -122,6 +122,22 @@ describe(`deferred writes (${testBackend()})`, () => {
       bodies.map((b, i) => [b, i]),
     );
     expect(back.find((r) => r.id === 'v-null')).toEqual({ id: 'v-null', body: null, n: null });
+  });
+
+  it('keep text of their own that looks like a parameter ($1 in a quoted literal): such a statement is sent as it is', async () => {
+    await write(async (trx) => {
+      await insert(trx, 'quoted-0');
+      await later(
+        trx,
+        sql`insert into deferred_probe (id, body, n) values (${'quoted-1'}, '$1 ;$2', ${5})`.compile(trx),
+      );
+      await insert(trx, 'quoted-2');
+    });
+    expect(await rows(['quoted-0', 'quoted-1', 'quoted-2'])).toEqual([
+      { id: 'quoted-0', body: 'b', n: 1 },
+      { id: 'quoted-1', body: '$1 ;$2', n: 5 },
+      { id: 'quoted-2', body: 'b', n: 1 },
+    ]);
   });
 });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startWsvc, stopProcess, type WsvcProcess } from '../helpers/processes.js';
 import { openTestStorage } from '../helpers/storage.js';
 
@@ -25,7 +26,10 @@ describe('kill -9 during writes (docs/api.md#deployment)', () => {
   it('loses no acknowledged write and no committed event', async () => {
     const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
     const services = createServices({ storage, clock: systemClock, config });
-    const ws = await services.workspaces.create({ name: 'Durable', adminEmail: 'durable@example.test' });
+    const ws = await services.workspaces.create(asCli(services), {
+      name: 'Durable',
+      adminEmail: 'durable@example.test',
+    });
     const headers = { authorization: `Bearer ${ws.keys.live.key}`, 'content-type': 'application/json' };
     const env = { DATABASE_URL: databaseUrlOf(storage), PORT: '0', REDIS_URL: '' };
     server = await startWsvc(['serve', '--api-only'], env);

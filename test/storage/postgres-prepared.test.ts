@@ -58,7 +58,7 @@ describe.skipIf(!pgUrl)('PostgreSQL: named prepared statements in transactions',
     }
     // The deferred writes (docs/performance.md, "A write in one round trip on PostgreSQL") are prepared with
     // SQL's PREPARE, whose text pg_prepared_statements shows with it.
-    const statements = (await namedStatements()).map((s) => s.replace(/^prepare wsvc_q\d+ as /i, ''));
+    const statements = (await namedStatements()).map((s) => s.replace(/^prepare wsvc_q\d+_sql as /i, ''));
     expect(statements.some((s) => /^insert into "resources"/i.test(s))).toBe(true);
     expect(statements.some((s) => /^insert into "events"/i.test(s))).toBe(true);
     expect(statements.some((s) => /^insert into "audit_pending"/i.test(s))).toBe(true);

@@ -5,7 +5,6 @@
 import type { Db, Dialect } from '../../src/db/dialect.js';
 import type { ApiKeysTable, ConsoleSessionsTable, UsersTable } from '../../src/db/types.js';
 import { systemActor, type Tenant } from '../../src/kernel/principal.js';
-import type { WriteRunner } from '../../src/modules/auth/write-runner.js';
 import { consoleAuthRepository } from '../../src/modules/console-auth/console-auth.repository.js';
 import { eventsRepository } from '../../src/modules/events/events.repository.js';
 import { type IdempotencyRecord, idempotencyRepository } from '../../src/modules/idempotency/idempotency.repository.js';
@@ -15,10 +14,11 @@ import { resourcesRepository } from '../../src/modules/resources/resources.repos
 import { usersRepository } from '../../src/modules/users/users.repository.js';
 import { deliveriesRepository } from '../../src/modules/webhooks/deliveries.repository.js';
 import { webhooksRepository } from '../../src/modules/webhooks/webhooks.repository.js';
+import type { UnitOfWork } from '../../src/platform/unit-of-work.js';
 
 declare const db: Db;
 declare const dialect: Dialect;
-declare const writeAs: WriteRunner;
+declare const uow: UnitOfWork;
 declare const tenant: Tenant;
 declare const keyRow: ApiKeysTable;
 declare const sessionRow: ConsoleSessionsTable;
@@ -73,15 +73,17 @@ export async function bypasses(): Promise<void> {
 
 export async function throughTheRunner(): Promise<void> {
   // The same writes through the runner, as a named system actor, compile.
-  await writeAs(systemActor('worker'), (trx) => deliveriesRepository.claim(trx, claim));
-  await writeAs(systemActor('scheduler:purge-events'), (trx) => eventsRepository.purgeBefore(trx, ''));
-  await writeAs(systemActor('cli'), (trx) => idempotencyRepository.purgeBefore(trx, ''));
-  await writeAs(systemActor('cli'), (trx) => keysRepository.insert(trx, keyRow), undefined, { changesKeys: true });
-  await writeAs(systemActor('cli'), (trx) => consoleAuthRepository.insertSession(trx, sessionRow));
-  await writeAs(systemActor('cli'), (trx) => webhooksRepository.delete(trx, tenant, 'whk_1'));
-  await writeAs(systemActor('cli'), (trx) => mfaRepository.setPolicy(trx, tenant.workspaceId, true, ''));
-  // The runner's hooks get its WriteTx: the idempotency record is claimed in the change's own transaction.
-  await writeAs(systemActor('cli'), async () => undefined, {
-    before: (trx) => idempotencyRepository.insertIfAbsent(trx, idempotencyRow).then(() => undefined),
-  });
+  await uow.as(systemActor('worker')).run(({ trx }) => deliveriesRepository.claim(trx, claim));
+  await uow.as(systemActor('scheduler:purge-events')).run(({ trx }) => eventsRepository.purgeBefore(trx, ''));
+  await uow.as(systemActor('cli')).run(({ trx }) => idempotencyRepository.purgeBefore(trx, ''));
+  await uow.as(systemActor('cli')).run(({ trx }) => keysRepository.insert(trx, keyRow), { changesKeys: true });
+  await uow.as(systemActor('cli')).run(({ trx }) => consoleAuthRepository.insertSession(trx, sessionRow));
+  await uow.as(systemActor('cli')).run(({ trx }) => webhooksRepository.delete(trx, tenant, 'whk_1'));
+  await uow.as(systemActor('cli')).run(({ trx }) => mfaRepository.setPolicy(trx, tenant.workspaceId, true, ''));
+  // The hooks of a door get its WriteTx: the idempotency record is claimed in the change's own transaction.
+  await uow
+    .as(systemActor('cli'), {
+      before: (trx) => idempotencyRepository.insertIfAbsent(trx, idempotencyRow).then(() => undefined),
+    })
+    .run(async () => undefined);
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { createServices } from '../../src/services.js';
+import { asCli } from '../helpers/app.js';
 import { databaseUrlOf, startApi, stopProcess } from '../helpers/processes.js';
 import { eventually } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
@@ -40,7 +41,7 @@ describe('usage metering across real processes', () => {
     fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
 
   it('two processes stopped with SIGTERM have written every request, exactly', async () => {
-    const ws = await services.workspaces.create({ name: 'procs', adminEmail: 'procs@example.test' });
+    const ws = await services.workspaces.create(asCli(services), { name: 'procs', adminEmail: 'procs@example.test' });
     const key = ws.keys.live.key;
     // A flush interval longer than the test: only the shutdown flush writes.
     const [a, b] = await Promise.all([startApi(env(600_000)), startApi(env(600_000))]);
@@ -59,7 +60,7 @@ describe('usage metering across real processes', () => {
   }, 60_000);
 
   it('a process killed with SIGKILL loses at most what came since its last flush', async () => {
-    const ws = await services.workspaces.create({ name: 'killed', adminEmail: 'killed@example.test' });
+    const ws = await services.workspaces.create(asCli(services), { name: 'killed', adminEmail: 'killed@example.test' });
     const key = ws.keys.live.key;
     const c = await startApi(env(200));
     try {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
-import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError } from '../helpers/expect.js';
 
 // Backends: both — the failed-request log is written by the flush and filtered in SQL
@@ -132,7 +132,7 @@ describe('failed-request log (docs/usage.md#request-log)', () => {
 
   it("shows members their own keys' failures only; viewers get 403", async () => {
     const ws = await newWorkspace(t);
-    const member = await t.services.users.create({
+    const member = await t.services.users.create(asCli(t.services), {
       workspaceId: ws.id,
       email: `m${Date.now()}@example.test`,
       role: 'member',
@@ -165,10 +165,10 @@ describe('failed-request log (docs/usage.md#request-log)', () => {
     const saved = now;
     try {
       now = saved + 7 * 24 * 3600_000 - 60_000;
-      await t.services.usage.rollup(systemActor('scheduler:usage-rollup'));
+      await t.services.usage.rollup(t.services.uow.as(systemActor('scheduler:usage-rollup')));
       expect((await list(ws.live)).meta.total).toBe(1);
       now = saved + 7 * 24 * 3600_000 + 60_000;
-      await t.services.usage.rollup(systemActor('scheduler:usage-rollup'));
+      await t.services.usage.rollup(t.services.uow.as(systemActor('scheduler:usage-rollup')));
       expect((await list(ws.live)).meta.total).toBe(0);
     } finally {
       now = saved;

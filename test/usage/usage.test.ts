@@ -155,23 +155,23 @@ describe('usage metering (docs/usage.md)', () => {
         ).map((r) => `${r.granularity} ${r.period_start} ${Number(r.count)}`);
       // 48 h after 11:00:59.999: the cut is 11:00, so 10:05 and 10:59 roll into 10:00 and 11:00 stays.
       now = t0 + 48 * 3600_000 + 60 * 60_000 + 59_999;
-      await a.services.usage.rollup(systemActor('scheduler:usage-rollup'));
+      await a.services.usage.rollup(a.services.uow.as(systemActor('scheduler:usage-rollup')));
       expect(await grans()).toEqual(['hour 2026-03-10T10:00:00.000Z 7', 'minute 2026-03-10T11:00:00.000Z 5']);
       // One millisecond before the next hour's cut: nothing more moves.
       now = t0 + 48 * 3600_000 + 2 * 60 * 60_000 - 1;
-      await a.services.usage.rollup(systemActor('scheduler:usage-rollup'));
+      await a.services.usage.rollup(a.services.uow.as(systemActor('scheduler:usage-rollup')));
       expect(await grans()).toHaveLength(2);
       now = t0 + 48 * 3600_000 + 2 * 60 * 60_000;
-      await a.services.usage.rollup(systemActor('scheduler:usage-rollup'));
+      await a.services.usage.rollup(a.services.uow.as(systemActor('scheduler:usage-rollup')));
       expect(await grans()).toEqual(['hour 2026-03-10T10:00:00.000Z 7', 'hour 2026-03-10T11:00:00.000Z 5']);
       // After 90 days the hours become one day; after 400 days it is gone.
       now = Date.parse('2026-06-09T00:00:00.000Z'); // 2026-03-10 + 91 days
-      await a.services.usage.rollup(systemActor('scheduler:usage-rollup'));
+      await a.services.usage.rollup(a.services.uow.as(systemActor('scheduler:usage-rollup')));
       expect(await grans()).toEqual(['day 2026-03-10T00:00:00.000Z 12']);
       const totals = await usage(a, ws.live, q);
       expect(totals.series[0].total.count).toBe(12);
       now = Date.parse('2027-04-15T00:00:00.000Z');
-      await a.services.usage.rollup(systemActor('scheduler:usage-rollup'));
+      await a.services.usage.rollup(a.services.uow.as(systemActor('scheduler:usage-rollup')));
       expect(await grans()).toEqual([]);
     } finally {
       now = saved;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { asCli, json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
 
@@ -181,7 +181,7 @@ describe('GET /users (spec, docs/api.md#lists-and-paging)', () => {
   it('removed users are not members any more', async () => {
     const w = await newWorkspace(t);
     const m = await w.member('member');
-    await t.services.users.remove(m.userId);
+    await t.services.users.remove(asCli(t.services), m.userId);
     const body = json(await t.request({ method: 'GET', url: '/v1/users', key: w.live }));
     expect(body.data.map((u: { id: string }) => u.id)).toEqual([w.adminId]);
     expect(body.meta.total).toBe(1);
@@ -190,11 +190,11 @@ describe('GET /users (spec, docs/api.md#lists-and-paging)', () => {
   it("a removed user's email can be added again; the old user's keys stay 401 expired_token (docs/api.md#keys-scopes-and-roles)", async () => {
     const w = await newWorkspace(t);
     const email = `back${Date.now()}@example.test`;
-    const old = await t.services.users.create({ workspaceId: w.id, email, role: 'member' });
+    const old = await t.services.users.create(asCli(t.services), { workspaceId: w.id, email, role: 'member' });
     const oldKey = await w.key(old.id, 'live');
-    await t.services.users.remove(old.id);
+    await t.services.users.remove(asCli(t.services), old.id);
 
-    const again = await t.services.users.create({ workspaceId: w.id, email, role: 'viewer' });
+    const again = await t.services.users.create(asCli(t.services), { workspaceId: w.id, email, role: 'viewer' });
     expect(again).toMatchObject({ email, role: 'viewer', workspace_id: w.id });
     expect(again.id).not.toBe(old.id);
     expectError(await me(oldKey.key), 401, 'expired_token');
@@ -205,7 +205,7 @@ describe('GET /users (spec, docs/api.md#lists-and-paging)', () => {
 
     // While that email belongs to a current member, adding it again is refused and writes nothing.
     const dup = await expectNoChange(t, () =>
-      t.services.users.create({ workspaceId: w.id, email, role: 'member' }).catch((e: unknown) => e),
+      t.services.users.create(asCli(t.services), { workspaceId: w.id, email, role: 'member' }).catch((e: unknown) => e),
     );
     expect(dup).toMatchObject({ code: 'validation_error', details: [{ field: 'email', issue: 'taken' }] });
   });
@@ -216,9 +216,9 @@ describe('GET /users (spec, docs/api.md#lists-and-paging)', () => {
     const create = () =>
       t.request({ method: 'POST', url: '/v1/resources', key: m.live, body: { name: 'x', type: 'standard' } });
     expect((await create()).statusCode).toBe(201);
-    await t.services.users.setRole(m.userId, 'viewer');
+    await t.services.users.setRole(asCli(t.services), m.userId, 'viewer');
     expectError(await expectNoChange(t, create), 403, 'insufficient_scope');
-    await t.services.users.setRole(m.userId, 'member');
+    await t.services.users.setRole(asCli(t.services), m.userId, 'member');
     expect((await create()).statusCode).toBe(201);
   });
 });

@@ -25,7 +25,7 @@ import {
 import { createResource } from '../helpers/auth-matrix.js';
 import { testBackend } from '../helpers/storage.js';
 
-// This file's pg queries (wrapQuery binds `query` when a connection opens, after this): how many sent an assertion
+// This file's pg queries (pg.Client#query, which the pool and our driver call): how many sent an assertion
 // of the receivers' token, and how many failed on one (SQLSTATE WK409: the write then runs again).
 const sent: string[] = [];
 let moved = 0;
@@ -91,14 +91,14 @@ describe('the receivers cached per workspace are never used stale', () => {
     // What makes the tests below able to fail: without the token, a cached answer would be served.
     const ws = await newWorkspace(t);
     const p = await keyPrincipal(t.services, ws.live);
-    const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+    const hook = await t.services.webhooks.create(t.services.uow.as(p), { url: URL, events: ['*'] });
     await post(ws);
     expect(await deliveriesTo(hook.id)).toBe(1);
     await sql`update webhooks set status = 'disabled' where id = ${hook.id}`.execute(t.storage.db);
     await post(ws);
     expect(await deliveriesTo(hook.id)).toBe(2);
     // A change through the service (another webhook) replaces the token: the raw disable is seen now.
-    await t.services.webhooks.create(p, { url: `${URL}/2`, events: ['*'] });
+    await t.services.webhooks.create(t.services.uow.as(p), { url: `${URL}/2`, events: ['*'] });
     await post(ws);
     expect(await deliveriesTo(hook.id)).toBe(2);
   });
@@ -111,30 +111,30 @@ describe('the receivers cached per workspace are never used stale', () => {
       const ws = await newWorkspace(t);
       const p = await principal(ws);
       await post(ws); // cached: no webhook
-      const hook = await s().webhooks.create(p, { url: URL, events: ['resource.created'] });
+      const hook = await s().webhooks.create(s().uow.as(p), { url: URL, events: ['resource.created'] });
       await post(ws);
       expect(await deliveriesTo(hook.id)).toBe(1);
       await post(ws); // cached: one webhook
       expect(await deliveriesTo(hook.id)).toBe(2);
 
-      await s().webhooks.setStatus(p, hook.id, 'disabled');
+      await s().webhooks.setStatus(s().uow.as(p), hook.id, 'disabled');
       await post(ws);
       expect(await deliveriesTo(hook.id)).toBe(2);
 
-      await s().webhooks.setStatus(p, hook.id, 'enabled');
+      await s().webhooks.setStatus(s().uow.as(p), hook.id, 'enabled');
       await post(ws);
       expect(await deliveriesTo(hook.id)).toBe(3);
 
-      await s().webhooks.update(p, hook.id, { events: ['resource.deleted'] });
+      await s().webhooks.update(s().uow.as(p), hook.id, { events: ['resource.deleted'] });
       await post(ws);
       expect(await deliveriesTo(hook.id)).toBe(3);
-      await s().webhooks.update(p, hook.id, { events: ['*'] });
+      await s().webhooks.update(s().uow.as(p), hook.id, { events: ['*'] });
       await post(ws);
       expect(await deliveriesTo(hook.id)).toBe(4);
 
-      const second = await s().webhooks.create(p, { url: `${URL}/2`, events: ['*'] });
+      const second = await s().webhooks.create(s().uow.as(p), { url: `${URL}/2`, events: ['*'] });
       await post(ws);
-      await s().webhooks.remove(p, hook.id);
+      await s().webhooks.remove(s().uow.as(p), hook.id);
       // Deleting a webhook deletes its deliveries: the second one's count says whether the event was written.
       const before = await deliveriesTo(second.id);
       await post(ws);
@@ -146,7 +146,7 @@ describe('the receivers cached per workspace are never used stale', () => {
       const ws = await newWorkspace(t);
       const p = await principal(ws);
       await post(ws); // cached: no integration
-      const chat = await s().integrations.create(p, {
+      const chat = await s().integrations.create(s().uow.as(p), {
         kind: 'slack',
         url: SLACK,
         env: 'live',
@@ -158,20 +158,20 @@ describe('the receivers cached per workspace are never used stale', () => {
       await post(ws); // cached: one integration
       expect(await messagesTo(chat.id)).toBe(2);
 
-      await s().integrations.update(p, chat.id, { status: 'disabled' });
+      await s().integrations.update(s().uow.as(p), chat.id, { status: 'disabled' });
       await post(ws);
       expect(await messagesTo(chat.id)).toBe(2);
 
-      await s().integrations.update(p, chat.id, { status: 'enabled' });
+      await s().integrations.update(s().uow.as(p), chat.id, { status: 'enabled' });
       await post(ws);
       expect(await messagesTo(chat.id)).toBe(3);
 
-      await s().integrations.update(p, chat.id, { env: 'test' });
+      await s().integrations.update(s().uow.as(p), chat.id, { env: 'test' });
       await post(ws);
       expect(await messagesTo(chat.id)).toBe(3);
-      await s().integrations.update(p, chat.id, { env: 'live' });
+      await s().integrations.update(s().uow.as(p), chat.id, { env: 'live' });
 
-      const second = await s().integrations.create(p, {
+      const second = await s().integrations.create(s().uow.as(p), {
         kind: 'slack',
         url: `${SLACK}x`,
         env: 'live',
@@ -179,7 +179,7 @@ describe('the receivers cached per workspace are never used stale', () => {
         categories: [],
       });
       await post(ws);
-      await s().integrations.remove(p, chat.id);
+      await s().integrations.remove(s().uow.as(p), chat.id);
       const before = await messagesTo(second.id);
       await post(ws);
       expect(await messagesTo(second.id)).toBe(before + 1);
@@ -192,14 +192,18 @@ describe('the receivers cached per workspace are never used stale', () => {
     const b = await newWorkspace(t);
     const pa = await keyPrincipal(t.services, a.live);
     const pb = await keyPrincipal(t.services, b.live);
-    const hookA = await t.services.webhooks.create(pa, { url: URL, events: ['*'] });
-    const hookB = await t.services.webhooks.create(pb, { url: URL, events: ['*'] });
+    const hookA = await t.services.webhooks.create(t.services.uow.as(pa), { url: URL, events: ['*'] });
+    const hookB = await t.services.webhooks.create(t.services.uow.as(pb), { url: URL, events: ['*'] });
     await post(a);
     await post(b);
     // A test-environment event of workspace a: not to its live webhook.
     await createResource(t, a.test);
     expect(await deliveriesTo(hookA.id)).toBe(1);
-    await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, a.live), hookA.id, 'disabled');
+    await otherServices.webhooks.setStatus(
+      otherServices.uow.as(await keyPrincipal(otherServices, a.live)),
+      hookA.id,
+      'disabled',
+    );
     await post(a);
     await post(b);
     expect(await deliveriesTo(hookA.id)).toBe(1);
@@ -213,7 +217,8 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
   const assertions = (from: number) => {
     const names = [...(t.storage.dialect.statementNames ?? [])]
       .filter(([text]) => text.includes('wsvc_expect_receivers'))
-      .map(([, name]) => `execute ${name}(`);
+      // Deferred, a prepared() query is sent as EXECUTE of the statement the connection PREPAREd as its name + `_sql`.
+      .map(([, name]) => `execute ${name}_sql(`);
     return sent.slice(from).filter((q) => names.some((n) => q.includes(n))).length;
   };
   const count = async (table: 'resources' | 'events', workspaceId: string) =>
@@ -230,7 +235,7 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
   it('sees a change by another process at the very next write, through one retry that commits it once', async () => {
     const ws = await newWorkspace(t);
     const p = await keyPrincipal(t.services, ws.live);
-    const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+    const hook = await t.services.webhooks.create(t.services.uow.as(p), { url: URL, events: ['*'] });
     await post(ws); // reads the receivers and caches them
     const from = sent.length;
     const moved0 = moved;
@@ -239,7 +244,11 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
     if (postgres) expect(assertions(from)).toBe(1);
     expect(moved).toBe(moved0);
 
-    await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, ws.live), hook.id, 'disabled');
+    await otherServices.webhooks.setStatus(
+      otherServices.uow.as(await keyPrincipal(otherServices, ws.live)),
+      hook.id,
+      'disabled',
+    );
     await post(ws); // expects the old token: fails before its commit, runs again and reads them
     expect(await deliveriesTo(hook.id)).toBe(2);
     expect(moved).toBe(postgres ? moved0 + 1 : moved0);
@@ -247,7 +256,11 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
     expect(moved).toBe(postgres ? moved0 + 1 : moved0);
     expect(await deliveriesTo(hook.id)).toBe(2);
 
-    await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, ws.live), hook.id, 'enabled');
+    await otherServices.webhooks.setStatus(
+      otherServices.uow.as(await keyPrincipal(otherServices, ws.live)),
+      hook.id,
+      'enabled',
+    );
     await post(ws);
     expect(await deliveriesTo(hook.id)).toBe(3);
     expect(moved).toBe(postgres ? moved0 + 2 : moved0);
@@ -259,13 +272,13 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
   it("needs no retry after a change by this process: it drops the workspace's cached webhooks", async () => {
     const ws = await newWorkspace(t);
     const p = await keyPrincipal(t.services, ws.live);
-    const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+    const hook = await t.services.webhooks.create(t.services.uow.as(p), { url: URL, events: ['*'] });
     await post(ws);
     await post(ws);
     const moved0 = moved;
-    await t.services.webhooks.setStatus(p, hook.id, 'disabled');
+    await t.services.webhooks.setStatus(t.services.uow.as(p), hook.id, 'disabled');
     await post(ws);
-    await t.services.webhooks.setStatus(p, hook.id, 'enabled');
+    await t.services.webhooks.setStatus(t.services.uow.as(p), hook.id, 'enabled');
     await post(ws);
     expect(await deliveriesTo(hook.id)).toBe(3);
     expect(moved).toBe(moved0);
@@ -276,7 +289,7 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
     async () => {
       const ws = await newWorkspace(t);
       const p = await keyPrincipal(t.services, ws.live);
-      const hook = await t.services.webhooks.create(p, { url: URL, events: ['*'] });
+      const hook = await t.services.webhooks.create(t.services.uow.as(p), { url: URL, events: ['*'] });
       await post(ws);
       expect(await deliveriesTo(hook.id)).toBe(1);
       const moved0 = moved;
@@ -300,7 +313,11 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
           if (!waiting) await new Promise((r) => setTimeout(r, 10));
         }
         expect(waiting).toBe(true);
-        await otherServices.webhooks.setStatus(await keyPrincipal(otherServices, ws.live), hook.id, 'disabled');
+        await otherServices.webhooks.setStatus(
+          otherServices.uow.as(await keyPrincipal(otherServices, ws.live)),
+          hook.id,
+          'disabled',
+        );
         await locker.query('commit');
         await write;
       } finally {

@@ -5,9 +5,10 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { Actor } from '../../kernel/principal.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { Subscriber, WriteTx } from '../../platform/unit-of-work.js';
 import { auditRepository as repo } from './audit.repository.js';
 import { numberAfter } from './audit-chain.js';
+import type { AuditSequencer } from './audit-sequencer.js';
 
 /** Names the entry's actor from the runner's actor: a key's name, a user's name or email (read in the transaction). */
 export type DescribeActor = (trx: WriteTx, actor: Actor) => Promise<AuditActor>;
@@ -76,3 +77,26 @@ export function createAuditAppender(deps: { clock: Clock; describe: DescribeActo
   };
 }
 export type AuditAppender = ReturnType<typeof createAuditAppender>;
+
+/**
+ * The audit log as a subscriber of changes (registered in src/services.ts): what a change recorded on its trail
+ * is appended last in its transaction, after the actor's check (a change that fails it, or throws, leaves no entry),
+ * and, where entries are left pending (PostgreSQL), numbered right after the commit, before the change's caller
+ * resumes. A failure to number leaves them pending for the next read of the log (`onPending`); the change stands.
+ */
+export function createAuditSubscriber(deps: {
+  clock: Clock;
+  describe: DescribeActor;
+  sequencer: AuditSequencer;
+  onPending: (err: unknown) => void;
+}): Subscriber {
+  const append = createAuditAppender(deps);
+  return {
+    name: 'audit log',
+    async closing(c, records) {
+      const pending = await append(c.trx, c.actor, records);
+      if (pending.length === 0) return;
+      c.afterCommit((uow) => deps.sequencer.sequence(uow, pending).catch(deps.onPending));
+    },
+  };
+}

@@ -1,6 +1,7 @@
+import type { Db } from '../../db/dialect.js';
 import type { AuditEntriesTable } from '../../db/types.js';
 import { systemActor } from '../../kernel/principal.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { UnitOfWork } from '../../platform/unit-of-work.js';
 import { auditRepository as repo } from './audit.repository.js';
 import { numberAfter } from './audit-chain.js';
 
@@ -11,21 +12,21 @@ const BATCH = 500;
  * Numbers and chains pending entries (docs/api.md#audit-log): in one transaction of its own, it takes each
  * workspace's head in turn (in id order: its row lock orders the sequencers of every process, and the
  * order keeps two from waiting on each other), reads the workspace's pending entries, gives them the
- * next seqs and hashes, moves them to the log and the head on. The write runner calls it after each
- * commit that recorded something and answers once it is done, so an acknowledged change's entry is
+ * next seqs and hashes, moves them to the log and the head on. The audit log's subscriber runs it after each
+ * commit that recorded something, before the change's caller resumes, so an acknowledged change's entry is
  * numbered; reads of the log call `flush` first, which also numbers what a crash between a commit and
  * its numbering left.
  *
  * In one process, the changes that commit while a round is under way share the next round, whatever
  * their workspaces: many entries per transaction, one flush of the database for all of them.
  */
-export function createAuditSequencer(deps: { writeAs: () => WriteRunner }) {
+export function createAuditSequencer() {
   const actor = systemActor('scheduler:audit-sequence');
   let running: Promise<void> | undefined;
   let next: { workspaces: Set<string>; done: Promise<void> } | undefined;
 
-  async function round(workspaces: readonly string[]): Promise<void> {
-    await deps.writeAs()(actor, async (trx) => {
+  async function round(uow: UnitOfWork, workspaces: readonly string[]): Promise<void> {
+    await uow.as(actor).run(async ({ trx }) => {
       let left = [...workspaces].sort();
       while (left.length > 0) {
         const { pending, heads } = await repo.lockedPending(trx, left, BATCH);
@@ -46,8 +47,8 @@ export function createAuditSequencer(deps: { writeAs: () => WriteRunner }) {
     });
   }
 
-  /** Numbers the pending entries of these workspaces, those committed before this call included. */
-  function sequence(workspaceIds: Iterable<string>): Promise<void> {
+  /** Numbers the pending entries of these workspaces, those committed before this call included, writing with `uow`. */
+  function sequence(uow: UnitOfWork, workspaceIds: Iterable<string>): Promise<void> {
     // A round under way may have read the pending entries before ours committed: the next one will see them.
     if (!next) {
       const workspaces = new Set<string>();
@@ -55,7 +56,7 @@ export function createAuditSequencer(deps: { writeAs: () => WriteRunner }) {
         .catch(() => {})
         .then(() => {
           next = undefined;
-          const r = round([...workspaces]);
+          const r = round(uow, [...workspaces]);
           running = r;
           return r.finally(() => {
             if (running === r) running = undefined;
@@ -68,9 +69,9 @@ export function createAuditSequencer(deps: { writeAs: () => WriteRunner }) {
   }
 
   /** Numbers every workspace's pending entries (or one's): what reads of the log and verify call first. */
-  async function flush(db: Parameters<typeof repo.pendingWorkspaces>[0], workspaceId?: string): Promise<void> {
+  async function flush(uow: UnitOfWork, db: Db, workspaceId?: string): Promise<void> {
     const ids = await repo.pendingWorkspaces(db, workspaceId);
-    if (ids.length > 0) await sequence(ids);
+    if (ids.length > 0) await sequence(uow, ids);
   }
 
   return { sequence, flush };

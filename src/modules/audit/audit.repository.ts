@@ -2,7 +2,7 @@ import { type Db, later } from '../../db/dialect.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { AuditEntriesTable, AuditHeadsTable, AuditPendingTable, Env } from '../../db/types.js';
 import type { AuditAction } from '../../kernel/audit-actions.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** What the list asks for (docs/api.md#audit-log): every filter optional; `envs` is what the caller may see. */
 export interface AuditFilter {
@@ -88,7 +88,7 @@ const setHeadQuery = prepared((db, $: Param<{ ws: string; seq: number; hash: str
     .where('workspace_id', '=', $('ws')),
 );
 
-/** The audit log's three tables (audit_entries, audit_heads, audit_pending): written only in the write runner's transaction. */
+/** The audit log's three tables (audit_entries, audit_heads, audit_pending): written only in a change of the unit of work. */
 export const auditRepository = {
   /** Writes a change's entries, unnumbered, in its transaction (the sequencer numbers them after the commit). */
   async addPending(trx: WriteTx, rows: readonly AuditPendingTable[]): Promise<void> {

@@ -5,7 +5,7 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
 import { type Principal, requireAdmin, type SystemActor } from '../../kernel/principal.js';
 import { decodeCursor, encodeCursor } from '../../lib/paging.js';
-import type { WriteRunner } from '../auth/write-runner.js';
+import type { Unit, UnitOfWork } from '../../platform/unit-of-work.js';
 import { type AuditFilter, auditRepository as repo } from './audit.repository.js';
 import type { AuditEntry, AuditQuery } from './audit.schemas.js';
 import { entryHash } from './audit-chain.js';
@@ -63,7 +63,8 @@ export function actionsOf(filter: string): AuditAction[] {
 export function createAuditService(deps: {
   db: Db;
   clock: Clock;
-  writeAs: WriteRunner;
+  /** Writes the sequencer's rounds and the purge's entry. */
+  uow: UnitOfWork;
   /** Numbers pending entries: every read of the log first numbers what is left (after a crash, say). */
   sequencer: AuditSequencer;
   retentionDays: number;
@@ -115,7 +116,7 @@ export function createAuditService(deps: {
     q: AuditQuery & { cursor?: string; limit?: number },
     order: 'asc' | 'desc' = 'desc',
   ): Promise<AuditPage> {
-    await deps.sequencer.flush(db, workspaceId);
+    await deps.sequencer.flush(deps.uow, db, workspaceId);
     const limit = q.limit ?? 20;
     const f = filterOf(workspaceId, envs, q, order, limit + 1);
     let offset = 0;
@@ -194,7 +195,7 @@ export function createAuditService(deps: {
 
   /** Every workspace's chain (or one), checked from its anchor. */
   async function verify(workspaceId?: string): Promise<ChainCheck[]> {
-    await deps.sequencer.flush(db, workspaceId);
+    await deps.sequencer.flush(deps.uow, db, workspaceId);
     const ids = workspaceId ? [workspaceId] : (await repo.heads(db)).map((h) => h.workspace_id);
     const out: ChainCheck[] = [];
     for (const id of ids) out.push(await verifyWorkspace(id));
@@ -206,15 +207,15 @@ export function createAuditService(deps: {
    * that old stays), keeps the last deleted hash and seq as the chain's anchor, and records one
    * `audit.purged` entry where it deleted something. Returns how many entries it deleted.
    */
-  async function purgeExpired(actor: SystemActor): Promise<number> {
-    await deps.sequencer.flush(db);
+  async function purgeExpired(u: Unit<SystemActor>): Promise<number> {
+    await deps.sequencer.flush(deps.uow, db);
     const cutoff = isoAt(clock.now() - deps.retentionDays * DAY_MS);
     let purged = 0;
     for (const head of await repo.heads(db)) {
       const ws = head.workspace_id;
       const last = await repo.lastBefore(db, ws, cutoff);
       if (!last || Number(last.seq) <= Number(head.anchor_seq)) continue;
-      purged += await deps.writeAs(actor, async (trx, audit) => {
+      purged += await u.run(async ({ trx, audit }) => {
         const n = await repo.purgeThrough(trx, ws, Number(last.seq), last.hash);
         if (n > 0) {
           audit.record({

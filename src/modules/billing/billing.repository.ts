@@ -8,7 +8,7 @@ import type {
   SubscriptionsTable,
   UsageNoticesTable,
 } from '../../db/types.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for subscriptions, subscription_changes, invoices and invoice_lines (docs/billing.md). */
 export const billingRepository = {

@@ -77,6 +77,6 @@ export const billingConsoleRoutes: FastifyPluginAsyncTypebox<{ billing: BillingS
       config: { console: 'actor' },
       schema: { hide: true, body: ChangePlanBody, response: { 200: DataOf(PlanChangeSchema) } },
     },
-    async (req) => ({ data: await billing.changePlan(req.principal, req.body.plan) }),
+    async (req) => ({ data: await billing.changePlan(req.unit(), req.body.plan) }),
   );
 };

@@ -1,3 +1,4 @@
+import type { Subscriber } from '../../platform/unit-of-work.js';
 import type { BillingDeps } from './billing-deps.js';
 import { createInvoicing } from './invoicing.js';
 import { createPlanLimits } from './limits.js';
@@ -15,9 +16,24 @@ export type { PlanChange } from './plan-changes.js';
  */
 export function createBillingService(deps: BillingDeps) {
   const state = createSubscriptionState(deps);
+  const changes = createPlanChanges(deps, state);
+  const limits = createPlanLimits(deps, state);
+  /**
+   * Billing as a subscriber of changes (registered in src/services.ts): a new workspace starts on `free`; a
+   * resource or webhook created beyond the plan's limit is refused.
+   */
+  const subscriber: Subscriber = {
+    name: 'billing',
+    on: {
+      'workspace.created': (c, e) => changes.start(c.trx, e.workspaceId, e.at),
+      'resource.created': (c, e) => limits.checkCreated(c.trx, e.tenant, 'resources'),
+      'webhook.created': (c, e) => limits.checkCreated(c.trx, e.tenant, 'webhooks'),
+    },
+  };
   return {
-    ...createPlanChanges(deps, state),
-    ...createPlanLimits(deps, state),
+    subscriber,
+    ...changes,
+    capOf: limits.capOf,
     ...createInvoicing(deps, state),
     ...createUsageNotices(deps, state),
   };

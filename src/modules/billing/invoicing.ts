@@ -1,13 +1,12 @@
 import type { Db } from '../../db/dialect.js';
 import type { InvoicesTable } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
-import type { Actor, Principal } from '../../kernel/principal.js';
+import type { Principal } from '../../kernel/principal.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
+import type { Unit } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import type { WriteTx } from '../auth/write-runner.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { Invoice, InvoiceLine } from './billing.schemas.js';
 import type { BillingDeps } from './billing-deps.js';
@@ -19,7 +18,7 @@ export const FINALIZE_AFTER_MS = 60 * 60_000;
 
 /** Invoices (docs/billing.md#invoices): finalization (the `billing-invoices` job), listing, paid and void. */
 export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
   const { subscriptionOrThrow, applyDueDowngrade, compute } = state;
 
   function toInvoice(row: InvoicesTable, lines: InvoiceLine[]): Invoice {
@@ -46,9 +45,10 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
    * row is locked first, so two workers on PostgreSQL take turns and the second finds the invoice;
    * the unique (workspace, period) and (workspace, number) constraints make that hold regardless.
    */
-  async function finalize(actor: Actor, workspaceId: string, period: Period): Promise<boolean> {
+  async function finalize(u: Unit, workspaceId: string, period: Period): Promise<boolean> {
     const billable = await deps.usage.billableCount(workspaceId, period.start, period.end);
-    return writeAs(actor, async (trx, audit) => {
+    return u.run(async (c) => {
+      const { trx, audit } = c;
       const sub = await subscriptionOrThrow(trx, workspaceId, true);
       const last = await repo.lastInvoice(trx, workspaceId);
       if (last && Date.parse(last.period_start) >= period.start) return false;
@@ -90,18 +90,21 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
           total_cents: inv.total_cents,
         }),
       });
-      await deps.notify?.(trx, {
-        type: 'invoice.issued',
-        workspaceId,
-        data: {
-          invoice_id: id,
-          number: `INV-${(last ? Number(last.number) : 0) + 1}`,
-          plan: inv.plan,
-          total_cents: inv.total_cents,
-          currency: 'usd',
-          period_start: inv.period_start,
-          period_end: inv.period_end,
-          at: isoAt(now),
+      await c.emit({
+        type: 'billing.notice',
+        notice: {
+          type: 'invoice.issued',
+          workspaceId,
+          data: {
+            invoice_id: id,
+            number: `INV-${(last ? Number(last.number) : 0) + 1}`,
+            plan: inv.plan,
+            total_cents: inv.total_cents,
+            currency: 'usd',
+            period_start: inv.period_start,
+            period_end: inv.period_end,
+            at: isoAt(now),
+          },
         },
       });
       // A downgrade scheduled for this period's end takes effect with its invoice (if not already).
@@ -152,24 +155,26 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
       };
     },
 
-    /** Marks an open invoice paid or void in `trx` (CLI); anything else is a 409 and changes nothing. */
-    async settleIn(trx: WriteTx, audit: AuditTrail, invoiceId: string, status: 'paid' | 'void'): Promise<Invoice> {
-      const row = isId('invoice', invoiceId) ? await repo.invoice(trx, invoiceId) : undefined;
-      if (!row) throw new NotFoundError('invoice');
-      if (!(await repo.settle(trx, invoiceId, status, isoAt(clock.now())))) {
-        throw new ConflictError(
-          'invoice_not_open',
-          `Invoice INV-${row.number} is ${row.status}; only an open invoice can be marked ${status}.`,
-        );
-      }
-      audit.record({
-        action: status === 'paid' ? 'invoice.marked_paid' : 'invoice.voided',
-        workspaceId: row.workspace_id,
-        target: { type: 'invoice', id: row.id },
-        env: null,
-        changes: { status: { before: row.status, after: status } },
+    /** Marks an open invoice paid or void (CLI); anything else is a 409 and changes nothing. */
+    settle(u: Unit, invoiceId: string, status: 'paid' | 'void'): Promise<Invoice> {
+      return u.run(async ({ trx, audit }) => {
+        const row = isId('invoice', invoiceId) ? await repo.invoice(trx, invoiceId) : undefined;
+        if (!row) throw new NotFoundError('invoice');
+        if (!(await repo.settle(trx, invoiceId, status, isoAt(clock.now())))) {
+          throw new ConflictError(
+            'invoice_not_open',
+            `Invoice INV-${row.number} is ${row.status}; only an open invoice can be marked ${status}.`,
+          );
+        }
+        audit.record({
+          action: status === 'paid' ? 'invoice.marked_paid' : 'invoice.voided',
+          workspaceId: row.workspace_id,
+          target: { type: 'invoice', id: row.id },
+          env: null,
+          changes: { status: { before: row.status, after: status } },
+        });
+        return service.invoice(invoiceId, trx);
       });
-      return service.invoice(invoiceId, trx);
     },
 
     /** One invoice with its lines (CLI); 404 for an unknown id. */
@@ -183,7 +188,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
      * The periodic job (`scheduler:billing-invoices`): finalizes every period that ended at least an
      * hour ago and has no invoice, oldest first, per workspace. Returns how many it finalized.
      */
-    async finalizeDue(actor: Actor): Promise<number> {
+    async finalizeDue(u: Unit): Promise<number> {
       const now = clock.now();
       let finalized = 0;
       for (const sub of await repo.allSubscriptions(db)) {
@@ -195,7 +200,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
         for (;;) {
           const period = periodByIndex(anchor, index);
           if (period.end + FINALIZE_AFTER_MS > now) break;
-          if (!(await finalize(actor, sub.workspace_id, period))) break;
+          if (!(await finalize(u, sub.workspace_id, period))) break;
           finalized++;
           index++;
         }

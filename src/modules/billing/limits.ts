@@ -1,4 +1,5 @@
 import type { Db } from '../../db/dialect.js';
+import type { SubscriptionsTable } from '../../db/types.js';
 import { AppError } from '../../kernel/errors.js';
 import type { Tenant } from '../../kernel/principal.js';
 import { billingRepository as repo } from './billing.repository.js';
@@ -30,20 +31,25 @@ export function createPlanLimits(deps: BillingDeps, state: SubscriptionState) {
     },
 
     /**
-     * Refuses one more resource or webhook in a live environment that is at its plan's limit: 403
-     * plan_limit_exceeded naming the limit (docs/billing.md#plan-limits). Test environments are never
-     * limited. Called first in the creating transaction; takes the workspace's row lock (then counts)
-     * only when the plan has a limit, so two creations cannot both take the last place.
+     * Refuses a resource or webhook just created in a live environment beyond its plan's limit: 403
+     * plan_limit_exceeded naming the limit (docs/billing.md#plan-limits), and the change rolls back. Test
+     * environments are never limited. Takes the subscription's row lock (then reads the plan again and counts, the
+     * new one included) only when the plan has a limit, so two creations cannot both take the last place, nor a
+     * creation pass a downgrade that counted before it.
      */
-    async checkCreate(trx: Db, tenant: Tenant, what: 'resources' | 'webhooks'): Promise<void> {
+    async checkCreated(trx: Db, tenant: Tenant, what: 'resources' | 'webhooks'): Promise<void> {
       if (!deps.enforceLimits || tenant.env !== 'live') return;
-      const sub = await repo.subscription(trx, tenant.workspaceId);
+      const maxOf = (sub: SubscriptionsTable) => {
+        const plan = planOf(planNow(sub, clock.now()));
+        return { plan, max: what === 'resources' ? plan.max_resources : plan.max_webhooks };
+      };
+      const unlocked = await repo.subscription(trx, tenant.workspaceId);
+      if (!unlocked || maxOf(unlocked).max === null) return;
+      const sub = await repo.subscription(trx, tenant.workspaceId, true);
       if (!sub) return;
-      const plan = planOf(planNow(sub, clock.now()));
-      const max = what === 'resources' ? plan.max_resources : plan.max_webhooks;
+      const { plan, max } = maxOf(sub);
       if (max === null) return;
-      await deps.lockWorkspace(trx, tenant.workspaceId);
-      const n = await deps.counts[what](tenant, trx);
+      const n = (await deps.counts[what](tenant, trx)) - 1;
       if (n >= max) {
         const limit = what === 'resources' ? 'max_resources' : 'max_webhooks';
         throw new AppError(

@@ -1,11 +1,10 @@
 import type { SubscriptionChangesTable } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { Actor, Principal, Tenant } from '../../kernel/principal.js';
+import type { Principal, Tenant } from '../../kernel/principal.js';
 import { requireAdmin } from '../../kernel/principal.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { Change, Unit, WriteTx } from '../../platform/unit-of-work.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { PlanChangeOut, Subscription } from './billing.schemas.js';
 import type { BillingDeps } from './billing-deps.js';
@@ -21,13 +20,13 @@ export type PlanChange =
 
 /** Plans and subscriptions (docs/billing.md#plan-changes): a workspace's start, its subscription, plan changes. */
 export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
   const { planOf, planNow, subscriptionOrThrow, applyDueDowngrade, compute, recordPlanChange } = state;
 
   const service = {
     plans: (): readonly Plan[] => deps.plans,
 
-    /** Starts a workspace on `free` in the transaction that creates it (workspaces module). */
+    /** Starts a workspace on `free` in the change that creates it (the subscriber's `workspace.created`). */
     async start(trx: WriteTx, workspaceId: string, createdAt: string): Promise<void> {
       planOf('free');
       await repo.insertSubscription(trx, {
@@ -72,87 +71,23 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
     },
 
     /**
-     * Changes a workspace's plan in `trx` (docs/billing.md#plan-changes): a dearer plan at once, with
+     * Changes a workspace's plan (docs/billing.md#plan-changes): a dearer plan at once, with
      * the base fee's difference prorated by the second; a cheaper one (or one of the same price) at
      * the period's end, refused with 409 downgrade_blocked when the live environment holds more
      * resources or webhooks than it allows; the current plan cancels a pending downgrade.
      */
-    async setPlanIn(trx: WriteTx, audit: AuditTrail, workspaceId: string, planId: string): Promise<PlanChange> {
-      const target = deps.plans.find((p) => p.id === planId);
-      if (!target) {
-        throw fieldError('plan', 'invalid_value', `plan must be one of ${deps.plans.map((p) => p.id).join(', ')}.`);
-      }
-      const t = clock.now();
-      const sub = await applyDueDowngrade(trx, audit, await subscriptionOrThrow(trx, workspaceId, true), t);
-      const current = planOf(sub.plan);
-      const period = periodAt(Date.parse(sub.anchor_at), t);
-      const now = isoAt(t);
-      const change = (kind: SubscriptionChangesTable['kind'], to: string, prorated = { s: 0, total: 0, cents: 0 }) =>
-        repo.insertChange(trx, {
-          id: newId('subscriptionChange', t),
-          workspace_id: workspaceId,
-          kind,
-          from_plan: sub.plan,
-          to_plan: to,
-          period_start: isoAt(period.start),
-          effective_at: kind === 'downgrade_scheduled' ? isoAt(period.end) : now,
-          seconds_left: prorated.s,
-          period_seconds: prorated.total,
-          proration_cents: prorated.cents,
-          created_at: now,
-        });
-      if (target.id === current.id) {
-        if (sub.pending_plan === null) return { change: 'unchanged', plan: current.id };
-        await change('downgrade_cancelled', current.id);
-        await repo.updateSubscription(trx, workspaceId, { pending_plan: null, pending_from: null, updated_at: now });
-        recordPlanChange(audit, sub, { plan: sub.plan, pending_plan: null, pending_from: null });
-        return { change: 'downgrade_cancelled', plan: current.id };
-      }
-      if (target.base_price_cents > current.base_price_cents) {
-        const pr = proration(period, t, current.base_price_cents, target.base_price_cents);
-        await change('upgrade', target.id, { s: pr.secondsLeft, total: pr.periodSeconds, cents: pr.amountCents });
-        await repo.updateSubscription(trx, workspaceId, {
-          plan: target.id,
-          pending_plan: null,
-          pending_from: null,
-          updated_at: now,
-        });
-        recordPlanChange(audit, sub, { plan: target.id, pending_plan: null, pending_from: null });
-        return { change: 'upgraded', from: current.id, to: target.id, proration_cents: pr.amountCents };
-      }
-      const live: Tenant = { workspaceId, env: 'live' };
-      const resources = await deps.counts.resources(live, trx);
-      const webhooks = await deps.counts.webhooks(live, trx);
-      const over: string[] = [];
-      if (target.max_resources !== null && resources > target.max_resources) {
-        over.push(`resources: ${resources} in the live environment, ${target.name} allows ${target.max_resources}`);
-      }
-      if (target.max_webhooks !== null && webhooks > target.max_webhooks) {
-        over.push(`webhooks: ${webhooks} in the live environment, ${target.name} allows ${target.max_webhooks}`);
-      }
-      if (over.length > 0) {
-        throw new ConflictError(
-          'downgrade_blocked',
-          `Cannot move to ${target.name}: ${over.join('; ')}. Delete the excess first.`,
-        );
-      }
-      await change('downgrade_scheduled', target.id);
-      await repo.updateSubscription(trx, workspaceId, {
-        pending_plan: target.id,
-        pending_from: isoAt(period.end),
-        updated_at: now,
-      });
-      recordPlanChange(audit, sub, { plan: sub.plan, pending_plan: target.id, pending_from: isoAt(period.end) });
-      return { change: 'downgrade_scheduled', from: current.id, to: target.id, effective_at: isoAt(period.end) };
+    setPlan(u: Unit, workspaceId: string, planId: string): Promise<PlanChange> {
+      return u.run((c) => setPlanIn(c, workspaceId, planId));
     },
 
     /**
      * The console's "Change plan" (POST /console/api/billing/plan): admins only (403 otherwise,
-     * nothing changed), as the signed-in person, with setPlanIn's rules.
+     * nothing changed), as the signed-in person, with setPlan's rules.
      */
-    async changePlan(p: Principal, planId: string): Promise<PlanChangeOut> {
+    async changePlan(u: Unit<Principal>, planId: string): Promise<PlanChangeOut> {
+      const p = u.actor;
       requireAdmin(p);
-      const c = await writeAs(p, (trx, audit) => service.setPlanIn(trx, audit, p.workspaceId, planId));
+      const c = await service.setPlan(u, p.workspaceId, planId);
       switch (c.change) {
         case 'upgraded':
           return { change: c.change, from: c.from, to: c.to, proration_cents: c.proration_cents, effective_at: null };
@@ -162,11 +97,76 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
           return { change: c.change, from: null, to: c.plan, proration_cents: null, effective_at: null };
       }
     },
-
-    /** setPlanIn in a transaction of its own, as `actor`. */
-    setPlan(actor: Actor, workspaceId: string, planId: string): Promise<PlanChange> {
-      return writeAs(actor, (trx, audit) => service.setPlanIn(trx, audit, workspaceId, planId));
-    },
   };
+
+  async function setPlanIn(c: Change, workspaceId: string, planId: string): Promise<PlanChange> {
+    const { trx, audit } = c;
+    const target = deps.plans.find((p) => p.id === planId);
+    if (!target) {
+      throw fieldError('plan', 'invalid_value', `plan must be one of ${deps.plans.map((p) => p.id).join(', ')}.`);
+    }
+    const t = clock.now();
+    const sub = await applyDueDowngrade(trx, audit, await subscriptionOrThrow(trx, workspaceId, true), t);
+    const current = planOf(sub.plan);
+    const period = periodAt(Date.parse(sub.anchor_at), t);
+    const now = isoAt(t);
+    const change = (kind: SubscriptionChangesTable['kind'], to: string, prorated = { s: 0, total: 0, cents: 0 }) =>
+      repo.insertChange(trx, {
+        id: newId('subscriptionChange', t),
+        workspace_id: workspaceId,
+        kind,
+        from_plan: sub.plan,
+        to_plan: to,
+        period_start: isoAt(period.start),
+        effective_at: kind === 'downgrade_scheduled' ? isoAt(period.end) : now,
+        seconds_left: prorated.s,
+        period_seconds: prorated.total,
+        proration_cents: prorated.cents,
+        created_at: now,
+      });
+    if (target.id === current.id) {
+      if (sub.pending_plan === null) return { change: 'unchanged', plan: current.id };
+      await change('downgrade_cancelled', current.id);
+      await repo.updateSubscription(trx, workspaceId, { pending_plan: null, pending_from: null, updated_at: now });
+      recordPlanChange(audit, sub, { plan: sub.plan, pending_plan: null, pending_from: null });
+      return { change: 'downgrade_cancelled', plan: current.id };
+    }
+    if (target.base_price_cents > current.base_price_cents) {
+      const pr = proration(period, t, current.base_price_cents, target.base_price_cents);
+      await change('upgrade', target.id, { s: pr.secondsLeft, total: pr.periodSeconds, cents: pr.amountCents });
+      await repo.updateSubscription(trx, workspaceId, {
+        plan: target.id,
+        pending_plan: null,
+        pending_from: null,
+        updated_at: now,
+      });
+      recordPlanChange(audit, sub, { plan: target.id, pending_plan: null, pending_from: null });
+      return { change: 'upgraded', from: current.id, to: target.id, proration_cents: pr.amountCents };
+    }
+    const live: Tenant = { workspaceId, env: 'live' };
+    const resources = await deps.counts.resources(live, trx);
+    const webhooks = await deps.counts.webhooks(live, trx);
+    const over: string[] = [];
+    if (target.max_resources !== null && resources > target.max_resources) {
+      over.push(`resources: ${resources} in the live environment, ${target.name} allows ${target.max_resources}`);
+    }
+    if (target.max_webhooks !== null && webhooks > target.max_webhooks) {
+      over.push(`webhooks: ${webhooks} in the live environment, ${target.name} allows ${target.max_webhooks}`);
+    }
+    if (over.length > 0) {
+      throw new ConflictError(
+        'downgrade_blocked',
+        `Cannot move to ${target.name}: ${over.join('; ')}. Delete the excess first.`,
+      );
+    }
+    await change('downgrade_scheduled', target.id);
+    await repo.updateSubscription(trx, workspaceId, {
+      pending_plan: target.id,
+      pending_from: isoAt(period.end),
+      updated_at: now,
+    });
+    recordPlanChange(audit, sub, { plan: sub.plan, pending_plan: target.id, pending_from: isoAt(period.end) });
+    return { change: 'downgrade_scheduled', from: current.id, to: target.id, effective_at: isoAt(period.end) };
+  }
   return service;
 }

@@ -1,5 +1,5 @@
 import { isoAt } from '../../kernel/clock.js';
-import type { Actor } from '../../kernel/principal.js';
+import type { Unit } from '../../platform/unit-of-work.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { BillingDeps } from './billing-deps.js';
 import { periodAt } from './periods.js';
@@ -10,7 +10,7 @@ export const USAGE_THRESHOLDS = [50, 80, 100] as const;
 
 /** The usage notices (docs/billing.md#notifications): the `billing-usage-notices` job. */
 export function createUsageNotices(deps: BillingDeps, state: SubscriptionState) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
   const { planNow } = state;
   return {
     /**
@@ -21,7 +21,7 @@ export function createUsageNotices(deps: BillingDeps, state: SubscriptionState) 
      * also with two workers (the second finds the rows and writes nothing). Returns how many
      * notifications it wrote (one per workspace and run at most).
      */
-    async notifyUsage(actor: Actor): Promise<number> {
+    async notifyUsage(u: Unit): Promise<number> {
       const t = clock.now();
       let notified = 0;
       for (const sub of await repo.allSubscriptions(db)) {
@@ -37,7 +37,8 @@ export function createUsageNotices(deps: BillingDeps, state: SubscriptionState) 
         const done = await repo.usageNotices(db, sub.workspace_id, periodStart);
         const fresh = reached.filter((th) => !done.includes(th));
         if (fresh.length === 0) continue;
-        const wrote = await writeAs(actor, async (trx) => {
+        const wrote = await u.run(async (c) => {
+          const { trx } = c;
           const recorded: number[] = [];
           for (const threshold of fresh) {
             const row = {
@@ -52,19 +53,22 @@ export function createUsageNotices(deps: BillingDeps, state: SubscriptionState) 
           }
           const top = recorded.at(-1);
           if (top === undefined) return false;
-          await deps.notify?.(trx, {
-            type: 'usage.threshold',
-            workspaceId: sub.workspace_id,
-            data: {
-              threshold: top,
-              billable_requests: billable,
-              included_requests: included,
-              plan: plan.id,
-              plan_name: plan.name,
-              hard_cap: plan.hard_cap,
-              period_start: periodStart,
-              period_end: isoAt(period.end),
-              at: isoAt(t),
+          await c.emit({
+            type: 'billing.notice',
+            notice: {
+              type: 'usage.threshold',
+              workspaceId: sub.workspace_id,
+              data: {
+                threshold: top,
+                billable_requests: billable,
+                included_requests: included,
+                plan: plan.id,
+                plan_name: plan.name,
+                hard_cap: plan.hard_cap,
+                period_start: periodStart,
+                period_end: isoAt(period.end),
+                at: isoAt(t),
+              },
             },
           });
           return true;

@@ -1,8 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Clock } from '../../kernel/clock.js';
-import type { WriteRunner } from '../auth/write-runner.js';
-import type { NotificationsService } from '../notifications/notifications.service.js';
-import type { UsersService } from '../users/users.service.js';
+import type { UnitOfWork } from '../../platform/unit-of-work.js';
 import type { SignInGate } from './sign-in-steps.js';
 
 /** What the console-auth service is given (src/services.ts), shared by its parts. */
@@ -10,22 +8,19 @@ export interface ConsoleAuthDeps {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  /** The write runner: every write of sign-in, sessions and links, as the actor it is made for. */
-  writeAs: WriteRunner;
-  users: UsersService;
+  /**
+   * The unit of work: sign-in establishes who acts (someone signing in, a link's holder, a person on their own
+   * sessions) from the request's client, so it opens the door for that actor itself.
+   */
+  uow: UnitOfWork;
   /** Base URL of every link (PUBLIC_URL). */
   publicUrl: () => string;
-  /**
-   * The notification outbox (docs/notifications.md): invite and reset emails and "password changed",
-   * written in the transaction of the link or the change. Without it "forgot password" makes no link.
-   */
-  notifications?: Pick<NotificationsService, 'linkNotice' | 'securityNotice'>;
   /** scrypt's cost of new password hashes, as log2 N (PASSWORD_HASH_COST; default DEFAULT_PASSWORD_COST). */
   passwordCost?: number;
   /** Minutes without a request and hours in all after which a session ends (default DEFAULT_SESSIONS). */
   sessions?: { idleMin: number; maxH: number };
   /** Second factors, the second-factor policy and single sign-on (services.ts); absent: a password alone. */
-  gate?: () => SignInGate;
+  gate?: SignInGate;
 }
 
 /** Emails are compared trimmed and lower-cased. */

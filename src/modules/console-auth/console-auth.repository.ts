@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import type { ConsoleLinksTable, ConsolePendingSignInsTable, ConsoleSessionsTable, Role } from '../../db/types.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 export interface Membership {
   workspace_id: string;

@@ -1,10 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../kernel/schemas.js';
+import { Email, RoleSchema, Timestamp } from '../../kernel/schemas.js';
 import { SECOND_FACTOR_METHODS, SESSION_STAGES } from '../../kernel/sign-in-methods.js';
-import { RoleSchema } from '../users/users.schemas.js';
 
-/** An email address as the console's forms take it. */
-export const Email = Type.String({ minLength: 3, maxLength: 254, format: 'email' });
+export { Email };
+
 /** docs/console.md: 10..200 code points (checked by the service, which counts code points, not UTF-16 units). */
 const Password = Type.String({ minLength: 1, maxLength: 800 });
 

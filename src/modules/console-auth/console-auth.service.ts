@@ -4,8 +4,8 @@ import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { type Actor, personActor, type SessionPrincipal } from '../../kernel/principal.js';
-import { sessionLock, type WriteTx } from '../auth/write-runner.js';
+import { personActor, type SessionPrincipal } from '../../kernel/principal.js';
+import { sessionLock, type Unit, type WriteTx } from '../../platform/unit-of-work.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { createPasswordLinks } from './password-links.js';
@@ -45,7 +45,7 @@ const TOUCH_EVERY_MS = MINUTE;
  * to the rest of the code.
  */
 export function createConsoleAuthService(deps: ConsoleAuthDeps) {
-  const { db, dialect, clock, writeAs } = deps;
+  const { db, dialect, clock, uow } = deps;
   const idleMs = (deps.sessions ?? DEFAULT_SESSIONS).idleMin * MINUTE;
   const absoluteMs = (deps.sessions ?? DEFAULT_SESSIONS).maxH * HOUR;
   // The steps after a password (sign-in-steps.ts); they open sessions and count failures through this service.
@@ -53,7 +53,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     db,
     dialect,
     clock,
-    writeAs,
+    uow,
     gate: deps.gate,
     openSession,
     throttle,
@@ -134,7 +134,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
    */
   async function recordFailure(email: string, client: Client, step: 'password' | 'second_factor'): Promise<void> {
     const at = isoAt(clock.now());
-    await writeAs(clientActor('sign-in', client), async (trx, audit) => {
+    await uow.as(clientActor('sign-in', client)).run(async ({ trx, audit }) => {
       for (const subject of Object.values(subjects(email, client.ip))) {
         await repo.insertFailure(trx, newId('request'), subject, at);
       }
@@ -146,22 +146,20 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
   }
 
   /**
-   * Opens a session (a sign-in step passed): a fresh token, stored as a digest; `session.signed_in` in the audit log
-   * of each workspace the session reaches.
+   * Opens a session (a sign-in step passed) in `u`'s change: a fresh token, stored as a digest; `session.signed_in`
+   * in the audit log of each workspace the session reaches.
    */
   async function openSession(
+    u: Unit,
     email: string,
     client: Client,
     kind: SessionKind,
-    inTrx?: { trx: WriteTx; audit: AuditTrail },
   ): Promise<OpenSession & { token: string }> {
     const opened = newSession(email, clock.now(), client, kind);
-    const run = async (trx: WriteTx, audit: AuditTrail) => {
+    await u.run(async ({ trx, audit }) => {
       await repo.insertSession(trx, opened.session);
       await recordSignIn(trx, audit, opened.session);
-    };
-    if (inTrx) await run(inTrx.trx, inTrx.audit);
-    else await writeAs(clientActor(kind.method === 'sso' ? 'sso' : 'sign-in', client), run);
+    });
     return opened;
   }
 
@@ -224,7 +222,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     }
     if (now - Date.parse(session.last_seen_at) >= TOUCH_EVERY_MS) {
       const at = isoAt(now);
-      await writeAs(personActor(session.email), (trx) => repo.touchSession(trx, session.id, at));
+      await uow.as(personActor(session.email)).run(({ trx }) => repo.touchSession(trx, session.id, at));
       session.last_seen_at = at;
     }
     return { session, csrfToken: csrfTokenFor(token) };
@@ -237,7 +235,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     if (!m) throw new NotFoundError('workspace');
     if (
       session.method !== 'sso' &&
-      (await deps.gate?.().ssoOnly([{ workspace_id: workspaceId, user_id: m.id }]))?.length
+      (await deps.gate?.ssoOnly([{ workspace_id: workspaceId, user_id: m.id }]))?.length
     ) {
       throw ssoRequired();
     }
@@ -246,7 +244,7 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
 
   async function signOut(session: ConsoleSessionsTable, client?: Client): Promise<void> {
     const at = isoAt(clock.now());
-    await writeAs(personActorOf(session.email, client), async (trx, audit) => {
+    await uow.as(personActorOf(session.email, client)).run(async ({ trx, audit }) => {
       await dialect.holdExclusive(trx, sessionLock(session.id));
       if ((await repo.endSessions(trx, session.email, at, { id: session.id })) > 0) {
         await recordSignOut(trx, audit, session);
@@ -273,6 +271,31 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
     sessionOf,
     principalFor,
     signOut,
+    ...createSignInReads(deps),
+    pendingInvites: (workspaceId: string) => repo.pendingInvites(db, workspaceId, isoAt(clock.now())),
+    sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
+    /** Ends one of a person's sessions (the sessions list): `session.signed_out` on it. */
+    async endSession(email: string, id: string, client?: Client) {
+      const at = isoAt(clock.now());
+      await uow.as(personActorOf(email, client)).run(async ({ trx, audit }) => {
+        if ((await endSessionsLocked(trx, email, at, { id })) === 0) throw new NotFoundError('session');
+        const row = await repo.findSessionOf(trx, email, id);
+        if (row) await recordSignOut(trx, audit, row);
+      });
+    },
+    /** The purge-sign-in-steps job's part, written with its unit. */
+    purgeFailures: (u: Unit) => u.run(({ trx }) => repo.purgeFailures(trx, isoAt(clock.now() - THROTTLE_WINDOW_MS))),
+  };
+}
+export type ConsoleAuthService = ReturnType<typeof createConsoleAuthService>;
+
+/**
+ * What second factors and single sign-on read of a person's sign-in (their memberships, their password), built
+ * before them and before the console-auth service, which asks them in turn (its `gate`).
+ */
+export function createSignInReads(deps: { db: Db; passwordCost?: number }) {
+  const { db } = deps;
+  return {
     /** The workspaces a person (an email) is a member of, oldest first. */
     memberships: (email: string) => repo.memberships(db, normalizeEmail(email)),
     /** The same, in the caller's transaction (SQLite has one connection: a read beside an open write waits forever). */
@@ -286,20 +309,6 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
         (ok) => ok && !!credential,
       );
     },
-    pendingInvites: (workspaceId: string) => repo.pendingInvites(db, workspaceId, isoAt(clock.now())),
-    sessions: (email: string) => repo.listSessions(db, email, isoAt(clock.now())),
-    /** Ends one of a person's sessions (the sessions list): `session.signed_out` on it. */
-    async endSession(email: string, id: string, client?: Client) {
-      const at = isoAt(clock.now());
-      await writeAs(personActorOf(email, client), async (trx, audit) => {
-        if ((await endSessionsLocked(trx, email, at, { id })) === 0) throw new NotFoundError('session');
-        const row = await repo.findSessionOf(trx, email, id);
-        if (row) await recordSignOut(trx, audit, row);
-      });
-    },
-    /** The purge-sign-in-steps job's part, as its system actor. */
-    purgeFailures: (actor: Actor) =>
-      writeAs(actor, (trx) => repo.purgeFailures(trx, isoAt(clock.now() - THROTTLE_WINDOW_MS))),
   };
 }
-export type ConsoleAuthService = ReturnType<typeof createConsoleAuthService>;
+export type SignInReads = ReturnType<typeof createSignInReads>;

@@ -5,7 +5,7 @@ import { isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError } from '../../kernel/errors.js';
 import { anonymousActor } from '../../kernel/principal.js';
 import type { SecondFactorMethod } from '../../kernel/sign-in-methods.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { Change, Unit, WriteTx } from '../../platform/unit-of-work.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
 import { weakPasswordProblem } from './password-strength.js';
@@ -49,7 +49,7 @@ export function createPasswordLinks(
     recordSignIn(trx: Db, audit: AuditTrail, session: ConsoleSessionsTable): Promise<number>;
   } & Pick<ReturnType<typeof createSignInSteps>, 'nextStep' | 'startPending'>,
 ) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock, uow } = deps;
   const { endSessionsLocked, newSession, nextStep, startPending, recordSignIn } = sessions;
 
   /** `user.password_changed` in each workspace of the person, as them (the password itself never appears). */
@@ -59,39 +59,44 @@ export function createPasswordLinks(
       changes: { password: { before: had ? REDACTED : null, after: REDACTED } },
     });
 
-  /** Makes a single-use link; the token is in the URL and nowhere else. */
+  /** Makes a single-use link in `u`'s change; the token is in the URL and nowhere else. */
   async function makeLink(
+    u: Unit,
     purpose: ConsoleLinkPurpose,
     email: string,
     scope: { workspaceId?: string; userId?: string } = {},
-    trx: WriteTx,
   ): Promise<{ url: string; expires_at: string }> {
     const token = newToken();
     const now = clock.now();
     const expires_at = isoAt(now + LINK_TTL_MS[purpose]);
-    await repo.insertLink(trx, {
-      digest: tokenDigest(token),
-      purpose,
-      email: normalizeEmail(email),
-      workspace_id: scope.workspaceId ?? null,
-      user_id: scope.userId ?? null,
-      created_at: isoAt(now),
-      expires_at,
-      used_at: null,
-    });
+    await u.run(({ trx }) =>
+      repo.insertLink(trx, {
+        digest: tokenDigest(token),
+        purpose,
+        email: normalizeEmail(email),
+        workspace_id: scope.workspaceId ?? null,
+        user_id: scope.userId ?? null,
+        created_at: isoAt(now),
+        expires_at,
+        used_at: null,
+      }),
+    );
     return { url: `${deps.publicUrl()}/console/set-password?token=${token}`, expires_at };
   }
 
-  /** Tells a person their password changed (docs/notifications.md: once, in their oldest workspace), in `trx`. */
-  async function passwordChanged(trx: WriteTx, email: string, at: string): Promise<void> {
-    const [first] = await repo.memberships(trx, email);
-    if (!first || !deps.notifications) return;
-    await deps.notifications.securityNotice(trx, {
-      type: 'password.changed',
-      workspaceId: first.workspace_id,
-      users: [first.user_id],
-      admins: false,
-      data: { at },
+  /** Tells a person their password changed (docs/notifications.md: once, in their oldest workspace), in `c`. */
+  async function passwordChanged(c: Change, email: string, at: string): Promise<void> {
+    const [first] = await repo.memberships(c.trx, email);
+    if (!first) return;
+    await c.emit({
+      type: 'security.notice',
+      notice: {
+        type: 'password.changed',
+        workspaceId: first.workspace_id,
+        users: [first.user_id],
+        admins: false,
+        data: { at },
+      },
     });
   }
 
@@ -118,9 +123,10 @@ export function createPasswordLinks(
         return { methods: [] as SecondFactorMethod[], stage: 'full' as const };
       throw e;
     });
-    return writeAs(
-      clientActor('link', client),
-      async (trx, audit): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
+    return uow
+      .as(clientActor('link', client))
+      .run(async (c): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> => {
+        const { trx, audit } = c;
         const link = await repo.findLink(trx, digest);
         const now = clock.now();
         if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
@@ -133,7 +139,7 @@ export function createPasswordLinks(
         await recordPassword(trx, audit, link.email, had);
         await endSessionsLocked(trx, link.email, isoAt(now));
         // A reset replaces a password; a first password (invite, set_password) replaces none.
-        if (link.purpose === 'reset') await passwordChanged(trx, link.email, isoAt(now));
+        if (link.purpose === 'reset') await passwordChanged(c, link.email, isoAt(now));
         if (next.methods.length > 0)
           return { secondFactor: await startPending(trx, link.email, client.ip, next.methods) };
         // Setting the password signs the person in (docs/console.md#passwords-and-links): a fresh
@@ -142,8 +148,7 @@ export function createPasswordLinks(
         await repo.insertSession(trx, opened.session);
         await recordSignIn(trx, audit, opened.session);
         return opened;
-      },
-    );
+      });
   }
 
   /** Whom a live single-use link is for (the set-password page names the account); throws 400 invalid_link. */
@@ -163,22 +168,17 @@ export function createPasswordLinks(
     });
 
   /**
-   * A reset link valid 1 hour for a member's email (`wsvc users reset-link`, in the CLI's transaction when given one,
-   * recorded as the CLI's); undefined when no one has it.
+   * A reset link valid 1 hour for a member's email (`wsvc users reset-link`: recorded as the CLI's when its actor is
+   * the system's); undefined when no one has it.
    */
-  async function resetLink(
-    emailInput: string,
-    inTrx?: { trx: WriteTx; audit: AuditTrail },
-  ): Promise<{ url: string; expires_at: string } | undefined> {
+  async function resetLink(u: Unit, emailInput: string): Promise<{ url: string; expires_at: string } | undefined> {
     const email = normalizeEmail(emailInput);
-    if ((await repo.memberships(inTrx?.trx ?? db, email)).length === 0) return undefined;
-    const run = async (trx: WriteTx, audit: AuditTrail, byRunner: boolean) => {
-      const link = await makeLink('reset', email, {}, trx);
-      await recordResetLink(trx, audit, email, link.expires_at, byRunner);
+    return u.run(async (c) => {
+      if ((await repo.memberships(c.trx, email)).length === 0) return undefined;
+      const link = await makeLink(c.unit, 'reset', email, {});
+      await recordResetLink(c.trx, c.audit, email, link.expires_at, c.actor.kind === 'system');
       return link;
-    };
-    if (inTrx) return run(inTrx.trx, inTrx.audit, true);
-    return writeAs(anonymousActor('link'), (trx, audit) => run(trx, audit, false));
+    });
   }
 
   /**
@@ -191,18 +191,20 @@ export function createPasswordLinks(
     const email = normalizeEmail(emailInput);
     const memberships = await repo.memberships(db, email);
     const first = memberships[0];
-    const notifications = deps.notifications;
-    if (first && notifications) {
-      await writeAs(client ? clientActor('link', client) : anonymousActor('link'), async (trx, audit) => {
-        const link = await makeLink('reset', email, {}, trx);
+    if (first) {
+      await uow.as(client ? clientActor('link', client) : anonymousActor('link')).run(async (c) => {
+        const link = await makeLink(c.unit, 'reset', email, {});
         // Anyone may ask for a member's email: the entries name the member, as a failed sign-in does.
-        await recordResetLink(trx, audit, email, link.expires_at, false);
-        await notifications.linkNotice(trx, {
-          type: 'password.reset',
-          workspaceId: first.workspace_id,
-          userId: first.user_id,
-          url: link.url,
-          data: { workspace_name: first.workspace_name, expires_at: link.expires_at },
+        await recordResetLink(c.trx, c.audit, email, link.expires_at, false);
+        await c.emit({
+          type: 'link.issued',
+          notice: {
+            type: 'password.reset',
+            workspaceId: first.workspace_id,
+            userId: first.user_id,
+            url: link.url,
+            data: { workspace_name: first.workspace_name, expires_at: link.expires_at },
+          },
         });
       });
     }
@@ -226,11 +228,12 @@ export function createPasswordLinks(
     if (weak) throw fieldError('new_password', 'too_common', weak);
     const hash = await hashPassword(next, deps.passwordCost);
     const at = isoAt(clock.now());
-    await writeAs(personActorOf(session.email, client), async (trx, audit) => {
+    await uow.as(personActorOf(session.email, client)).run(async (c) => {
+      const { trx, audit } = c;
       await repo.upsertCredential(trx, session.email, hash, at);
       await recordPassword(trx, audit, session.email, true);
       await endSessionsLocked(trx, session.email, at, { except: session.id });
-      await passwordChanged(trx, session.email, at);
+      await passwordChanged(c, session.email, at);
     });
   }
 

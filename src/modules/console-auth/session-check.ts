@@ -1,8 +1,7 @@
-import type { Dialect } from '../../db/dialect.js';
+import type { Db, Dialect } from '../../db/dialect.js';
 import { type AppError, SessionEndedError } from '../../kernel/errors.js';
 import type { SessionPrincipal } from '../../kernel/principal.js';
-import { type PrincipalCheck, sessionLock, userLock } from '../auth/write-runner.js';
-import type { UsersService } from '../users/users.service.js';
+import { type PrincipalCheck, sessionLock, userLock } from '../../platform/unit-of-work.js';
 import { consoleAuthRepository } from './console-auth.repository.js';
 
 /** The console's answer when its session has ended (sign-out, password change, expiry) or never was. */
@@ -16,7 +15,8 @@ export function sessionEndedError(): AppError {
  */
 export function sessionCheck(
   dialect: Dialect,
-  users: Pick<UsersService, 'isMember'>,
+  /** The users module's: whether the user is a current member. */
+  users: { isMember(db: Db, userId: string): Promise<boolean> },
 ): PrincipalCheck<SessionPrincipal> {
   return async (trx, p) => {
     await dialect.holdShared(trx, [sessionLock(p.sessionId), userLock(p.userId)]);

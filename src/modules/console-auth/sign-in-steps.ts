@@ -1,6 +1,6 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsoleSessionsTable } from '../../db/types.js';
-import type { AuditTrail, RequestOrigin } from '../../kernel/audit-actions.js';
+import type { RequestOrigin } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
@@ -12,7 +12,7 @@ import {
   withOrigin,
 } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SessionStage, SignInMethod } from '../../kernel/sign-in-methods.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import type { Change, Unit, UnitOfWork, WriteTx } from '../../platform/unit-of-work.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { isTokenShaped, newToken, tokenDigest } from './tokens.js';
 
@@ -60,14 +60,9 @@ interface StepDeps {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  writeAs: WriteRunner;
-  gate?: () => SignInGate;
-  openSession(
-    email: string,
-    client: Client,
-    kind: SessionKind,
-    inTrx?: { trx: WriteTx; audit: AuditTrail },
-  ): Promise<OpenSession & { token: string }>;
+  uow: UnitOfWork;
+  gate?: SignInGate;
+  openSession(u: Unit, email: string, client: Client, kind: SessionKind): Promise<OpenSession & { token: string }>;
   throttle(email: string | null, ip: string): Promise<void>;
   recordFailure(email: string, client: Client, step: 'password' | 'second_factor'): Promise<void>;
 }
@@ -93,7 +88,7 @@ export function personActorOf(email: string, client?: Client): PersonActor {
  * step, a passkey alone, and which workspaces a session reaches.
  */
 export function createSignInSteps(deps: StepDeps) {
-  const { db, clock, writeAs, openSession, throttle, recordFailure } = deps;
+  const { db, clock, uow, openSession, throttle, recordFailure } = deps;
   /**
    * The steps after a right password (docs/sign-in.md#signing-in): refused where every workspace requires
    * single sign-on; a second factor asked for when the person has one; else a session, limited to
@@ -106,12 +101,15 @@ export function createSignInSteps(deps: StepDeps) {
   ): Promise<(OpenSession & { token: string }) | { secondFactor: SecondFactorNeeded }> {
     const next = await nextStep(email, memberships);
     if (next.methods.length > 0) {
-      const pending = await writeAs(clientActor('sign-in', client), (trx) =>
-        startPending(trx, email, client.ip, next.methods),
-      );
+      const pending = await uow
+        .as(clientActor('sign-in', client))
+        .run(({ trx }) => startPending(trx, email, client.ip, next.methods));
       return { secondFactor: pending };
     }
-    return openSession(email, client, { method: 'password', stage: next.stage });
+    return openSession(uow.as(clientActor('sign-in', client)), email, client, {
+      method: 'password',
+      stage: next.stage,
+    });
   }
 
   /**
@@ -122,7 +120,7 @@ export function createSignInSteps(deps: StepDeps) {
     email: string,
     memberships: { workspace_id: string; user_id: string }[],
   ): Promise<{ methods: SecondFactorMethod[]; stage: SessionStage }> {
-    const gate = deps.gate?.();
+    const gate = deps.gate;
     if (!gate) return { methods: [], stage: 'full' };
     if ((await gate.ssoOnly(memberships)).length === memberships.length) throw ssoRequired();
     const methods = await gate.factors(email);
@@ -158,7 +156,7 @@ export function createSignInSteps(deps: StepDeps) {
    */
   async function completeSecondFactor(
     token: string,
-    check: (trx: WriteTx, email: string) => Promise<SignInMethod | false>,
+    check: (c: Change, email: string) => Promise<SignInMethod | false>,
     client: Client,
   ): Promise<OpenSession & { token: string }> {
     const stale = () =>
@@ -166,11 +164,11 @@ export function createSignInSteps(deps: StepDeps) {
     const pending = isTokenShaped(token) ? await repo.findPending(db, tokenDigest(token)) : undefined;
     if (!pending || pending.used_at !== null || Date.parse(pending.expires_at) <= clock.now()) throw stale();
     await throttle(pending.email, client.ip);
-    const out = await writeAs(clientActor('sign-in', client), async (trx, audit) => {
-      const method = await check(trx, pending.email);
+    const out = await uow.as(clientActor('sign-in', client)).run(async (c) => {
+      const method = await check(c, pending.email);
       if (!method) return undefined;
-      if (!(await repo.takePending(trx, pending.digest, isoAt(clock.now())))) throw stale();
-      return openSession(pending.email, client, { method }, { trx, audit });
+      if (!(await repo.takePending(c.trx, pending.digest, isoAt(clock.now())))) throw stale();
+      return openSession(c.unit, pending.email, client, { method });
     });
     if (out) return out;
     await recordFailure(pending.email, client, 'second_factor');
@@ -193,21 +191,21 @@ export function createSignInSteps(deps: StepDeps) {
   async function openPasskeySession(email: string, client: Client): Promise<OpenSession & { token: string }> {
     const memberships = await repo.memberships(db, email);
     if (memberships.length === 0) throw new AppError(401, 'invalid_credentials', 'This passkey signs no one in.');
-    const gate = deps.gate?.();
+    const gate = deps.gate;
     if (gate && (await gate.ssoOnly(memberships)).length === memberships.length) throw ssoRequired();
-    return openSession(email, client, { method: 'passkey' });
+    return openSession(uow.as(clientActor('sign-in', client)), email, client, { method: 'passkey' });
   }
 
   /** A passkey sign-in that failed: counted against the address (there is no email to count against). */
   async function passkeyFailed(ip: string): Promise<void> {
-    await writeAs(clientActor('sign-in', { ip }), (trx) =>
-      repo.insertFailure(trx, newId('request'), `ip:${ip}`, isoAt(clock.now())),
-    );
+    await uow
+      .as(clientActor('sign-in', { ip }))
+      .run(({ trx }) => repo.insertFailure(trx, newId('request'), `ip:${ip}`, isoAt(clock.now())));
   }
 
   /** Once a person in the enrol stage has a second factor, their sessions reach every page again. */
   async function finishEnrolment(email: string): Promise<void> {
-    await writeAs(personActor(email), (trx) => repo.finishEnrolment(trx, email));
+    await uow.as(personActor(email)).run(({ trx }) => repo.finishEnrolment(trx, email));
   }
 
   /**
@@ -217,7 +215,7 @@ export function createSignInSteps(deps: StepDeps) {
   async function sessionMemberships(session: ConsoleSessionsTable) {
     const all = await repo.memberships(db, session.email);
     if (session.workspace_id) return all.filter((m) => m.workspace_id === session.workspace_id);
-    const gate = deps.gate?.();
+    const gate = deps.gate;
     if (!gate) return all;
     const ssoOnly = new Set(await gate.ssoOnly(all));
     return all.filter((m) => !ssoOnly.has(m.workspace_id));

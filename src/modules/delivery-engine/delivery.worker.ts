@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { type Clock, isoAt } from '../../kernel/clock.js';
-import { systemActor } from '../../kernel/principal.js';
+import { createSender, type Send } from '../../lib/http-send.js';
 import type { Signal } from '../../lib/signal.js';
-import type { AttemptResult, ClaimedDelivery, Outbox } from '../webhooks/outbox.js';
+import type { Unit } from '../../platform/unit-of-work.js';
 import { afterAttempt, type RetryPolicy } from './backoff.js';
-import { createSender, type Send } from './sender.js';
+import type { AttemptResult, ClaimedDelivery } from './claims.js';
 import { deliveryHeaders } from './signing.js';
 
 export interface WorkerLogger {
@@ -13,8 +13,20 @@ export interface WorkerLogger {
 }
 
 export interface DeliveryWorkerDeps {
-  /** The webhooks module's outbox: the worker's claims and outcomes are written through it. */
-  outbox: Pick<Outbox, 'workerCycle'>;
+  /**
+   * The webhooks module's outbox: each cycle writes the outcomes of the attempts finished since the last one and
+   * claims up to `claim.limit` due deliveries, in one change of `u` (webhooks/outbox.ts#workerCycle).
+   */
+  outbox: {
+    workerCycle(
+      u: Unit,
+      workerId: string,
+      outcomes: AttemptResult[],
+      claim: { now: string; leaseUntil: string; limit: number; perEndpoint: number; busy: ReadonlyMap<string, number> },
+    ): Promise<ClaimedDelivery[]>;
+  };
+  /** The door the worker writes through, as the `worker` system actor (checked like any actor). */
+  unit: Unit;
   clock: Clock;
   /** The WEBHOOK_* settings it runs by (src/config.ts, docs/operations.md). */
   config: {
@@ -45,8 +57,6 @@ const CLAIM_BATCH = 100;
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   const { outbox, clock, config } = deps;
-  /** Whom the worker writes as: the write runner checks it like any principal. */
-  const actor = systemActor('worker');
   const workerId = `wrk_${randomBytes(8).toString('hex')}`;
   const send =
     deps.send ??
@@ -90,7 +100,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       const now = clock.now();
       let claimed: ClaimedDelivery[] = [];
       try {
-        claimed = await outbox.workerCycle(actor, workerId, batch, {
+        claimed = await outbox.workerCycle(deps.unit, workerId, batch, {
           now: isoAt(now),
           leaseUntil: isoAt(now + leaseMs),
           limit,

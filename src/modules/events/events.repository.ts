@@ -6,7 +6,7 @@ import { type Param, prepared } from '../../db/prepared.js';
 import type { EventsTable, ReceiverVersionsTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
 /** A workspace's receivers' token (`receiver_versions`); null while none was written. */

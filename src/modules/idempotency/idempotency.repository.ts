@@ -1,7 +1,7 @@
 import type { Db } from '../../db/dialect.js';
 import type { IdempotencyKeysTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 export type IdempotencyRecord = IdempotencyKeysTable;
 

@@ -4,7 +4,7 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, SessionEndedError, StoredResponse, UnauthorizedError } from '../../kernel/errors.js';
 import type { Actor, Tenant } from '../../kernel/principal.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
-import type { WriteHooks, WriteRunner } from '../auth/write-runner.js';
+import type { Unit, WriteHooks } from '../../platform/unit-of-work.js';
 import { type IdempotencyRecord, idempotencyRepository as repo } from './idempotency.repository.js';
 
 /** A stored answer is replayed for this long (docs/api.md, "Idempotency"). */
@@ -44,7 +44,7 @@ const reused = () =>
  * that runs while another with the same key does is 409 idempotency_key_in_use: seen in this process
  * (`running`) or through a lock that only a live transaction holds (`Dialect.tryHoldExclusive`).
  */
-export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock: Clock; writeAs: WriteRunner }) {
+export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
   const { db, dialect, clock } = deps;
   /** Keys of requests running in this process (a duplicate is 409 in_use before it does any work). */
   const running = new Set<string>();
@@ -127,22 +127,22 @@ export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock
 
   /**
    * Stores an answer given without a write of its own (a 4xx such as 404, or a route that passed no
-   * hooks), as the request's actor: kept unless another answer got there first. When the actor's credential
+   * hooks), as the request's actor (`u`): kept unless another answer got there first. When the actor's credential
    * ended while the request ran, nothing is stored, as for a 401: the key stays free for a retry.
    */
-  async function remember(req: IdempotentRequest, status: number, body: string): Promise<void> {
+  async function remember(u: Unit, req: IdempotentRequest, status: number, body: string): Promise<void> {
     if (req.settled) return;
     req.settled = true;
     try {
-      await deps.writeAs(req.actor, (trx) => repo.insertIfAbsent(trx, record(req, clock.now(), status, body)));
+      await u.run(({ trx }) => repo.insertIfAbsent(trx, record(req, clock.now(), status, body)));
     } catch (err) {
       if (!(err instanceof UnauthorizedError || err instanceof SessionEndedError)) throw err;
     }
   }
 
-  /** Deletes records past their 24 h retention, as `actor` (the scheduler); returns how many. */
-  function purgeExpired(actor: Actor): Promise<number> {
-    return deps.writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now())));
+  /** Deletes records past their 24 h retention, as the unit's actor (the scheduler); returns how many. */
+  function purgeExpired(u: Unit): Promise<number> {
+    return u.run(({ trx }) => repo.purgeBefore(trx, isoAt(clock.now())));
   }
 
   return { check, done, hooks, remember, purgeExpired };

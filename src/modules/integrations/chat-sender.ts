@@ -4,11 +4,14 @@ import { createLeasedOutbox } from '../../db/leased-outbox.js';
 import type { EventsTable, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
-import type { Actor } from '../../kernel/principal.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
-import type { Send } from '../delivery-engine/sender.js';
-import type { ReceiversVersion } from '../events/events.service.js';
-import type { UrlGuardOptions } from '../webhooks/url-guard.js';
+import type { Send } from '../../lib/http-send.js';
+import type { ForwardedNotice } from '../../platform/domain-events.js';
+import type { Change, Unit, WriteTx } from '../../platform/unit-of-work.js';
+
+/** A workspace's receivers' token as the events module hands it (its `receiver_versions` row), or null. */
+type ReceiversVersion = string | null;
+
+import type { UrlGuardOptions } from '../../lib/url-guard.js';
 import { eventMessage, type IntegrationMessage, notificationMessage, renderChatMessage } from './chat-render.js';
 import { integrationsRepository as repo } from './integrations.repository.js';
 
@@ -16,27 +19,14 @@ import { integrationsRepository as repo } from './integrations.repository.js';
 export interface IntegrationsDeps {
   db: Db;
   clock: Clock;
-  writeAs: WriteRunner;
   urlGuard: UrlGuardOptions;
   send: Send;
   /** The sender's timeout (WEBHOOK_TIMEOUT_MS): a lease outlasts one attempt and the write of its outcome. */
   timeoutMs: number;
-  /**
-   * Replaces the workspace's receivers' token in `trx` (the events module's `receiversChanged`): every
-   * change to an integration calls it, so no process keeps using the integrations it cached.
-   */
-  receiversChanged: (trx: WriteTx, workspaceId: string) => Promise<void>;
 }
 
 /** A notification to forward, told once per workspace by the notifications module (not per recipient). */
-export interface ForwardedNotification {
-  workspaceId: string;
-  category: string;
-  type: string;
-  title: string;
-  data: Record<string, unknown>;
-  at: string;
-}
+export type ForwardedNotification = ForwardedNotice;
 
 /** Attempts per message: the first and 5 retries (docs/integrations.md#sending). */
 export const MAX_ATTEMPTS = 6;
@@ -90,12 +80,12 @@ function retryAfterInBody(body: string): number | undefined {
 
 /**
  * The messages of the integrations (docs/integrations.md#sending): written in the transaction of their
- * cause (`onEvent`, given to the outbox; `forward`, given to the notifications module) and sent by the
+ * cause (`onEvent`, when the outbox has recorded an event; `forward`, when a notification was written) and sent by the
  * `integrations` job (`sendDue`), leased, retried with back-off, a 429's Retry-After honoured, through
  * the delivery engine's sender.
  */
 export function createChatSender(deps: IntegrationsDeps) {
-  const { clock, writeAs } = deps;
+  const { clock } = deps;
   const leaseMs = Math.max(60_000, 2 * deps.timeoutMs + 1000);
   const workerId = `intw_${randomBytes(8).toString('hex')}`;
 
@@ -145,10 +135,10 @@ export function createChatSender(deps: IntegrationsDeps) {
   }
 
   /**
-   * The outbox's hook: a resource event, in its transaction, to the integrations that chose it.
+   * A resource event the outbox recorded (`event.recorded`), in its change, to the integrations that chose it.
    * `receivers`: the workspace's receivers' token read by the event's insert (undefined: read them).
    */
-  async function onEvent(trx: WriteTx, event: EventsTable, receivers?: ReceiversVersion): Promise<void> {
+  async function onEvent({ trx }: Change, event: EventsTable, receivers?: ReceiversVersion): Promise<void> {
     const targets = (await enabledOf(trx, event.workspace_id, receivers)).filter((i) => {
       const events = readJson<string[]>(i.events);
       return i.env === event.env && (events.includes('*') || events.includes(event.type));
@@ -162,8 +152,8 @@ export function createChatSender(deps: IntegrationsDeps) {
     );
   }
 
-  /** The notifications module's hook: a notification, once per workspace, in its transaction. */
-  async function forward(trx: WriteTx, n: ForwardedNotification): Promise<void> {
+  /** A notification the notifications module wrote (`notification.recorded`), once per workspace, in its change. */
+  async function forward({ trx }: Change, n: ForwardedNotification): Promise<void> {
     const targets = (await repo.enabledOf(trx, n.workspaceId)).filter((i) =>
       readJson<string[]>(i.categories).includes(n.category),
     );
@@ -177,8 +167,8 @@ export function createChatSender(deps: IntegrationsDeps) {
   }
 
   /** The `purge-integration-messages` job: finished messages older than 30 days; returns how many. */
-  function purgeExpired(actor: Actor): Promise<number> {
-    return writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
+  function purgeExpired(u: Unit): Promise<number> {
+    return u.run(({ trx }) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
   }
 
   // The lease and drain loop shared with the notification outbox (db/leased-outbox.ts); a batch is sent at once.
@@ -187,20 +177,20 @@ export function createChatSender(deps: IntegrationsDeps) {
     leaseMs,
     batch: CLAIM_BATCH,
     concurrent: true,
-    claim: (actor, lease) => writeAs(actor, (trx) => repo.claim(trx, { ...lease, workerId })),
-    sendOne: (actor, m) => sendOne(actor, m),
+    claim: (u: Unit, lease) => u.run(({ trx }) => repo.claim(trx, { ...lease, workerId })),
+    sendOne: (u, m) => sendOne(u, m),
   });
-  /** Sends every due message as `actor` (the `integrations` job); returns how many were sent. */
-  const sendDue = (actor: Actor) => outbox.sendDue(actor);
+  /** Sends every due message, writing with `u` (the `integrations` job's); returns how many were sent. */
+  const sendDue = (u: Unit) => outbox.sendDue(u);
 
   async function sendOne(
-    actor: Actor,
+    u: Unit,
     m: IntegrationMessagesTable & { url: string; integration_status: string },
   ): Promise<boolean> {
     const none = { last_response_status: null, last_response_excerpt: null, sent_at: null };
     if (m.integration_status !== 'enabled' && m.source !== 'test') {
       const cancelled = { status: 'cancelled', next_attempt_at: null, last_error: 'integration disabled' } as const;
-      await writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...none, ...cancelled, attempted: false }));
+      await u.run(({ trx }) => repo.finish(trx, m.id, workerId, { ...none, ...cancelled, attempted: false }));
       return false;
     }
     const r = await deps.send(
@@ -216,10 +206,10 @@ export function createChatSender(deps: IntegrationsDeps) {
     };
     if (r.ok) {
       const ok = { status: 'sent', next_attempt_at: null, last_error: null, sent_at: isoAt(now) } as const;
-      return writeAs(actor, (trx) => repo.finish(trx, m.id, workerId, { ...response, ...ok, attempted: true }));
+      return u.run(({ trx }) => repo.finish(trx, m.id, workerId, { ...response, ...ok, attempted: true }));
     }
     const delay = nextAttemptDelay(attempts, r.status, r.retryAfter, now, r.body);
-    await writeAs(actor, (trx) =>
+    await u.run(({ trx }) =>
       repo.finish(trx, m.id, workerId, {
         ...response,
         status: delay === null ? 'failed' : 'pending',

@@ -2,7 +2,7 @@ import { type Db, later } from '../../db/dialect.js';
 import { claimLeased, finishLeased } from '../../db/leased-outbox.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 // Performance (docs/performance.md#queries-built-once): every resource event reads this in its write's transaction;
 // built and compiled once, a named prepared statement on PostgreSQL.

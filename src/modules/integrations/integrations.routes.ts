@@ -35,7 +35,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox<{ integrations: Integ
       config: { console: 'actor' },
       schema: { hide, body: CreateIntegrationBody, response: { 201: DataOf(IntegrationSchema) } },
     },
-    async (req, reply) => reply.code(201).send({ data: await integrations.create(req.principal, req.body) }),
+    async (req, reply) => reply.code(201).send({ data: await integrations.create(req.unit(), req.body) }),
   );
 
   app.patch(
@@ -49,14 +49,14 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox<{ integrations: Integ
         response: { 200: DataOf(IntegrationSchema) },
       },
     },
-    async (req) => ({ data: await integrations.update(req.principal, req.params.id, req.body) }),
+    async (req) => ({ data: await integrations.update(req.unit(), req.params.id, req.body) }),
   );
 
   app.delete(
     '/integrations/:id',
     { config: { console: 'actor' }, schema: { hide, params: IntegrationParams, response: { 204: NoContent } } },
     async (req, reply) => {
-      await integrations.remove(req.principal, req.params.id);
+      await integrations.remove(req.unit(), req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -67,7 +67,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox<{ integrations: Integ
       config: { console: 'actor' },
       schema: { hide, params: IntegrationParams, response: { 202: DataOf(IntegrationMessageSchema) } },
     },
-    async (req, reply) => reply.code(202).send({ data: await integrations.test(req.principal, req.params.id) }),
+    async (req, reply) => reply.code(202).send({ data: await integrations.test(req.unit(), req.params.id) }),
   );
 
   app.get(

@@ -6,8 +6,9 @@ import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.j
 import { newId } from '../../kernel/ids.js';
 import type { Platform } from '../../kernel/platforms.js';
 import type { Principal } from '../../kernel/principal.js';
+import { checkWebhookUrl } from '../../lib/url-guard.js';
+import type { Change, Subscriber, Unit } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import { checkWebhookUrl } from '../webhooks/url-guard.js';
 import { testMessage } from './chat-render.js';
 import { createChatSender, type IntegrationsDeps } from './chat-sender.js';
 import { integrationsRepository as repo } from './integrations.repository.js';
@@ -74,16 +75,28 @@ export function urlHint(url: string): string {
 }
 
 /**
- * Slack and Discord integrations (docs/integrations.md): an admin's destinations for a
- * workspace's resource events (of one environment) and notification categories. Messages are written
- * in the transaction of their cause (`onEvent`, given to the outbox; `forward`, given to the
- * notifications module) and sent by the `integrations` job (`sendDue`), leased, retried with back-off,
- * a 429's Retry-After honoured, through the delivery engine's sender (docs/api.md#webhook-urls, checked on the address dialled).
+ * Slack and Discord integrations (docs/integrations.md): an admin's destinations for a workspace's resource
+ * events (of one environment) and notification categories. Messages are written in the change that causes
+ * them (`subscriber`: an event the outbox recorded, a notification written) and sent by the `integrations` job
+ * (`sendDue`), leased, retried with back-off, a 429's Retry-After honoured, through the delivery engine's
+ * sender (docs/api.md#webhook-urls, checked on the address dialled).
  */
 export function createIntegrationsService(deps: IntegrationsDeps) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
   // Messages: written in the transaction of their cause, sent by the `integrations` job (chat-sender.ts).
-  const { message, ...sender } = createChatSender(deps);
+  const { message, onEvent, forward, ...sender } = createChatSender(deps);
+
+  /** Integrations as a subscriber of changes (registered in src/services.ts). */
+  const subscriber: Subscriber = {
+    name: 'integrations',
+    on: {
+      'event.recorded': (c, e) => onEvent(c, e.event, e.receivers),
+      'notification.recorded': (c, e) => forward(c, e.notice),
+    },
+  };
+
+  /** Every change to an integration changes the workspace's receivers: no process keeps using those it cached. */
+  const receiversChanged = (c: Change, workspaceId: string) => c.emit({ type: 'receivers.changed', workspaceId });
 
   function admin(p: Principal): void {
     if (p.role !== 'admin') throw new ForbiddenError('Only workspace admins can manage integrations.');
@@ -168,9 +181,10 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
   }
 
   async function create(
-    p: Principal,
+    u: Unit<Principal>,
     input: { kind: Platform; url: string; env: Env; events: string[]; categories: string[] },
   ): Promise<IntegrationView> {
+    const p = u.actor;
     admin(p);
     const rule = platformRule(input.kind, input.url);
     if (rule) throw fieldError('url', 'not_platform_webhook', rule);
@@ -190,21 +204,23 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
       created_at: now,
       updated_at: now,
     };
-    await writeAs(p, async (trx, audit) => {
-      await repo.insert(trx, row);
-      await deps.receiversChanged(trx, row.workspace_id);
-      record(audit, 'integration.created', null, row);
+    await u.run(async (c) => {
+      await repo.insert(c.trx, row);
+      await receiversChanged(c, row.workspace_id);
+      record(c.audit, 'integration.created', null, row);
     });
     return view(row);
   }
 
   async function update(
-    p: Principal,
+    u: Unit<Principal>,
     id: string,
     input: { env?: Env; events?: string[]; categories?: string[]; status?: 'enabled' | 'disabled' },
   ): Promise<IntegrationView> {
+    const p = u.actor;
     admin(p);
-    return writeAs(p, async (trx, audit) => {
+    return u.run(async (c) => {
+      const { trx, audit } = c;
       const row = await repo.find(trx, p.workspaceId, id);
       if (!row) throw new NotFoundError('integration');
       const next: IntegrationsTable = {
@@ -217,30 +233,33 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
       };
       nothingForwarded(readJson<string[]>(next.events), readJson<string[]>(next.categories));
       await repo.update(trx, id, next);
-      await deps.receiversChanged(trx, row.workspace_id);
+      await receiversChanged(c, row.workspace_id);
       record(audit, 'integration.updated', row, next);
       return view(next);
     });
   }
 
-  async function remove(p: Principal, id: string): Promise<void> {
+  async function remove(u: Unit<Principal>, id: string): Promise<void> {
+    const p = u.actor;
     admin(p);
-    await writeAs(p, async (trx, audit) => {
+    await u.run(async (c) => {
+      const { trx, audit } = c;
       const row = await repo.find(trx, p.workspaceId, id);
       if (!row) throw new NotFoundError('integration');
       await repo.remove(trx, id);
-      await deps.receiversChanged(trx, row.workspace_id);
+      await receiversChanged(c, row.workspace_id);
       record(audit, 'integration.deleted', row, null);
     });
   }
 
   /** Queues a test message to the integration (enabled or not) and returns it. */
-  async function test(p: Principal, id: string): Promise<IntegrationMessageView> {
+  async function test(u: Unit<Principal>, id: string): Promise<IntegrationMessageView> {
+    const p = u.actor;
     admin(p);
     const row = await get(p, id);
     const now = clock.now();
     const m = message(row, 'test', 'test', testMessage(isoAt(now)), now);
-    await writeAs(p, async (trx) => {
+    await u.run(async ({ trx }) => {
       await repo.insertMessages(trx, [m]);
     });
     return messageView(m);
@@ -252,6 +271,6 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     return (await repo.messages(db, id, limit)).map(messageView);
   }
 
-  return { list, create, update, remove, test, messages, ...sender };
+  return { subscriber, list, create, update, remove, test, messages, ...sender };
 }
 export type IntegrationsService = ReturnType<typeof createIntegrationsService>;

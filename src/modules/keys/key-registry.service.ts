@@ -1,17 +1,14 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { ApiKeysTable, Env } from '../../db/types.js';
-import type { AuditRecord, AuditTrail, Changes } from '../../kernel/audit-actions.js';
+import type { ApiKeysTable, Env, UsersTable } from '../../db/types.js';
+import type { AuditRecord, Changes } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
-import type { NotificationTypeOf } from '../../kernel/notification-types.js';
-import { type Actor, type ApiKeyPrincipal, systemActor } from '../../kernel/principal.js';
+import type { ApiKeyPrincipal } from '../../kernel/principal.js';
 import { isScope, SCOPES } from '../../kernel/scopes.js';
 import { CONTROL_CHARACTER_ISSUE, hasControlCharacter } from '../../kernel/text.js';
+import { type Change, keyLock, type Unit, type WriteTx } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import { keyLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
-import type { NotificationsService } from '../notifications/notifications.service.js';
-import type { UsersService } from '../users/users.service.js';
 import {
   digestKey,
   digestsEqual,
@@ -47,17 +44,18 @@ const EXPIRY_BATCH = 200;
 
 /**
  * The key registry: generation (docs/api.md#keys-scopes-and-roles), verification on every request (http/auth.ts),
- * issuing and revocation for the CLI, new workspaces and keys.service.ts (/v1/keys), last use, expiry notices.
+ * issuing and revocation (the one revocation: the CLI's, new workspaces' and /v1/keys' through keys.service.ts),
+ * last use, expiry notices. Its changes emit `key.*`; notifications subscribe.
  */
 export function createKeyRegistry(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  users: Pick<UsersService, 'row' | 'workspaceExists'>;
-  /** Security notifications (docs/notifications.md): key created, revoked, rolled, expiring. */
-  notifications?: Pick<NotificationsService, 'securityNotice'>;
-  /** The write runner of the `key-expiry-notices` job (`notifyExpiring`). */
-  writeAs?: WriteRunner;
+  /** The users module's: a user's row (removed ones included), whether a workspace exists. */
+  users: {
+    row(db: Db, id: string): Promise<UsersTable | undefined>;
+    workspaceExists(db: Db, id: string): Promise<boolean>;
+  };
 }) {
   const { db, clock } = deps;
   // Performance (docs/performance.md#the-key-cache-and-its-epochs): verified keys, reused only while no write that may change keys or users has committed
@@ -70,33 +68,9 @@ export function createKeyRegistry(deps: {
   const verified = new Map<string, { epoch: KeysEpoch; principal: ApiKeyPrincipal; expiresMs: number }>();
   const MAX_CACHED = 10_000;
 
-  /**
-   * Tells the key's owner and the workspace's admins about a change to a key, in `trx` (the change's
-   * transaction): docs/notifications.md#security-notifications.
-   */
-  async function keyNotice(
-    trx: WriteTx,
-    type: Extract<NotificationTypeOf<'security'>, `key.${string}`>,
-    key: Pick<ApiKeysTable, 'id' | 'name' | 'env' | 'prefix' | 'user_id' | 'workspace_id'>,
-    extra: { successor_id?: string; old_expires_at?: string; expires_at?: string } = {},
-  ): Promise<void> {
-    if (!deps.notifications) return;
-    const owner = await deps.users.row(trx, key.user_id);
-    await deps.notifications.securityNotice(trx, {
-      type,
-      workspaceId: key.workspace_id,
-      users: owner && !owner.removed_at ? [owner.id] : [],
-      admins: true,
-      data: {
-        at: isoAt(clock.now()),
-        key: { id: key.id, name: key.name, env: key.env, prefix: key.prefix, owner_email: owner?.email ?? null },
-        ...extra,
-      },
-    });
-  }
-
   /** Creates a key for a user; the plaintext is in the result and nowhere else. */
   async function create(
+    u: Unit,
     input: {
       userId: string;
       env: Env;
@@ -108,18 +82,13 @@ export function createKeyRegistry(deps: {
       createdBy?: string | null;
       /** The key it succeeds, when made by rolling that key. */
       rolledFrom?: string | null;
-      /** false: no `key.created` notification (a workspace's first keys; a roll writes `key.rolled`). */
-      notify?: boolean;
+      /**
+       * Part of a larger change that tells and records it (a workspace's first keys, named by `workspace.created`;
+       * a roll's successor, named by `key.rolled`): no `key.created` event and no entry of its own.
+       */
+      quiet?: boolean;
     },
-    /** The change's transaction; absent (tests, seeding): the key is made through the runner as the CLI's actor. */
-    trx?: WriteTx,
-    /** The change's trail: records `key.created` (absent for a roll's successor, which `key.rolled` names). */
-    audit?: AuditTrail,
   ): Promise<CreatedKey> {
-    if (!trx) {
-      if (!deps.writeAs) throw new Error('create needs the write runner or a transaction');
-      return deps.writeAs(systemActor('cli'), (t) => create(input, t, audit), undefined, { changesKeys: true });
-    }
     if (input.name.length === 0 || [...input.name].length > 100) {
       throw fieldError('name', 'invalid_length', 'name must be 1 to 100 characters.');
     }
@@ -132,6 +101,12 @@ export function createKeyRegistry(deps: {
       if (!isScope(s))
         throw fieldError('scopes', 'invalid_value', `Unknown scope "${s}"; known: ${SCOPES.join(', ')}.`);
     }
+    return u.run((c) => insert(c, input, scopes), { changesKeys: true });
+  }
+
+  /** create's change: the key's row, and its event and entry unless `quiet`. */
+  async function insert(c: Change, input: Parameters<typeof create>[1], scopes: string[] | null): Promise<CreatedKey> {
+    const { trx } = c;
     const user = await deps.users.row(trx, input.userId);
     if (!user || user.removed_at) throw new NotFoundError('user');
     const key = generateKey(input.env);
@@ -153,8 +128,10 @@ export function createKeyRegistry(deps: {
       rolled_from: input.rolledFrom ?? null,
     };
     await keysRepository.insert(trx, row);
-    if (input.notify !== false) await keyNotice(trx, 'key.created', row);
-    audit?.record(keyEntry('key.created', row, changesOf(null, audited(row))));
+    if (!input.quiet) {
+      await c.emit({ type: 'key.created', key: row, at: row.created_at });
+      c.audit.record(keyEntry('key.created', row, changesOf(null, audited(row))));
+    }
     return {
       id: row.id,
       key,
@@ -253,34 +230,33 @@ export function createKeyRegistry(deps: {
   }
 
   /**
-   * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive revocation lock
-   * waits only for writes with the key already running; any write that commits later sees the revocation.
+   * Revokes a key at once (docs/api.md#keys-scopes-and-roles); throws NotFoundError for an unknown id. The exclusive
+   * revocation lock waits only for writes with the key already running; any write that commits later sees the
+   * revocation. Revoking a revoked key changes nothing (its first revocation's time is answered). The one
+   * revocation: /v1/keys (keys.service.ts), the console and the CLI all come here.
    */
-  async function revoke(keyId: string, inTrx?: WriteTx, audit?: AuditTrail) {
+  async function revoke(u: Unit, keyId: string): Promise<{ id: string; revoked_at: string }> {
     if (!isId('key', keyId)) throw new NotFoundError('API key');
     const at = isoAt(clock.now());
-    // One short transaction (docs/api.md#keys-scopes-and-roles: a revocation commits at once, whatever the load).
-    const run = async (trx: WriteTx, trail = audit) => {
-      if (await keysRepository.revoke(trx, keyId, at)) {
-        // After the update: a write that changed the same row first must not wait for us while we wait for it.
-        await deps.dialect.holdExclusive(trx, keyLock(keyId));
-        const row = await keysRepository.findById(trx, keyId);
-        if (row) {
-          await keyNotice(trx, 'key.revoked', row);
-          trail?.record(keyEntry('key.revoked', row, { revoked_at: { before: null, after: at } }));
+    const revokedAt = await u.run(
+      async (c) => {
+        const { trx } = c;
+        if (await keysRepository.revoke(trx, keyId, at)) {
+          // After the update: a write that changed the same row first must not wait for us while we wait for it.
+          await deps.dialect.holdExclusive(trx, keyLock(keyId));
+          const row = await keysRepository.findById(trx, keyId);
+          if (row) {
+            await c.emit({ type: 'key.revoked', key: row, at });
+            c.audit.record(keyEntry('key.revoked', row, { revoked_at: { before: null, after: at } }));
+          }
+          return at;
         }
-        return at;
-      }
-      const existing = await keysRepository.findById(trx, keyId);
-      if (!existing) throw new NotFoundError('API key');
-      return existing.revoked_at ?? at; // revoked before: the first revocation's time
-    };
-    const write = () => {
-      // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
-      if (!deps.writeAs) throw new Error('revoke needs the write runner or a transaction');
-      return deps.writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
-    };
-    const revokedAt = await (inTrx ? run(inTrx) : write());
+        const existing = await keysRepository.findById(trx, keyId);
+        if (!existing) throw new NotFoundError('API key');
+        return existing.revoked_at ?? at; // revoked before: the first revocation's time
+      },
+      { changesKeys: true },
+    );
     return { id: keyId, revoked_at: revokedAt };
   }
 
@@ -301,22 +277,21 @@ export function createKeyRegistry(deps: {
    * and still ahead, once per key: the conditional mark in the notice's transaction lets one of
    * several workers win. A rolled key was told by `key.rolled`. Returns how many keys were told.
    */
-  async function notifyExpiring(actor: Actor): Promise<number> {
-    if (!deps.writeAs) throw new Error('notifyExpiring needs the write runner');
-    const writeAs = deps.writeAs;
+  async function notifyExpiring(u: Unit): Promise<number> {
     let told = 0;
     for (;;) {
       const nowMs = clock.now();
       const now = isoAt(nowMs);
       const due = await keysRepository.expiringUnnoticed(db, now, isoAt(nowMs + EXPIRY_NOTICE_MS), EXPIRY_BATCH);
       if (due.length === 0) return told;
-      told += await writeAs(actor, async (trx) => {
+      told += await u.run(async (c) => {
+        const { trx } = c;
         let n = 0;
         for (const k of due) {
           if (!(await keysRepository.markExpiryNoticed(trx, k.id, now))) continue;
           const owner = await deps.users.row(trx, k.user_id);
           if (!owner || owner.removed_at) continue; // the key stopped working with its owner's removal
-          await keyNotice(trx, 'key.expiring', k, { expires_at: k.expires_at ?? now });
+          await c.emit({ type: 'key.expiring', key: k, at: now, expiresAt: k.expires_at ?? now });
           n++;
         }
         return n;
@@ -335,7 +310,6 @@ export function createKeyRegistry(deps: {
     list,
     revoke,
     recordUse,
-    keyNotice,
     notifyExpiring,
     /** For other modules, in their transaction: a key's row (its name, for the audit log). */
     row: keysRepository.findById,

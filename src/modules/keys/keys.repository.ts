@@ -4,7 +4,7 @@ import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Database, Env, Role } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 export interface KeyWithOwner {
   id: string;

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUTHED_ERRORS, BODY_OPTIONAL, DataOf, errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
-import type { WriteHooks } from '../auth/write-runner.js';
 import {
   ApiKeySchema,
   CreatedApiKeySchema,
@@ -16,18 +15,10 @@ import type { KeysService } from './keys.service.js';
 const tags = ['Keys'];
 
 /**
- * Idempotency hooks that store the answer without the plaintext key: only its digest is ever stored
- * (docs/api.md#keys-scopes-and-roles), so a replay (docs/api.md#idempotency) answers the same key record with `key: null`.
+ * What an idempotent key creation stores for a replay: the answer without the plaintext key, of which only the
+ * digest is ever stored (docs/api.md#keys-scopes-and-roles), so a replay (docs/api.md#idempotency) answers `key: null`.
  */
-function withoutPlaintext<T extends { key: string | null }>(
-  hooks: WriteHooks<T> | undefined,
-): WriteHooks<T> | undefined {
-  if (!hooks) return undefined;
-  return {
-    before: hooks.before,
-    after: (trx, result) => hooks.after?.(trx, { ...result, key: null }) ?? Promise.resolve(),
-  };
-}
+const withoutPlaintext = <T extends { key: string | null }>(result: T): T => ({ ...result, key: null });
 const Params = IdParam('key_', 'key_01JD3K8Z6W6J9Q4X1V5N2M7P8R');
 const WHOSE =
   'An admin sees every key of the workspace, anyone else their own; a test key sees test keys only. ' +
@@ -72,9 +63,7 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = asyn
       },
     },
     async (req, reply) =>
-      reply
-        .code(201)
-        .send({ data: await keys.create(req.principal, req.body, withoutPlaintext(req.idempotentWrite(reply, 201))) }),
+      reply.code(201).send({ data: await keys.create(req.unit(reply, 201, withoutPlaintext), req.body) }),
   );
 
   app.get(
@@ -110,7 +99,7 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = asyn
       },
     },
     async (req, reply) => {
-      await keys.revoke(req.principal, req.params.id);
+      await keys.revoke(req.unit(), req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -141,10 +130,9 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = asyn
     async (req, reply) =>
       reply.code(201).send({
         data: await keys.roll(
-          req.principal,
+          req.unit(reply, 201, withoutPlaintext),
           req.params.id,
           req.body.expire_old_in_s ?? 86_400,
-          withoutPlaintext(req.idempotentWrite(reply, 201)),
         ),
       }),
   );

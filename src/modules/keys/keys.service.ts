@@ -1,14 +1,12 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ApiKeysTable, Env } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId } from '../../kernel/ids.js';
 import type { Principal } from '../../kernel/principal.js';
 import { SCOPES } from '../../kernel/scopes.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
-import { keyLock } from '../auth/write-runner.js';
+import { type Change, keyLock, type Unit } from '../../platform/unit-of-work.js';
 import { type KeyRegistry, keyEntry } from './key-registry.service.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
@@ -37,15 +35,14 @@ export function toApiKey(row: ApiKeysTable, now: string): ApiKey {
 /**
  * What /v1/keys serves (keys.routes.ts): API keys managed by their users (docs/api.md#keys-scopes-and-roles): an admin sees and manages every key of the workspace,
  * anyone else their own. A test key sees and manages test keys only, so a leaked sandbox key
- * cannot mint live access. Writes to keys run in a transaction that first re-checks the caller
- * (like writeAs) but is not marked `keepsKeys`, so cached verified keys are dropped at its commit.
+ * cannot mint live access. Changes to keys declare `changesKeys`, so cached verified keys are re-verified after
+ * their commit; keys are made and revoked by the registry (key-registry.service.ts), in the same change.
  */
 export function createKeysService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  writeAs: WriteRunner;
-  registry: Pick<KeyRegistry, 'create' | 'keyNotice'>;
+  registry: Pick<KeyRegistry, 'create' | 'revoke'>;
 }) {
   const { db, dialect, clock } = deps;
 
@@ -62,17 +59,11 @@ export function createKeysService(deps: {
   }
 
   /**
-   * A write to keys through the write runner: the caller re-checked last (401 expired_token, nothing written), or
-   * first when the caller revokes its own key (the check would see its own revocation). `changesKeys`: cached
-   * verified keys are dropped at its commit.
+   * A change to keys as the caller: re-checked last (401 expired_token, nothing written), or first when the caller
+   * revokes its own key (the check would see its own revocation).
    */
-  function writeKeys<T>(
-    p: Principal,
-    fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>,
-    hooks?: WriteHooks<T>,
-    opts: { checkFirst?: boolean } = {},
-  ): Promise<T> {
-    return deps.writeAs(p, fn, hooks, { changesKeys: true, checkFirst: opts.checkFirst });
+  function writeKeys<T>(u: Unit<Principal>, fn: (c: Change<Principal>) => Promise<T>, checkFirst = false): Promise<T> {
+    return u.run(fn, { changesKeys: true, checkFirst });
   }
 
   async function list(p: Principal, filter: { env?: Env }, page: PageRequest): Promise<Page<ApiKey>> {
@@ -93,11 +84,8 @@ export function createKeysService(deps: {
    * cannot mint a broader one: 403); left out, they are the caller's. Throws ValidationError for an
    * `expires_at` not in the future.
    */
-  async function create(
-    p: Principal,
-    input: CreateKeyInput,
-    hooks?: WriteHooks<CreatedApiKey>,
-  ): Promise<CreatedApiKey> {
+  async function create(u: Unit<Principal>, input: CreateKeyInput): Promise<CreatedApiKey> {
+    const p = u.actor;
     if (p.userId === null) throw new ForbiddenError('Only a user can own an API key.');
     const owner = p.userId;
     const now = clock.now();
@@ -108,48 +96,34 @@ export function createKeysService(deps: {
       throw new ForbiddenError('A test key can only create test keys; use a live key or the console.');
     }
     assertWithinCaller(p, input.scopes ?? []);
-    return writeKeys(
-      p,
-      async (trx, audit) => {
-        const created = await deps.registry.create(
-          {
-            userId: owner,
-            env: input.env,
-            name: input.name,
-            scopes: input.scopes ?? (p.scopes === null ? null : [...p.scopes]),
-            expiresAt: input.expires_at === undefined ? null : new Date(input.expires_at).toISOString(),
-            createdBy: owner,
-          },
-          trx,
-          audit,
-        );
-        const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
-        return { ...toApiKey(row, isoAt(now)), key: created.key };
-      },
-      hooks,
-    );
+    return writeKeys(u, async (c) => {
+      const created = await deps.registry.create(c.unit, {
+        userId: owner,
+        env: input.env,
+        name: input.name,
+        scopes: input.scopes ?? (p.scopes === null ? null : [...p.scopes]),
+        expiresAt: input.expires_at === undefined ? null : new Date(input.expires_at).toISOString(),
+        createdBy: owner,
+      });
+      const row = (await repo.findById(c.trx, created.id)) as ApiKeysTable;
+      return { ...toApiKey(row, isoAt(now)), key: created.key };
+    });
   }
 
   /**
    * Revokes a key at once (docs/api.md#keys-scopes-and-roles): requests with it answer 401 expired_token, and a write with it that
    * has not committed has no effect (the exclusive revocation lock). Revoking a revoked key changes nothing.
    */
-  async function revoke(p: Principal, id: string): Promise<void> {
+  async function revoke(u: Unit<Principal>, id: string): Promise<void> {
+    const p = u.actor;
     const self = p.kind === 'api_key' && p.keyId === id;
     await writeKeys(
-      p,
-      async (trx, audit) => {
-        const row = await findOrThrow(trx, p, id);
-        const at = isoAt(clock.now());
-        // The exclusive lock after the update, as in KeyRegistry.revoke (no lock-order cycle with writes).
-        if (await repo.revoke(trx, row.id, at)) {
-          await dialect.holdExclusive(trx, keyLock(row.id));
-          await deps.registry.keyNotice(trx, 'key.revoked', row);
-          audit.record(keyEntry('key.revoked', row, { revoked_at: { before: null, after: at } }));
-        }
+      u,
+      async (c) => {
+        const row = await findOrThrow(c.trx, p, id);
+        await deps.registry.revoke(c.unit, row.id);
       },
-      undefined,
-      { checkFirst: self },
+      self,
     );
   }
 
@@ -157,52 +131,42 @@ export function createKeysService(deps: {
    * Rolls a key: a successor with the same name, environment, scopes and owner, shown once; the old
    * key keeps working for `expireOldInS` seconds (0: stops now). 409 for a revoked or expired key.
    */
-  async function roll(
-    p: Principal,
-    id: string,
-    expireOldInS: number,
-    hooks?: WriteHooks<RolledApiKey>,
-  ): Promise<RolledApiKey> {
-    return writeKeys(
-      p,
-      async (trx, audit) => {
-        const old = await findOrThrow(trx, p, id);
-        const nowMs = clock.now();
-        const now = isoAt(nowMs);
-        const state = toApiKey(old, now).status;
-        if (state !== 'active') {
-          throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
-        }
-        assertWithinCaller(p, old.scopes === null ? SCOPES : (JSON.parse(old.scopes) as string[]));
-        let expiresAt = isoAt(nowMs + expireOldInS * 1000);
-        if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
-        if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
-        await repo.setExpiry(trx, old.id, expiresAt, now);
-        const created = await deps.registry.create(
-          {
-            userId: old.user_id,
-            env: old.env,
-            name: old.name,
-            scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
-            createdBy: p.userId,
-            rolledFrom: old.id,
-            notify: false,
-          },
-          trx,
-        );
-        await deps.registry.keyNotice(trx, 'key.rolled', old, { successor_id: created.id, old_expires_at: expiresAt });
-        // One entry, on the old key, naming its successor (no key.created for the successor).
-        audit.record(
-          keyEntry('key.rolled', old, {
-            expires_at: { before: old.expires_at ?? null, after: expiresAt },
-            successor_id: { before: null, after: created.id },
-          }),
-        );
-        const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
-        return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
-      },
-      hooks,
-    );
+  async function roll(u: Unit<Principal>, id: string, expireOldInS: number): Promise<RolledApiKey> {
+    const p = u.actor;
+    return writeKeys(u, async (c) => {
+      const { trx, audit } = c;
+      const old = await findOrThrow(trx, p, id);
+      const nowMs = clock.now();
+      const now = isoAt(nowMs);
+      const state = toApiKey(old, now).status;
+      if (state !== 'active') {
+        throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
+      }
+      assertWithinCaller(p, old.scopes === null ? SCOPES : (JSON.parse(old.scopes) as string[]));
+      let expiresAt = isoAt(nowMs + expireOldInS * 1000);
+      if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
+      if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
+      await repo.setExpiry(trx, old.id, expiresAt, now);
+      const created = await deps.registry.create(c.unit, {
+        userId: old.user_id,
+        env: old.env,
+        name: old.name,
+        scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
+        createdBy: p.userId,
+        rolledFrom: old.id,
+        quiet: true,
+      });
+      await c.emit({ type: 'key.rolled', key: old, at: now, successorId: created.id, oldExpiresAt: expiresAt });
+      // One entry, on the old key, naming its successor (no key.created for the successor).
+      audit.record(
+        keyEntry('key.rolled', old, {
+          expires_at: { before: old.expires_at ?? null, after: expiresAt },
+          successor_id: { before: null, after: created.id },
+        }),
+      );
+      const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
+      return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
+    });
   }
 
   return { list, get, create, revoke, roll };

@@ -23,7 +23,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService 
     '/members',
     { config: { console: 'actor' }, schema: { hide, body: InviteBody, response: { 201: DataOf(InvitedSchema) } } },
     async (req, reply) => {
-      const out = await members.inviteAs(req.principal, req.body);
+      const out = await members.inviteAs(req.unit(), req.body);
       const data = {
         user_id: out.user.id,
         email: out.user.email,
@@ -38,14 +38,14 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService 
   app.patch(
     '/members/:id',
     { config: { console: 'actor' }, schema: { hide, params: MemberParams, body: SetRoleBody } },
-    async (req) => ({ data: await members.setRole(req.principal, req.params.id, req.body.role) }),
+    async (req) => ({ data: await members.setRole(req.unit(), req.params.id, req.body.role) }),
   );
 
   app.delete(
     '/members/:id',
     { config: { console: 'actor' }, schema: { hide, params: MemberParams, response: { 204: NoContent } } },
     async (req, reply) => {
-      await members.remove(req.principal, req.params.id);
+      await members.remove(req.unit(), req.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -1,7 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../kernel/schemas.js';
-import { Email } from '../console-auth/console-auth.schemas.js';
-import { RoleSchema, UserName } from '../users/users.schemas.js';
+import { Email, RoleSchema, Timestamp, UserName } from '../../kernel/schemas.js';
 
 // The members page's console API (docs/console.md#two-apis-two-credentials): invites, role changes, removals.
 export const InviteBody = Type.Object(

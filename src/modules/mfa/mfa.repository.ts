@@ -6,7 +6,7 @@ import type {
   ConsoleRecoveryCodesTable,
   ConsoleWebauthnChallengesTable,
 } from '../../db/types.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for second factors: TOTP, recovery codes, passkeys and their challenges, and the workspace policy. */
 export const mfaRepository = {

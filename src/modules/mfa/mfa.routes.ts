@@ -5,7 +5,6 @@ import { clientOf, describeSession } from '../console-auth/console.routes.js';
 import { ConsoleSessionSchema } from '../console-auth/console-auth.schemas.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import { sessionOf } from '../console-auth/console-session.js';
-import { MemberParams } from '../members/members.schemas.js';
 import {
   ConfirmTotpBody,
   MemberFactorSchema,
@@ -25,6 +24,9 @@ import {
 } from './mfa.schemas.js';
 import type { MfaService } from './mfa.service.js';
 import type { PasskeysService } from './passkeys.service.js';
+
+/** A member of the workspace, by id (the members page's second-factor reset). */
+const MemberParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
 const hide = true;
 const NoContent = Type.Null({ description: 'Done' });
@@ -138,11 +140,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
     },
     async (req, reply) => {
       const { token, ...proof } = req.body;
-      const out = await consoleAuth.completeSecondFactor(
-        token,
-        (trx, email) => mfa.verify(trx, email, proof),
-        client(req),
-      );
+      const out = await consoleAuth.completeSecondFactor(token, (c, email) => mfa.verify(c, email, proof), client(req));
       app.consoleCookie.set(reply, out.token);
       return reply.code(201).send({ data: await describeSession(consoleAuth, out) });
     },
@@ -196,7 +194,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
   app.put(
     '/workspace/sign-in-policy',
     { config: { console: 'actor' }, schema: { hide, body: PolicyBody, response: { 200: DataOf(PolicySchema) } } },
-    async (req) => ({ data: await mfa.setPolicy(req.principal, req.body.require_second_factor) }),
+    async (req) => ({ data: await mfa.setPolicy(req.unit(), req.body.require_second_factor) }),
   );
 
   app.get(
@@ -209,7 +207,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{
     '/members/:id/second-factor',
     { config: { console: 'actor' }, schema: { hide, params: MemberParams, response: { 204: NoContent } } },
     async (req, reply) => {
-      await mfa.resetMember(req.principal, req.params.id);
+      await mfa.resetMember(req.unit(), req.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -1,15 +1,13 @@
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { type Actor, type Principal, requireAdmin } from '../../kernel/principal.js';
+import { type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import type { SecurityNotice } from '../../platform/domain-events.js';
+import type { Change, Unit, UnitOfWork, WriteTx } from '../../platform/unit-of-work.js';
 import { REDACTED, recordForPerson } from '../console-auth/person-audit.js';
 import { type Client, personActorOf } from '../console-auth/sign-in-steps.js';
-import type { SecurityNotice } from '../notifications/notifications.service.js';
-import type { UsersService } from '../users/users.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
 import { hashRecoveryCode, newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeMatches } from './recovery-codes.js';
 import { enrolmentOf, newTotpSecret, totpStep } from './totp.js';
@@ -29,27 +27,30 @@ export function createMfaService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  writeAs: WriteRunner;
-  users: Pick<UsersService, 'memberOf' | 'listAll'>;
+  uow: UnitOfWork;
+  /** The users module's: a current member of a workspace, and every current member. */
+  users: {
+    memberOf(db: Db, workspaceId: string, userId: string): Promise<{ email: string; role: string } | undefined>;
+    listAll(workspaceId: string): Promise<{ id: string; email: string }[]>;
+  };
   /** The person's current memberships, oldest workspace first (console-auth's). */
   memberships: (trx: Db, email: string) => Promise<{ workspace_id: string; user_id: string }[]>;
   /** Whether `password` is this person's console password (console-auth's). */
   checkPassword: (email: string, password: string) => Promise<boolean>;
-  /** Security notifications (docs/notifications.md), in the change's transaction. */
-  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
-  /** Checks a passkey given as the second factor, in the sign-in's transaction (passkeys.service.ts). */
-  passkeyFactor?: (trx: WriteTx, email: string, response: unknown) => Promise<boolean>;
+  /** Checks a passkey given as the second factor, in the sign-in's change (passkeys.service.ts). */
+  passkeyFactor?: (c: Change, email: string, response: unknown) => Promise<boolean>;
 }) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock, uow } = deps;
   /** A person's change to their own second factors (signed in, or in the enrol stage of a sign-in). */
-  const write = <T>(email: string, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>, client?: Client) =>
-    writeAs(personActorOf(email, client), fn);
+  const write = <T>(email: string, fn: (c: Change) => Promise<T>, client?: Client) =>
+    uow.as(personActorOf(email, client)).run(fn);
 
   /** Tells a person about a change to their own sign-in, once, in their oldest workspace (as "password changed"). */
-  async function tellPerson(trx: WriteTx, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {
-    const [first] = await deps.memberships(trx, email);
-    if (first)
-      await deps.notify?.(trx, { type, workspaceId: first.workspace_id, users: [first.user_id], admins: false, data });
+  async function tellPerson(c: Change, email: string, type: SecurityNotice['type'], data: SecurityNotice['data']) {
+    const [first] = await deps.memberships(c.trx, email);
+    if (!first) return;
+    const notice = { type, workspaceId: first.workspace_id, users: [first.user_id], admins: false, data };
+    await c.emit({ type: 'security.notice', notice });
   }
 
   /** Ten new recovery codes in `trx` (the old ones stop working); returns them: the only time they are shown. */
@@ -83,7 +84,8 @@ export function createMfaService(deps: {
   async function startTotp(email: string) {
     const secret = newTotpSecret();
     const at = isoAt(clock.now());
-    await write(email, async (trx) => {
+    await write(email, async (c) => {
+      const { trx } = c;
       const row = await repo.ensurePerson(trx, email, at);
       if (row?.totp_confirmed_at) {
         throw new ConflictError(
@@ -101,7 +103,8 @@ export function createMfaService(deps: {
     const at = isoAt(clock.now());
     return write(
       email,
-      async (trx, audit) => {
+      async (c) => {
+        const { trx, audit } = c;
         const row = await repo.person(trx, email);
         if (!row?.totp_secret || row.totp_confirmed_at) {
           throw new ConflictError(
@@ -113,7 +116,7 @@ export function createMfaService(deps: {
         if (step === null) throw wrongCode('code');
         await repo.confirmTotp(trx, email, step, at);
         const recovery_codes = await newRecoveryCodes(trx, email, at);
-        await tellPerson(trx, email, 'mfa.enabled', { at, factor: { kind: 'totp' } });
+        await tellPerson(c, email, 'mfa.enabled', { at, factor: { kind: 'totp' } });
         await recordForPerson(trx, audit, email, {
           action: 'user.mfa_enabled',
           changes: { totp: { before: false, after: true } },
@@ -125,7 +128,8 @@ export function createMfaService(deps: {
   }
 
   /** Checks a TOTP code once (a replay of an accepted step is refused), in `trx`. */
-  async function acceptTotpCode(trx: WriteTx, email: string, code: string): Promise<boolean> {
+  async function acceptTotpCode(c: Change, email: string, code: string): Promise<boolean> {
+    const { trx } = c;
     const row = await repo.person(trx, email);
     if (!row?.totp_secret || !row.totp_confirmed_at) return false;
     const step = totpStep(row.totp_secret, code, clock.now());
@@ -133,17 +137,18 @@ export function createMfaService(deps: {
     const at = isoAt(clock.now());
     if (await repo.acceptTotpStep(trx, email, step, at)) return true;
     // A right code of a step already used: a replay (someone saw or intercepted it). Refused, and the person is told.
-    await tellPerson(trx, email, 'mfa.code_reused', { at, factor: { kind: 'totp' } });
+    await tellPerson(c, email, 'mfa.code_reused', { at, factor: { kind: 'totp' } });
     return false;
   }
 
   /** Uses one recovery code, in `trx`; tells the person how many are left. */
-  async function spendRecoveryCode(trx: WriteTx, email: string, code: string): Promise<boolean> {
+  async function spendRecoveryCode(c: Change, email: string, code: string): Promise<boolean> {
+    const { trx } = c;
     const unused = await repo.unusedRecoveryCodes(trx, email);
     const match = unused.find((r) => recoveryCodeMatches(code, r));
     const at = isoAt(clock.now());
     if (!match || !(await repo.spendRecoveryCode(trx, match.id, at))) return false;
-    await tellPerson(trx, email, 'recovery_code.used', {
+    await tellPerson(c, email, 'recovery_code.used', {
       at,
       factor: { kind: 'recovery_codes', remaining: unused.length - 1 },
     });
@@ -158,10 +163,10 @@ export function createMfaService(deps: {
   }
 
   /** The second half of re-authentication, in the change's transaction: a current code (or a recovery code). */
-  async function reauthenticate(trx: WriteTx, email: string, input: { code: string }) {
+  async function reauthenticate(c: Change, email: string, input: { code: string }) {
     const ok = /^\d{6}$/.test(input.code.trim())
-      ? await acceptTotpCode(trx, email, input.code.trim())
-      : await spendRecoveryCode(trx, email, input.code);
+      ? await acceptTotpCode(c, email, input.code.trim())
+      : await spendRecoveryCode(c, email, input.code);
     if (!ok) throw wrongCode('code');
   }
 
@@ -171,13 +176,14 @@ export function createMfaService(deps: {
     const at = isoAt(clock.now());
     await write(
       email,
-      async (trx, audit) => {
+      async (c) => {
+        const { trx, audit } = c;
         const row = await repo.person(trx, email);
         if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Two-factor codes are not on.');
-        await reauthenticate(trx, email, input);
+        await reauthenticate(c, email, input);
         await repo.setTotp(trx, email, null, null, at);
         await repo.replaceRecoveryCodes(trx, email, []);
-        await tellPerson(trx, email, 'mfa.disabled', { at, factor: { kind: 'totp' } });
+        await tellPerson(c, email, 'mfa.disabled', { at, factor: { kind: 'totp' } });
         await recordForPerson(trx, audit, email, {
           action: 'user.mfa_disabled',
           changes: { totp: { before: true, after: false } },
@@ -196,13 +202,14 @@ export function createMfaService(deps: {
     const at = isoAt(clock.now());
     return write(
       email,
-      async (trx, audit) => {
+      async (c) => {
+        const { trx, audit } = c;
         const row = await repo.person(trx, email);
         if (!row?.totp_confirmed_at) throw new ConflictError('totp_not_enabled', 'Turn on two-factor codes first.');
-        await reauthenticate(trx, email, input);
+        await reauthenticate(c, email, input);
         const left = (await repo.unusedRecoveryCodes(trx, email)).length;
         const recovery_codes = await newRecoveryCodes(trx, email, at);
-        await tellPerson(trx, email, 'recovery_codes.regenerated', { at, factor: { kind: 'recovery_codes' } });
+        await tellPerson(c, email, 'recovery_codes.regenerated', { at, factor: { kind: 'recovery_codes' } });
         await recordForPerson(trx, audit, email, {
           action: 'user.recovery_codes_regenerated',
           changes: {
@@ -225,12 +232,12 @@ export function createMfaService(deps: {
     return out;
   }
 
-  /** Checks the second factor of a sign-in in its transaction: the method it signed in with, or false. */
-  async function verify(trx: WriteTx, email: string, proof: SecondFactorProof): Promise<SignInMethod | false> {
-    if ('code' in proof) return (await acceptTotpCode(trx, email, proof.code.trim())) && 'password+totp';
+  /** Checks the second factor of a sign-in in its change: the method it signed in with, or false. */
+  async function verify(c: Change, email: string, proof: SecondFactorProof): Promise<SignInMethod | false> {
+    if ('code' in proof) return (await acceptTotpCode(c, email, proof.code.trim())) && 'password+totp';
     if ('recovery_code' in proof)
-      return (await spendRecoveryCode(trx, email, proof.recovery_code)) && 'password+recovery_code';
-    return Boolean(await deps.passkeyFactor?.(trx, email, proof.passkey)) && 'password+passkey';
+      return (await spendRecoveryCode(c, email, proof.recovery_code)) && 'password+recovery_code';
+    return Boolean(await deps.passkeyFactor?.(c, email, proof.passkey)) && 'password+passkey';
   }
 
   /** Whether a workspace requires a second factor of its members. */
@@ -239,10 +246,12 @@ export function createMfaService(deps: {
   }
 
   /** Admin: requires a second factor of the workspace's members, or not; the admins are told. Throws 403. */
-  async function setPolicy(principal: Principal, require: boolean) {
+  async function setPolicy(u: Unit<Principal>, require: boolean) {
+    const principal = u.actor;
     requireAdmin(principal);
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx, audit) => {
+    await u.run(async (c) => {
+      const { trx, audit } = c;
       const before = (await repo.requiring(trx, [principal.workspaceId])).length > 0;
       await repo.setPolicy(trx, principal.workspaceId, require, at);
       if (before === require) return;
@@ -256,12 +265,15 @@ export function createMfaService(deps: {
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
-      await deps.notify?.(trx, {
-        type: 'workspace.settings_changed',
-        workspaceId: principal.workspaceId,
-        users: [],
-        admins: true,
-        data: { at, by, settings: { require_second_factor: require } },
+      await c.emit({
+        type: 'security.notice',
+        notice: {
+          type: 'workspace.settings_changed',
+          workspaceId: principal.workspaceId,
+          users: [],
+          admins: true,
+          data: { at, by, settings: { require_second_factor: require } },
+        },
       });
     });
     return { require_second_factor: require };
@@ -272,13 +284,15 @@ export function createMfaService(deps: {
    * The member is told by email; at the next sign-in they set one up again if the workspace requires it.
    * Throws 403, 404.
    */
-  async function resetMember(principal: Principal, userId: string): Promise<void> {
+  async function resetMember(u: Unit<Principal>, userId: string): Promise<void> {
+    const principal = u.actor;
     requireAdmin(principal);
     const member = await deps.users.memberOf(db, principal.workspaceId, userId);
     if (!member) throw new NotFoundError('member');
     const email = member.email.toLowerCase();
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx, audit) => {
+    await u.run(async (c) => {
+      const { trx, audit } = c;
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
@@ -296,12 +310,15 @@ export function createMfaService(deps: {
           changes: { totp: { before: had.totp, after: false }, passkeys: { before: had.passkeys, after: 0 } },
         });
       }
-      await deps.notify?.(trx, {
-        type: 'mfa.reset',
-        workspaceId: principal.workspaceId,
-        users: [userId],
-        admins: false,
-        data: { at, by, member: { id: userId, email: member.email, role: member.role } },
+      await c.emit({
+        type: 'security.notice',
+        notice: {
+          type: 'mfa.reset',
+          workspaceId: principal.workspaceId,
+          users: [userId],
+          admins: false,
+          data: { at, by, member: { id: userId, email: member.email, role: member.role } },
+        },
       });
     });
   }
@@ -333,8 +350,8 @@ export function createMfaService(deps: {
     requiresSecondFactor: async (workspaceIds: string[]) => (await repo.requiring(db, workspaceIds)).length > 0,
     /** Whether the person has a second factor (TOTP confirmed or a passkey). */
     hasFactor: async (email: string) => (await repo.withFactor(db, [email])).has(email),
-    /** The purge-sign-in-steps job's part, as its system actor. */
-    purgeChallenges: (actor: Actor) => writeAs(actor, (trx) => repo.purgeChallenges(trx, isoAt(clock.now()))),
+    /** The purge-sign-in-steps job's part, written with its unit. */
+    purgeChallenges: (u: Unit) => u.run(({ trx }) => repo.purgeChallenges(trx, isoAt(clock.now()))),
   };
 }
 export type MfaService = ReturnType<typeof createMfaService>;

@@ -9,15 +9,14 @@ import {
 } from '@simplewebauthn/server';
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { ConsolePasskeysTable, WebauthnPurpose } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { anonymousActor } from '../../kernel/principal.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
+import type { SecurityNotice } from '../../platform/domain-events.js';
+import type { Change, UnitOfWork, WriteTx } from '../../platform/unit-of-work.js';
 import { recordForPerson } from '../console-auth/person-audit.js';
 import { type Client, clientActor, personActorOf } from '../console-auth/sign-in-steps.js';
-import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { mfaRepository as repo } from './mfa.repository.js';
 
 /** A challenge lives 5 minutes and works once. */
@@ -66,13 +65,12 @@ function challengeOf(response: unknown): string {
 export function createPasskeysService(deps: {
   db: Db;
   dialect: Dialect;
-  /** Every write, as the person (or, a passkey sign-in before it knows them, as someone signing in). */
-  writeAs: WriteRunner;
+  /** Every change, as the person (or, a passkey sign-in before it knows them, as someone signing in). */
+  uow: UnitOfWork;
   clock: Clock;
   /** PUBLIC_URL: its host name is the relying party id, its origin the one expected. */
   publicUrl: () => string;
   memberships: (trx: Db, email: string) => Promise<{ workspace_id: string; user_id: string }[]>;
-  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
 }) {
   const { db, clock } = deps;
   const rp = () => {
@@ -80,31 +78,35 @@ export function createPasskeysService(deps: {
     return { id: url.hostname, origin: url.origin };
   };
   /** A person's change to their own passkeys, or (no email yet) a passkey sign-in's. */
-  const write = <T>(email: string | null, fn: (trx: WriteTx, audit: AuditTrail) => Promise<T>, client?: Client) =>
-    deps.writeAs(
-      email === null
-        ? client
-          ? clientActor('sign-in', client)
-          : anonymousActor('sign-in')
-        : personActorOf(email, client),
-      fn,
-    );
+  const write = <T>(email: string | null, fn: (c: Change) => Promise<T>, client?: Client) =>
+    deps.uow
+      .as(
+        email === null
+          ? client
+            ? clientActor('sign-in', client)
+            : anonymousActor('sign-in')
+          : personActorOf(email, client),
+      )
+      .run(fn);
 
-  async function tellPerson(trx: WriteTx, email: string, type: SecurityNotice['type'], name: string, at: string) {
-    const [first] = await deps.memberships(trx, email);
+  async function tellPerson(c: Change, email: string, type: SecurityNotice['type'], name: string, at: string) {
+    const [first] = await deps.memberships(c.trx, email);
     if (!first) return;
-    await deps.notify?.(trx, {
-      type,
-      workspaceId: first.workspace_id,
-      users: [first.user_id],
-      admins: false,
-      data: { at, factor: { kind: 'passkey', name } },
+    await c.emit({
+      type: 'security.notice',
+      notice: {
+        type,
+        workspaceId: first.workspace_id,
+        users: [first.user_id],
+        admins: false,
+        data: { at, factor: { kind: 'passkey', name } },
+      },
     });
   }
 
   async function storeChallenge(challenge: string, purpose: WebauthnPurpose, email: string | null) {
     const now = clock.now();
-    await write(email, (trx) =>
+    await write(email, ({ trx }) =>
       repo.insertChallenge(trx, {
         challenge,
         purpose,
@@ -126,7 +128,7 @@ export function createPasskeysService(deps: {
   /** Options for navigator.credentials.create(): a resident key, user verification required, none of the person's passkeys again. */
   async function registrationOptions(email: string) {
     const now = isoAt(clock.now());
-    const person = await write(email, (trx) => repo.ensurePerson(trx, email, now));
+    const person = await write(email, ({ trx }) => repo.ensurePerson(trx, email, now));
     const existing = await repo.passkeys(db, email);
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
@@ -150,7 +152,8 @@ export function createPasskeysService(deps: {
     const at = isoAt(clock.now());
     return write(
       email,
-      async (trx, audit) => {
+      async (c) => {
+        const { trx, audit } = c;
         const challenge = await takeChallenge(trx, response, 'register', email);
         if (!challenge)
           throw fieldError('response', 'expired', 'This passkey request expired or was used; start again.');
@@ -165,20 +168,20 @@ export function createPasskeysService(deps: {
         });
         if (!verified.verified)
           throw fieldError('response', 'invalid', 'The passkey could not be verified; try again.');
-        const c = verified.registrationInfo.credential;
+        const credential = verified.registrationInfo.credential;
         const row: ConsolePasskeysTable = {
           id: newId('passkey'),
           email,
-          credential_id: c.id,
-          public_key: Buffer.from(c.publicKey).toString('base64url'),
-          counter: c.counter,
-          transports: c.transports?.join(',') ?? null,
+          credential_id: credential.id,
+          public_key: Buffer.from(credential.publicKey).toString('base64url'),
+          counter: credential.counter,
+          transports: credential.transports?.join(',') ?? null,
           name,
           created_at: at,
           last_used_at: null,
         };
         await repo.insertPasskey(trx, row);
-        await tellPerson(trx, email, 'passkey.added', name, at);
+        await tellPerson(c, email, 'passkey.added', name, at);
         await recordForPerson(trx, audit, email, {
           action: 'user.passkey_added',
           changes: { passkey: { before: null, after: { id: row.id, name } } },
@@ -227,7 +230,8 @@ export function createPasskeysService(deps: {
 
   /** Signs in with a passkey alone: the email of its person; throws 401 passkey_refused. */
   async function signIn(response: unknown): Promise<string> {
-    const email = await write(null, async (trx) => {
+    const email = await write(null, async (c) => {
+      const { trx } = c;
       const challenge = await takeChallenge(trx, response, 'sign_in', null);
       if (!challenge) return undefined;
       return (await assertionOf(trx, response, challenge, null))?.email;
@@ -237,7 +241,7 @@ export function createPasskeysService(deps: {
   }
 
   /** Checks a passkey given as the second factor of `email`, in the sign-in's transaction. */
-  async function secondFactor(trx: WriteTx, email: string, response: unknown): Promise<boolean> {
+  async function secondFactor({ trx }: Change, email: string, response: unknown): Promise<boolean> {
     const challenge = await takeChallenge(trx, response, 'second_factor', email);
     return challenge !== undefined && (await assertionOf(trx, response, challenge, email)) !== undefined;
   }
@@ -246,7 +250,8 @@ export function createPasskeysService(deps: {
   async function rename(email: string, id: string, name: string, client?: Client): Promise<void> {
     await write(
       email,
-      async (trx, audit) => {
+      async (c) => {
+        const { trx, audit } = c;
         const p = (await repo.passkeys(trx, email)).find((k) => k.id === id);
         if (!p) throw new NotFoundError('passkey');
         if (p.name === name) return;
@@ -265,11 +270,12 @@ export function createPasskeysService(deps: {
     const at = isoAt(clock.now());
     await write(
       email,
-      async (trx, audit) => {
+      async (c) => {
+        const { trx, audit } = c;
         const p = (await repo.passkeys(trx, email)).find((k) => k.id === id);
         if (!p) throw new NotFoundError('passkey');
         await repo.deletePasskey(trx, email, id);
-        await tellPerson(trx, email, 'passkey.removed', p.name, at);
+        await tellPerson(c, email, 'passkey.removed', p.name, at);
         await recordForPerson(trx, audit, email, {
           action: 'user.passkey_removed',
           changes: { passkey: { before: { id: p.id, name: p.name }, after: null } },

@@ -1,4 +1,10 @@
 import type { NotificationsTable } from '../../db/types.js';
+import type {
+  InvoiceNoticeData,
+  LinkNoticeData,
+  SecurityNoticeData,
+  UsageNoticeData,
+} from '../../platform/domain-events.js';
 
 /** What an endpoint notification says (`notifications.data`, written with it). */
 export interface EndpointNoticeData {
@@ -118,14 +124,6 @@ function emailOf(
   return { text, html };
 }
 
-/** What an invite or password-reset notification says (`notifications.data`); the link itself is in `secret`. */
-export interface LinkNoticeData {
-  workspace_name: string;
-  /** The role given (invites). */
-  role?: string;
-  expires_at: string;
-}
-
 /** The email of an invite (`invite`) or a password reset (`password.reset`); `url` is the single-use link. */
 export function renderLinkEmail(
   type: 'invite' | 'password.reset',
@@ -150,27 +148,6 @@ export function renderLinkEmail(
   ];
   const footer = ['If you did not ask for this, ignore this email: your password stays as it is.'];
   return { subject, ...emailOf(to.name, lines, { label: 'Choose a new password', url }, footer) };
-}
-
-/** What a security notification says (`notifications.data`, written with it). */
-export interface SecurityNoticeData {
-  /** When it happened. */
-  at: string;
-  /** key.*: the key. */
-  key?: { id: string; name: string; env: string; prefix: string; owner_email: string | null };
-  /** key.rolled: the successor, and when the old key stops working. */
-  successor_id?: string;
-  old_expires_at?: string;
-  /** key.expiring: when the key stops working. */
-  expires_at?: string;
-  /** member.*: the member. */
-  member?: { id: string; email: string; role: string; previous_role?: string };
-  /** mfa.*, passkey.*, recovery_code*: which factor (never its secret), and the codes left. */
-  factor?: { kind: 'totp' | 'passkey' | 'recovery_codes'; name?: string; remaining?: number };
-  /** mfa.reset, sso.configured, workspace.settings_changed: the admin who made the change. */
-  by?: string;
-  /** sso.configured, workspace.settings_changed: what is in force now (never the client secret). */
-  settings?: Record<string, string | boolean | string[] | null>;
 }
 
 /** What each sign-in security notification says, after "at <time>" is known (docs/notifications.md). */
@@ -287,34 +264,6 @@ export function renderSecurityEmail(
       'Security notifications are always sent; they cannot be turned off.',
     ]),
   };
-}
-
-/** What a usage-threshold notification says (`notifications.data`, written with it). */
-export interface UsageNoticeData {
-  /** 50, 80 or 100 (% of the included requests). */
-  threshold: number;
-  billable_requests: number;
-  included_requests: number;
-  plan: string;
-  plan_name: string;
-  /** Whether the plan refuses requests over the included ones (429 quota_exceeded). */
-  hard_cap: boolean;
-  period_start: string;
-  period_end: string;
-  /** When the job found the threshold crossed. */
-  at: string;
-}
-
-/** What an invoice notification says (`notifications.data`, written with the invoice). */
-export interface InvoiceNoticeData {
-  invoice_id: string;
-  number: string;
-  plan: string;
-  total_cents: number;
-  currency: string;
-  period_start: string;
-  period_end: string;
-  at: string;
 }
 
 /** `4900` → `$49.00`. */

@@ -4,18 +4,20 @@ import type { MailboxTable, NotificationsTable, UsersTable } from '../../db/type
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { OPTIONAL_CATEGORIES } from '../../kernel/notification-types.js';
-import type { Actor } from '../../kernel/principal.js';
 import { escapeControl } from '../../kernel/text.js';
+import type {
+  InvoiceNoticeData,
+  LinkNoticeData,
+  SecurityNoticeData,
+  UsageNoticeData,
+} from '../../platform/domain-events.js';
+import type { Unit } from '../../platform/unit-of-work.js';
 import {
   type EndpointNoticeData,
-  type InvoiceNoticeData,
-  type LinkNoticeData,
   renderBillingEmail,
   renderEndpointEmail,
   renderLinkEmail,
   renderSecurityEmail,
-  type SecurityNoticeData,
-  type UsageNoticeData,
 } from './email-render.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
 import type { NotificationsDeps, OutgoingMail } from './notifications-deps.js';
@@ -35,7 +37,7 @@ const CLAIM_BATCH = 20;
  * only when its sender died between the send and the commit of its outcome.
  */
 export function createEmailSender(deps: NotificationsDeps) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
   const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
   const workerId = `ntfw_${randomBytes(8).toString('hex')}`;
 
@@ -45,15 +47,15 @@ export function createEmailSender(deps: NotificationsDeps) {
     leaseMs,
     batch: CLAIM_BATCH,
     concurrent: false,
-    claim: (actor, lease) => writeAs(actor, (trx) => repo.claim(trx, { ...lease, workerId })),
-    sendOne: (actor, n) => sendOne(actor, n),
+    claim: (u: Unit, lease) => u.run(({ trx }) => repo.claim(trx, { ...lease, workerId })),
+    sendOne: (u, n) => sendOne(u, n),
   });
 
   /**
-   * Sends every due notification as `actor` (the worker's job); returns how many were sent. A call
+   * Sends every due notification, writing with `u` (the worker's job); returns how many were sent. A call
    * while a run is under way (a slow SMTP server outlasting the job's interval) waits for that run.
    */
-  const sendDue = (actor: Actor) => outbox.sendDue(actor);
+  const sendDue = (u: Unit) => outbox.sendDue(u);
 
   /** Message-ID from the notification id, at the host of PUBLIC_URL. */
   function messageIdOf(id: string): string {
@@ -89,7 +91,7 @@ export function createEmailSender(deps: NotificationsDeps) {
     return mail;
   }
 
-  async function sendOne(actor: Actor, n: NotificationsTable): Promise<boolean> {
+  async function sendOne(u: Unit, n: NotificationsTable): Promise<boolean> {
     const user = await deps.userRow(db, n.user_id);
     if (!user || user.removed_at || user.workspace_id !== n.workspace_id) {
       const skipped = {
@@ -98,13 +100,13 @@ export function createEmailSender(deps: NotificationsDeps) {
         last_error: 'recipient removed',
         sent_at: null,
       } as const;
-      await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...skipped, attempted: false }));
+      await u.run(({ trx }) => repo.finish(trx, n.id, workerId, { ...skipped, attempted: false }));
       return false;
     }
     const mail = compose(n, user);
     if (!mail) {
       const skipped = { status: 'skipped', next_attempt_at: null, last_error: 'link missing', sent_at: null } as const;
-      await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...skipped, attempted: false }));
+      await u.run(({ trx }) => repo.finish(trx, n.id, workerId, { ...skipped, attempted: false }));
       return false;
     }
     const sentAt = isoAt(clock.now());
@@ -121,7 +123,7 @@ export function createEmailSender(deps: NotificationsDeps) {
         created_at: sentAt,
       };
       // Kept and marked sent in one transaction: exactly once.
-      const kept = await writeAs(actor, async (trx) => {
+      const kept = await u.run(async ({ trx }) => {
         if (!(await repo.finish(trx, n.id, workerId, sent))) return false;
         await repo.insertMail(trx, row);
         return true;
@@ -137,7 +139,7 @@ export function createEmailSender(deps: NotificationsDeps) {
     }
     // The lease runs from now, not from the batch's claim, and is renewed while the server is slow,
     // so a living sender never loses it: only a dead one's email is sent again (docs/notifications.md#the-crash-window).
-    const renew = () => writeAs(actor, (trx) => repo.renew(trx, n.id, workerId, isoAt(clock.now() + leaseMs)));
+    const renew = () => u.run(({ trx }) => repo.renew(trx, n.id, workerId, isoAt(clock.now() + leaseMs)));
     if (!(await renew())) return false;
     const heartbeat = setInterval(() => void renew().catch(() => undefined), leaseMs / 3);
     heartbeat.unref();
@@ -159,12 +161,12 @@ export function createEmailSender(deps: NotificationsDeps) {
         last_error: error,
         sent_at: null,
       } as const;
-      await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, { ...failed, attempted: true }));
+      await u.run(({ trx }) => repo.finish(trx, n.id, workerId, { ...failed, attempted: true }));
       return false;
     }
     clearInterval(heartbeat);
     // A crash before this commit sends it again after the lease (docs/notifications.md#the-crash-window).
-    await writeAs(actor, (trx) => repo.finish(trx, n.id, workerId, sent));
+    await u.run(({ trx }) => repo.finish(trx, n.id, workerId, sent));
     return true;
   }
 

@@ -1,6 +1,7 @@
 import { isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
-import type { Actor, Principal } from '../../kernel/principal.js';
+import type { Principal } from '../../kernel/principal.js';
+import type { Unit } from '../../platform/unit-of-work.js';
 import { notificationTitle } from './email-render.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
 import type { NotificationsDeps } from './notifications-deps.js';
@@ -22,7 +23,7 @@ export interface FeedItem {
 
 /** The console's feed (docs/notifications.md#the-feed): a person's notifications, read marks, retention. */
 export function createFeed(deps: NotificationsDeps) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
 
   /**
    * The caller's feed in their workspace (every category but the invite and reset emails), newest
@@ -53,14 +54,18 @@ export function createFeed(deps: NotificationsDeps) {
   }
 
   /** Marks the caller's notifications read: `ids` (others' or unknown ids change nothing) or `all`. */
-  async function markRead(p: Principal, input: { ids?: string[]; all?: boolean }): Promise<{ unread_count: number }> {
+  async function markRead(
+    u: Unit<Principal>,
+    input: { ids?: string[]; all?: boolean },
+  ): Promise<{ unread_count: number }> {
+    const p = u.actor;
     if ((input.ids === undefined) === (input.all !== true)) {
       throw fieldError('ids', 'invalid_value', 'Give either ids (1 to 100 notification ids) or all: true.');
     }
     const userId = p.userId;
     if (userId === null) return { unread_count: 0 };
     const at = isoAt(clock.now());
-    return writeAs(p, async (trx) => {
+    return u.run(async ({ trx }) => {
       const who = { workspaceId: p.workspaceId, userId };
       await repo.markRead(trx, { ...who, ids: input.ids ?? null, at });
       return { unread_count: await repo.unreadCount(trx, who.workspaceId, who.userId) };
@@ -71,8 +76,7 @@ export function createFeed(deps: NotificationsDeps) {
     feed,
     markRead,
     /** Deletes notifications older than 90 days, sent or not (the `purge-notifications` job). */
-    purgeExpired: (actor: Actor) =>
-      writeAs(actor, (trx) => repo.purgeBefore(trx, isoAt(clock.now() - FEED_RETENTION_MS))),
+    purgeExpired: (u: Unit) => u.run(({ trx }) => repo.purgeBefore(trx, isoAt(clock.now() - FEED_RETENTION_MS))),
   };
 }
 

@@ -1,62 +1,39 @@
 import type { NotificationCategory, NotificationsTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
-import type { NotificationTypeOf } from '../../kernel/notification-types.js';
-import type { WriteTx } from '../auth/write-runner.js';
-import type { EndpointNotice } from '../webhooks/endpoint-health.js';
-import {
-  type EndpointNoticeData,
-  type InvoiceNoticeData,
-  type LinkNoticeData,
-  notificationTitle,
-  type SecurityNoticeData,
-  type UsageNoticeData,
-} from './email-render.js';
+import type {
+  BillingNotice,
+  DomainEventOf,
+  ForwardedNotice,
+  KeyEvent,
+  LinkNotice,
+  MemberEvent,
+  SecurityNotice,
+} from '../../platform/domain-events.js';
+import type { Change, Subscriber } from '../../platform/unit-of-work.js';
+import { type EndpointNoticeData, notificationTitle } from './email-render.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
 import type { NotificationsDeps } from './notifications-deps.js';
 import type { Preferences } from './preferences.js';
 
-/** A security event (always on: docs/notifications.md#security-notifications), written in the transaction of the change. */
-export interface SecurityNotice {
-  type: NotificationTypeOf<'security'>;
-  workspaceId: string;
-  /** The affected user(s), told whatever their role (a removed member is not: see docs/notifications.md). */
-  users: string[];
-  /** Whether the workspace's admins are told too. */
-  admins: boolean;
-  /** Not told even as an admin (a new member of their own addition: they get the invite). */
-  except?: string;
-  data: SecurityNoticeData;
-}
-
-/** An invite or password-reset email, written in the transaction that makes its link. */
-export interface LinkNotice {
-  type: 'invite' | 'password.reset';
-  workspaceId: string;
-  userId: string;
-  /** The single-use link: kept in `secret` until the email is sent or given up. */
-  url: string;
-  data: LinkNoticeData;
-}
+export type { BillingNotice, LinkNotice, SecurityNotice };
 
 /**
- * A usage or billing notification to the workspace's admins (on by default, per preferences: docs/notifications.md),
- * written in the caller's transaction: the threshold's record (usage) or the invoice's finalization.
- */
-export type BillingNotice =
-  | { type: NotificationTypeOf<'usage'>; workspaceId: string; data: UsageNoticeData }
-  | { type: NotificationTypeOf<'billing'>; workspaceId: string; data: InvoiceNoticeData };
-
-/**
- * The notices other modules write (docs/notifications.md), each in the transaction of its cause: one row
- * per recipient, per their preferences, and told to the integrations once per workspace.
+ * The notices (docs/notifications.md), written in the change that causes them as a subscriber of what it emits:
+ * one row per recipient, per their preferences, and told to the integrations once per workspace
+ * (`notification.recorded`).
  */
 export function createNotices(deps: NotificationsDeps, prefs: Pick<Preferences, 'applyPreferences'>) {
   const { clock } = deps;
   const { applyPreferences } = prefs;
 
-  /** Writes one notification per admin of the endpoint's workspace, in `trx` (the outcome's transaction). */
-  async function endpointNotice(trx: WriteTx, notice: EndpointNotice): Promise<void> {
+  /** Tells the integrations of a notification written in `c`, once per workspace. */
+  const recorded = (c: Change, notice: Parameters<typeof forwardOf>[0]) =>
+    c.emit({ type: 'notification.recorded', notice: forwardOf(notice) });
+
+  /** Writes one notification per admin of the endpoint's workspace, in the outcome's change. */
+  async function endpointNotice(c: Change, notice: DomainEventOf<'endpoint.health'>): Promise<void> {
+    const { trx } = c;
     const w = notice.webhook;
     const data: EndpointNoticeData = {
       webhook_id: w.id,
@@ -85,15 +62,8 @@ export function createNotices(deps: NotificationsDeps, prefs: Pick<Preferences, 
       created_at: now,
     }));
     await repo.insertMany(trx, await applyPreferences(trx, rows, 'webhooks'));
-    const type = `endpoint.${notice.kind}`;
-    await deps.forward?.(trx, {
-      workspaceId: w.workspace_id,
-      category: 'webhooks',
-      type,
-      title: notificationTitle(type as NotificationsTable['type'], data),
-      data: { ...data },
-      at: notice.at,
-    });
+    const type = `endpoint.${notice.kind}` as NotificationsTable['type'];
+    await recorded(c, { workspaceId: w.workspace_id, category: 'webhooks', type, data, at: notice.at });
   }
 
   function row(
@@ -125,31 +95,26 @@ export function createNotices(deps: NotificationsDeps, prefs: Pick<Preferences, 
     };
   }
 
-  /** Writes one usage (`usage.threshold`) or billing (`invoice.issued`) notification per admin, in `trx`, per their preferences. */
-  async function billingNotice(trx: WriteTx, n: BillingNotice): Promise<void> {
+  /** Writes one usage (`usage.threshold`) or billing (`invoice.issued`) notification per admin, in `c`, per their preferences. */
+  async function billingNotice(c: Change, n: BillingNotice): Promise<void> {
+    const { trx } = c;
     const category = n.type === 'usage.threshold' ? 'usage' : 'billing';
     const rows = (await deps.admins(trx, n.workspaceId)).map((u) => row(n.workspaceId, u.id, category, n.type, n.data));
     await repo.insertMany(trx, await applyPreferences(trx, rows, category));
-    await deps.forward?.(trx, {
-      workspaceId: n.workspaceId,
-      category,
-      type: n.type,
-      title: notificationTitle(n.type, n.data),
-      data: { ...n.data },
-      at: n.data.at,
-    });
+    await recorded(c, { workspaceId: n.workspaceId, category, type: n.type, data: n.data, at: n.data.at });
   }
 
-  /** Writes an invite or password-reset email in `trx` (the transaction that makes the link). */
-  async function linkNotice(trx: WriteTx, n: LinkNotice): Promise<void> {
-    await repo.insertMany(trx, [row(n.workspaceId, n.userId, 'account', n.type, n.data, n.url)]);
+  /** Writes an invite or password-reset email in `c` (the change that makes the link). */
+  async function linkNotice(c: Change, n: LinkNotice): Promise<void> {
+    await repo.insertMany(c.trx, [row(n.workspaceId, n.userId, 'account', n.type, n.data, n.url)]);
   }
 
   /**
    * Writes one security notification per recipient (the affected users, and the workspace's admins
-   * when asked), in `trx` (the change's transaction, so a rolled-back change tells no one).
+   * when asked), in `c` (so a rolled-back change tells no one).
    */
-  async function securityNotice(trx: WriteTx, n: SecurityNotice): Promise<void> {
+  async function securityNotice(c: Change, n: SecurityNotice): Promise<void> {
+    const { trx } = c;
     const ids = new Set(n.users);
     if (n.admins) for (const a of await deps.admins(trx, n.workspaceId)) ids.add(a.id);
     if (n.except) ids.delete(n.except);
@@ -157,15 +122,84 @@ export function createNotices(deps: NotificationsDeps, prefs: Pick<Preferences, 
       trx,
       [...ids].map((id) => row(n.workspaceId, id, 'security', n.type, n.data)),
     );
-    await deps.forward?.(trx, {
-      workspaceId: n.workspaceId,
-      category: 'security',
-      type: n.type,
-      title: notificationTitle(n.type, n.data),
-      data: { ...n.data },
-      at: n.data.at,
+    await recorded(c, { workspaceId: n.workspaceId, category: 'security', type: n.type, data: n.data, at: n.data.at });
+  }
+
+  /** A key's change tells its owner (while a member) and the workspace's admins. */
+  async function keyNotice(c: Change, e: KeyEvent): Promise<void> {
+    const { key } = e;
+    const owner = await deps.userRow(c.trx, key.user_id);
+    await securityNotice(c, {
+      type: e.type,
+      workspaceId: key.workspace_id,
+      users: owner && !owner.removed_at ? [owner.id] : [],
+      admins: true,
+      data: {
+        at: e.at,
+        key: { id: key.id, name: key.name, env: key.env, prefix: key.prefix, owner_email: owner?.email ?? null },
+        ...(e.successorId ? { successor_id: e.successorId } : {}),
+        ...(e.oldExpiresAt ? { old_expires_at: e.oldExpiresAt } : {}),
+        ...(e.expiresAt ? { expires_at: e.expiresAt } : {}),
+      },
     });
   }
 
-  return { endpointNotice, billingNotice, linkNotice, securityNotice };
+  /**
+   * A member's change tells the workspace's admins (a new member is not told of their own addition: they get the
+   * invite; a removed one is no longer an admin), and the member of their own new role.
+   */
+  async function memberNotice(c: Change, e: MemberEvent): Promise<void> {
+    const m = e.member;
+    if (e.first || (e.type === 'member.role_changed' && e.previousRole === m.role)) return;
+    const member = { id: m.id, email: m.email, role: m.role };
+    await securityNotice(c, {
+      type: e.type,
+      workspaceId: m.workspace_id,
+      users: e.type === 'member.role_changed' ? [m.id] : [],
+      admins: true,
+      ...(e.type === 'member.added' ? { except: m.id } : {}),
+      data: {
+        at: e.at,
+        member: e.type === 'member.role_changed' ? { ...member, previous_role: e.previousRole } : member,
+      },
+    });
+  }
+
+  /** Notifications as a subscriber of changes (registered in src/services.ts). */
+  const subscriber: Subscriber = {
+    name: 'notifications',
+    on: {
+      'security.notice': (c, e) => securityNotice(c, e.notice),
+      'key.created': keyNotice,
+      'key.revoked': keyNotice,
+      'key.rolled': keyNotice,
+      'key.expiring': keyNotice,
+      'member.added': memberNotice,
+      'member.removed': memberNotice,
+      'member.role_changed': memberNotice,
+      'endpoint.health': endpointNotice,
+      'billing.notice': (c, e) => billingNotice(c, e.notice),
+      'link.issued': (c, e) => linkNotice(c, e.notice),
+    },
+  };
+
+  return { subscriber };
+}
+
+/** A notification as the integrations get it: once per workspace, with its one-line title. */
+function forwardOf(n: {
+  workspaceId: string;
+  category: string;
+  type: NotificationsTable['type'];
+  data: object;
+  at: string;
+}): ForwardedNotice {
+  return {
+    workspaceId: n.workspaceId,
+    category: n.category,
+    type: n.type,
+    title: notificationTitle(n.type, n.data as never),
+    data: { ...n.data },
+    at: n.at,
+  };
 }

@@ -1,7 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import type { UsersTable } from '../../db/types.js';
 import type { Clock } from '../../kernel/clock.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 
 /** What the service hands to SMTP (nodemailer's `sendMail` message, the fields used). */
 export interface OutgoingMail {
@@ -25,21 +24,10 @@ export interface NotificationLogger {
   warn(obj: object, msg: string): void;
 }
 
-/** A notification as integrations forward it: once per workspace, not per recipient. */
-export interface ForwardedNotice {
-  workspaceId: string;
-  category: string;
-  type: string;
-  title: string;
-  data: Record<string, unknown>;
-  at: string;
-}
-
 /** What the notifications service is given (src/services.ts), shared by its parts. */
 export interface NotificationsDeps {
   db: Db;
   clock: Clock;
-  writeAs: WriteRunner;
   /** The workspace's current admins, in `db` (the users module). */
   admins: (db: Db, workspaceId: string) => Promise<UsersTable[]>;
   /** A user's row, removed ones included (the users module). */
@@ -50,8 +38,6 @@ export interface NotificationsDeps {
   /** SMTP; undefined: the local mailbox. */
   transport?: MailTransport;
   log?: NotificationLogger;
-  /** Integrations (docs/integrations.md): told of each notification once per workspace, in its transaction. */
-  forward?: (trx: WriteTx, n: ForwardedNotice) => Promise<void>;
   /** MAIL_LEASE_MS: how long a claim lasts; renewed before and during each SMTP send (docs/notifications.md#the-crash-window). */
   leaseMs?: number;
 }

@@ -2,7 +2,7 @@ import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { claimLeased, finishLeased } from '../../db/leased-outbox.js';
 import type { Database, MailboxTable, NotificationPreferencesTable, NotificationsTable } from '../../db/types.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** Rows for the feed: written with the in-app channel (null: every channel). */
 const inApp = (eb: ExpressionBuilder<Database, 'notifications'>) =>

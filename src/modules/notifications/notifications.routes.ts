@@ -46,7 +46,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
   app.post(
     '/notifications/read',
     { config: { console: 'actor' }, schema: { hide, body: ReadBody, response: { 200: DataOf(Unread) } } },
-    async (req) => ({ data: await notifications.markRead(req.principal, req.body) }),
+    async (req) => ({ data: await notifications.markRead(req.unit(), req.body) }),
   );
 
   app.get(
@@ -61,6 +61,6 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
       config: { console: 'actor' },
       schema: { hide, body: PreferencesBody, response: { 200: DataOf(Type.Array(PreferenceSchema)) } },
     },
-    async (req) => ({ data: await notifications.setPreferences(req.principal, req.body.preferences) }),
+    async (req) => ({ data: await notifications.setPreferences(req.unit(), req.body.preferences) }),
   );
 };

@@ -9,7 +9,6 @@ export type { FeedItem } from './feed.js';
 export { FEED_RETENTION_MS } from './feed.js';
 export type { BillingNotice, LinkNotice, SecurityNotice } from './notices.js';
 export type {
-  ForwardedNotice,
   MailTransport,
   NotificationLogger,
   NotificationsDeps,
@@ -19,7 +18,7 @@ export type { NotificationPreference } from './preferences.js';
 
 /**
  * The notification outbox (docs/api.md#notifications), one service of four parts: notifications are written in the
- * transaction of what causes them (`endpointNotice`, given to endpoint health) and sent by the
+ * change that causes them (`subscriber`, registered by the wiring) and sent by the
  * worker (`sendDue`): over SMTP when a transport is given (SMTP_URL), else kept in the local
  * mailbox (`wsvc mail list|show`) with an info log line. A claim is leased, so a notification is
  * sent again only when its sender died between the send and the commit of its outcome.

@@ -4,6 +4,7 @@ import { isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
 import { type FeedCategory, OPTIONAL_CATEGORIES, type OptionalCategory } from '../../kernel/notification-types.js';
 import type { Principal } from '../../kernel/principal.js';
+import type { Unit } from '../../platform/unit-of-work.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
 import type { NotificationsDeps } from './notifications-deps.js';
 
@@ -20,7 +21,7 @@ export interface NotificationPreference {
 
 /** Each person's channels per category (docs/notifications.md#preferences): read, set, and applied to new rows. */
 export function createPreferences(deps: NotificationsDeps) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
 
   /**
    * Each recipient's channels for an optional category, on rows about to be written: none → no row;
@@ -66,16 +67,17 @@ export function createPreferences(deps: NotificationsDeps) {
 
   /** Sets the caller's channels for the categories given; turning security off is 400 and changes nothing. */
   async function setPreferences(
-    p: Principal,
+    u: Unit<Principal>,
     input: { category: NotificationPreference['category']; email: boolean; in_app: boolean }[],
   ): Promise<NotificationPreference[]> {
     if (input.some((i) => i.category === 'security' && !(i.email && i.in_app))) {
       throw fieldError('preferences', 'locked', 'Security notifications cannot be turned off.');
     }
+    const p = u.actor;
     const userId = p.userId;
     if (userId === null) return preferences(p);
     const at = isoAt(clock.now());
-    await writeAs(p, async (trx) => {
+    await u.run(async ({ trx }) => {
       for (const i of input) {
         if (i.category === 'security') continue;
         const channels = [i.email ? 'email' : '', i.in_app ? 'in_app' : ''].filter(Boolean).join(',');

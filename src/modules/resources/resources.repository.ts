@@ -5,7 +5,7 @@ import { withRowLock } from '../../db/row-locks.js';
 import type { Env, ResourcesTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 import type { ListResourcesFilter, Resource } from './resources.schemas.js';
 
 /** Row → API object. */

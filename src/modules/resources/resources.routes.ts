@@ -27,8 +27,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         response: { 201: One, ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) =>
-      reply.code(201).send({ data: await resources.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
+    async (req, reply) => reply.code(201).send({ data: await resources.create(req.unit(reply, 201), req.body) }),
   );
 
   app.get(
@@ -87,7 +86,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
       },
     },
-    async (req) => ({ data: await resources.update(req.principal, req.params.id, req.body) }),
+    async (req) => ({ data: await resources.update(req.unit(), req.params.id, req.body) }),
   );
 
   app.delete(
@@ -104,7 +103,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
       },
     },
     async (req, reply) => {
-      await resources.remove(req.principal, req.params.id);
+      await resources.remove(req.unit(), req.params.id);
       return reply.code(204).send(null);
     },
   );
@@ -127,7 +126,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSe
         },
       },
       async (req, reply) => ({
-        data: await resources[action](req.principal, req.params.id, req.idempotentWrite(reply, 200)),
+        data: await resources[action](req.unit(reply, 200), req.params.id),
       }),
     );
   }

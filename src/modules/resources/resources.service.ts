@@ -1,41 +1,27 @@
 import { type Db, writeJson } from '../../db/dialect.js';
 import type { ResourcesTable } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import type { ResourceEvent } from '../../platform/domain-events.js';
+import type { Change, Unit } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import type { WriteHooks, WriteTx } from '../auth/write-runner.js';
-import type { Event, EventType } from '../events/events.schemas.js';
-import type { Outbox } from '../webhooks/outbox.js';
 import { resourcesRepository as repo, toResource } from './resources.repository.js';
 import type { CreateResourceInput, ListResourcesFilter, Resource, UpdateResourceInput } from './resources.schemas.js';
 
-type Emit = (type: EventType, resourceId: string, data: Event['data'], now: number) => Promise<void>;
-
 /**
- * The rules of resources: create, read, list, replace name/metadata, archive (docs/api.md#resources), delete (docs/api.md#resources).
- * Every change records its event in the same transaction (outbox).
+ * The rules of resources: create, read, list, replace name/metadata, archive, delete (docs/api.md#resources).
+ * Every change emits its event (`resource.*`) in its transaction; the subscribers (webhook deliveries,
+ * integrations, plan limits) react in the same transaction.
  */
-export function createResourcesService(deps: {
-  db: Db;
-  clock: Clock;
-  outbox: Outbox;
-  /** The plan's resource limit (billing), checked first in a creation's transaction; throws to refuse. */
-  checkCreate?: (trx: Db, tenant: Tenant) => Promise<void>;
-}) {
-  const { db, clock, outbox } = deps;
+export function createResourcesService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
 
-  /** Runs a change as `principal` through the outbox (events queued with it, the worker woken after). */
-  function change<T>(
-    principal: Principal,
-    fn: (trx: WriteTx, emit: Emit, audit: AuditTrail) => Promise<T>,
-    hooks: WriteHooks<T> | undefined,
-  ): Promise<T> {
-    return outbox.write(principal, (trx, queue, audit) => fn(trx, queue.event, audit), hooks);
-  }
+  /** Emits a resource's catalogue event in the change (docs/api.md#events). */
+  const emit = (c: Change<Principal>, type: ResourceEvent['type'], resourceId: string, data: object, at: number) =>
+    c.emit({ type, tenant: tenantOf(c.actor), resourceId, data: data as Record<string, unknown>, at });
 
   /**
    * The row a change is about, locked until its transaction ends (docs/api.md#resources): writes of one resource
@@ -59,40 +45,33 @@ export function createResourcesService(deps: {
   }
 
   /** Creates an active resource. */
-  async function create(
-    principal: Principal,
-    input: CreateResourceInput,
-    hooks?: WriteHooks<Resource>,
-  ): Promise<Resource> {
-    return change(
-      principal,
-      async (trx, emit, audit) => {
-        await deps.checkCreate?.(trx, tenantOf(principal));
-        const now = clock.now();
-        const row: ResourcesTable = {
-          id: newId('resource', now),
-          workspace_id: principal.workspaceId,
-          env: principal.env,
-          name: input.name,
-          type: input.type,
-          status: 'active',
-          metadata: writeJson(input.metadata ?? {}),
-          created_at: isoAt(now),
-          updated_at: isoAt(now),
-        };
-        await repo.insert(trx, row);
-        const resource = toResource(row);
-        await emit('resource.created', row.id, { resource_id: row.id, resource }, now);
-        audit.record({
-          action: 'resource.created',
-          target: { type: 'resource', id: row.id },
-          env: row.env,
-          changes: changesOf(null, audited(resource)),
-        });
-        return resource;
-      },
-      hooks,
-    );
+  async function create(u: Unit<Principal>, input: CreateResourceInput): Promise<Resource> {
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const { trx, audit } = c;
+      const now = clock.now();
+      const row: ResourcesTable = {
+        id: newId('resource', now),
+        workspace_id: principal.workspaceId,
+        env: principal.env,
+        name: input.name,
+        type: input.type,
+        status: 'active',
+        metadata: writeJson(input.metadata ?? {}),
+        created_at: isoAt(now),
+        updated_at: isoAt(now),
+      };
+      await repo.insert(trx, row);
+      const resource = toResource(row);
+      await emit(c, 'resource.created', row.id, { resource_id: row.id, resource }, now);
+      audit.record({
+        action: 'resource.created',
+        target: { type: 'resource', id: row.id },
+        env: row.env,
+        changes: changesOf(null, audited(resource)),
+      });
+      return resource;
+    });
   }
 
   /** One resource of the caller's workspace and environment; NotFoundError otherwise. */
@@ -106,92 +85,76 @@ export function createResourcesService(deps: {
   }
 
   /** PUT: replaces name and/or metadata; omitted fields keep their values. */
-  async function update(
-    principal: Principal,
-    id: string,
-    input: UpdateResourceInput,
-    hooks?: WriteHooks<Resource>,
-  ): Promise<Resource> {
-    return change(
-      principal,
-      async (trx, emit, audit) => {
-        const before = await lockOrThrow(trx, principal, id);
-        const set: Partial<ResourcesTable> = {};
-        if (input.name !== undefined) set.name = input.name;
-        if (input.metadata !== undefined) set.metadata = writeJson(input.metadata);
-        if (Object.keys(set).length === 0) return toResource(before);
-        const now = changeTime(before);
-        set.updated_at = isoAt(now);
-        if (!(await repo.update(trx, tenantOf(principal), id, set))) throw new NotFoundError('resource');
-        const old = toResource(before);
-        const resource = toResource({ ...before, ...set } as ResourcesTable);
-        await emit(
-          'resource.updated',
-          id,
-          { resource_id: id, resource, previous_attributes: changed(old, resource) },
-          now,
-        );
-        const changes = changesOf(audited(old), audited(resource));
-        if (Object.keys(changes).length > 0) {
-          audit.record({ action: 'resource.updated', target: { type: 'resource', id }, env: before.env, changes });
-        }
-        return resource;
-      },
-      hooks,
-    );
+  async function update(u: Unit<Principal>, id: string, input: UpdateResourceInput): Promise<Resource> {
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const { trx, audit } = c;
+      const before = await lockOrThrow(trx, principal, id);
+      const set: Partial<ResourcesTable> = {};
+      if (input.name !== undefined) set.name = input.name;
+      if (input.metadata !== undefined) set.metadata = writeJson(input.metadata);
+      if (Object.keys(set).length === 0) return toResource(before);
+      const now = changeTime(before);
+      set.updated_at = isoAt(now);
+      if (!(await repo.update(trx, tenantOf(principal), id, set))) throw new NotFoundError('resource');
+      const old = toResource(before);
+      const resource = toResource({ ...before, ...set } as ResourcesTable);
+      await emit(
+        c,
+        'resource.updated',
+        id,
+        { resource_id: id, resource, previous_attributes: changed(old, resource) },
+        now,
+      );
+      const changes = changesOf(audited(old), audited(resource));
+      if (Object.keys(changes).length > 0) {
+        audit.record({ action: 'resource.updated', target: { type: 'resource', id }, env: before.env, changes });
+      }
+      return resource;
+    });
   }
 
   /** docs/api.md#resources: sets status; repeating a transition answers the resource unchanged. */
-  async function setStatus(
-    principal: Principal,
-    id: string,
-    status: Resource['status'],
-    hooks?: WriteHooks<Resource>,
-  ): Promise<Resource> {
-    return change(
-      principal,
-      async (trx, emit, audit) => {
-        const before = await lockOrThrow(trx, principal, id);
-        if (before.status === status) return toResource(before);
-        const now = changeTime(before);
-        const updated_at = isoAt(now);
-        // The event only for a row that changed (the lock makes this the row just read).
-        if (!(await repo.update(trx, tenantOf(principal), id, { status, updated_at }))) {
-          return toResource((await repo.find(trx, tenantOf(principal), id)) ?? before);
-        }
-        const data = { resource_id: id, previous_status: before.status, current_status: status };
-        await emit('resource.status_changed', id, data, now);
-        audit.record({
-          action: status === 'archived' ? 'resource.archived' : 'resource.unarchived',
-          target: { type: 'resource', id },
-          env: before.env,
-          changes: { status: { before: before.status, after: status } },
-        });
-        return toResource({ ...before, status, updated_at });
-      },
-      hooks,
-    );
+  async function setStatus(u: Unit<Principal>, id: string, status: Resource['status']): Promise<Resource> {
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const { trx, audit } = c;
+      const before = await lockOrThrow(trx, principal, id);
+      if (before.status === status) return toResource(before);
+      const now = changeTime(before);
+      const updated_at = isoAt(now);
+      // The event only for a row that changed (the lock makes this the row just read).
+      if (!(await repo.update(trx, tenantOf(principal), id, { status, updated_at }))) {
+        return toResource((await repo.find(trx, tenantOf(principal), id)) ?? before);
+      }
+      const data = { resource_id: id, previous_status: before.status, current_status: status };
+      await emit(c, 'resource.status_changed', id, data, now);
+      audit.record({
+        action: status === 'archived' ? 'resource.archived' : 'resource.unarchived',
+        target: { type: 'resource', id },
+        env: before.env,
+        changes: { status: { before: before.status, after: status } },
+      });
+      return toResource({ ...before, status, updated_at });
+    });
   }
 
   /** docs/api.md#resources: deletes the resource; a second delete is NotFoundError. */
-  async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
-    await change(
-      principal,
-      async (trx, emit, audit) => {
-        const before = await lockOrThrow(trx, principal, id);
-        if (!(await repo.delete(trx, tenantOf(principal), id))) throw new NotFoundError('resource');
-        await outbox.purgeResource(trx, tenantOf(principal), id);
-        // Written after the purge, so the deletion itself stays on record (id only, docs/api.md#resources).
-        await emit('resource.deleted', id, { resource_id: id }, changeTime(before));
-        audit.record({
-          action: 'resource.deleted',
-          target: { type: 'resource', id },
-          env: before.env,
-          changes: changesOf(audited(toResource(before)), null),
-        });
-      },
-      hooks,
-    );
+  async function remove(u: Unit<Principal>, id: string): Promise<void> {
+    const principal = u.actor;
+    await u.run(async (c) => {
+      const { trx, audit } = c;
+      const before = await lockOrThrow(trx, principal, id);
+      if (!(await repo.delete(trx, tenantOf(principal), id))) throw new NotFoundError('resource');
+      // The outbox purges the resource's events first, so the deletion itself stays on record (id only).
+      await emit(c, 'resource.deleted', id, { resource_id: id }, changeTime(before));
+      audit.record({
+        action: 'resource.deleted',
+        target: { type: 'resource', id },
+        env: before.env,
+        changes: changesOf(audited(toResource(before)), null),
+      });
+    });
   }
 
   return {
@@ -199,10 +162,8 @@ export function createResourcesService(deps: {
     get,
     list,
     update,
-    archive: (principal: Principal, id: string, hooks?: WriteHooks<Resource>) =>
-      setStatus(principal, id, 'archived', hooks),
-    unarchive: (principal: Principal, id: string, hooks?: WriteHooks<Resource>) =>
-      setStatus(principal, id, 'active', hooks),
+    archive: (u: Unit<Principal>, id: string) => setStatus(u, id, 'archived'),
+    unarchive: (u: Unit<Principal>, id: string) => setStatus(u, id, 'active'),
     remove,
     /** How many resources an environment holds (plan limits, docs/billing.md). */
     countIn: (tenant: Tenant, d: Db = db): Promise<number> => repo.count(d, tenant, {}),

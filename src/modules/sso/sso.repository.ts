@@ -1,6 +1,6 @@
 import type { Db } from '../../db/dialect.js';
 import type { SsoSignInsTable, WorkspaceSsoTable } from '../../db/types.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for each workspace's single sign-on and the sign-ins in flight. */
 export const ssoRepository = {

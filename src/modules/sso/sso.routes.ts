@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { anonymousActor } from '../../kernel/principal.js';
 import { DataOf } from '../../kernel/schemas.js';
 import { clientOf, describeSession } from '../console-auth/console.routes.js';
 import { ConsoleSessionSchema } from '../console-auth/console-auth.schemas.js';
@@ -46,14 +47,14 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{
       config: { console: 'actor' },
       schema: { hide, body: SsoSettingsBody, response: { 200: DataOf(SsoSettingsSchema) } },
     },
-    async (req) => ({ data: await sso.configure(req.principal, req.body) }),
+    async (req) => ({ data: await sso.configure(req.unit(), req.body) }),
   );
 
   app.delete(
     '/sso',
     { config: { console: 'actor' }, schema: { hide, response: { 204: NoContent } } },
     async (req, reply) => {
-      await sso.remove(req.principal);
+      await sso.remove(req.unit());
       return reply.code(204).send(null);
     },
   );
@@ -92,7 +93,7 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) => {
       reply.clearCookie(SSO_COOKIE, { httpOnly: true, sameSite: 'lax', secure: secureCookie, path: COOKIE_PATH });
       const who = await sso.finish(req.body.query, req.cookies[SSO_COOKIE]);
-      const out = await consoleAuth.openSession(who.email, clientOf(req), {
+      const out = await consoleAuth.openSession(req.unitAs(anonymousActor('sso')), who.email, clientOf(req), {
         method: 'sso',
         workspaceId: who.workspaceId,
       });

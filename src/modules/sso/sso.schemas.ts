@@ -1,6 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Timestamp } from '../../kernel/schemas.js';
-import { RoleSchema } from '../users/users.schemas.js';
+import { RoleSchema, Timestamp } from '../../kernel/schemas.js';
 
 /** What an admin sets (PUT /console/api/sso). */
 export const SsoSettingsBody = Type.Object(

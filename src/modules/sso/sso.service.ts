@@ -4,13 +4,11 @@ import type { Role, WorkspaceSsoTable } from '../../db/types.js';
 import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
-import type { Actor, Principal } from '../../kernel/principal.js';
+import type { Principal } from '../../kernel/principal.js';
 import { anonymousActor, requireAdmin } from '../../kernel/principal.js';
+import type { Unit, UnitOfWork } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
-import type { SecurityNotice } from '../notifications/notifications.service.js';
-import type { UsersService } from '../users/users.service.js';
 import { ssoRepository as repo } from './sso.repository.js';
 import { refusalOf, refused, ssoUnavailable, stateInvalid, verifiedEmail } from './sso-refusals.js';
 import { type SsoSettingsInput, ssoSettingsProblem } from './sso-settings.js';
@@ -56,11 +54,18 @@ export function createSsoService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  writeAs: WriteRunner;
-  users: Pick<UsersService, 'create' | 'memberOf' | 'listAll'>;
+  /** Sign-in's own changes (a sign-in started, its state used, a first arrival), as someone arriving by SSO. */
+  uow: UnitOfWork;
+  /** The users module's: a new member (`member.added`), a current member. */
+  users: {
+    create(
+      u: Unit,
+      input: { workspaceId: string; email: string; role: Role },
+    ): Promise<{ id: string; email: string; name: string | null; role: string }>;
+    memberOf(db: Db, workspaceId: string, userId: string): Promise<{ email: string; role: string } | undefined>;
+  };
   /** The current member of a workspace with this email (lower case), if any (console-auth's). */
   memberByEmail: (trx: Db, email: string, workspaceId: string) => Promise<{ id: string } | undefined>;
-  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
   publicUrl: () => string;
   /** SSO_ALLOW_HTTP_ISSUER: an http:// issuer (local development and tests only). */
   allowHttpIssuer: boolean;
@@ -68,7 +73,8 @@ export function createSsoService(deps: {
   fetch?: oidc.CustomFetch;
   timeoutMs?: number;
 }) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock, uow } = deps;
+  const arriving = () => uow.as(anonymousActor('sso'));
   const redirectUri = () => `${deps.publicUrl()}/console/sso/callback`;
 
   /** The provider's configuration (discovery), with our client; throws 503 sso_unavailable when it does not answer. */
@@ -138,10 +144,12 @@ export function createSsoService(deps: {
    * when left out later. "Required" needs a break-glass admin. The admins are told (never the secret).
    * Throws 400, 403.
    */
-  async function configure(principal: Principal, input: SsoSettingsInput): Promise<SsoSettings> {
+  async function configure(u: Unit<Principal>, input: SsoSettingsInput): Promise<SsoSettings> {
+    const principal = u.actor;
     requireAdmin(principal);
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx, audit) => {
+    await u.run(async (c) => {
+      const { trx, audit } = c;
       const existing = await repo.find(trx, principal.workspaceId);
       const problem = ssoSettingsProblem(input, { allowHttpIssuer: deps.allowHttpIssuer, hasSecret: !!existing });
       if (problem) throw fieldError(problem.field, problem.issue, problem.message);
@@ -174,21 +182,24 @@ export function createSsoService(deps: {
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
-      await deps.notify?.(trx, {
-        type: 'sso.configured',
-        workspaceId: principal.workspaceId,
-        users: [],
-        admins: true,
-        data: {
-          at,
-          by,
-          settings: {
-            issuer: input.issuer,
-            client_id: input.client_id,
-            allowed_domains: domains,
-            default_role: input.default_role,
-            sso_required: input.required,
-            break_glass_user_id: breakGlass,
+      await c.emit({
+        type: 'security.notice',
+        notice: {
+          type: 'sso.configured',
+          workspaceId: principal.workspaceId,
+          users: [],
+          admins: true,
+          data: {
+            at,
+            by,
+            settings: {
+              issuer: input.issuer,
+              client_id: input.client_id,
+              allowed_domains: domains,
+              default_role: input.default_role,
+              sso_required: input.required,
+              break_glass_user_id: breakGlass,
+            },
           },
         },
       });
@@ -197,10 +208,12 @@ export function createSsoService(deps: {
   }
 
   /** Admin: turns single sign-on off; password sign-in works again for everyone. Throws 403, 404. */
-  async function remove(principal: Principal): Promise<void> {
+  async function remove(u: Unit<Principal>): Promise<void> {
+    const principal = u.actor;
     requireAdmin(principal);
     const at = isoAt(clock.now());
-    await deps.writeAs(principal, async (trx, audit) => {
+    await u.run(async (c) => {
+      const { trx, audit } = c;
       const existing = await repo.find(trx, principal.workspaceId);
       const r = await repo.remove(trx, principal.workspaceId);
       if (!existing || Number(r.numDeletedRows) === 0) throw new NotFoundError('single sign-on configuration');
@@ -208,12 +221,15 @@ export function createSsoService(deps: {
       const by = principal.userId
         ? (await deps.users.memberOf(trx, principal.workspaceId, principal.userId))?.email
         : undefined;
-      await deps.notify?.(trx, {
-        type: 'sso.configured',
-        workspaceId: principal.workspaceId,
-        users: [],
-        admins: true,
-        data: { at, by, settings: { single_sign_on: 'off' } },
+      await c.emit({
+        type: 'security.notice',
+        notice: {
+          type: 'sso.configured',
+          workspaceId: principal.workspaceId,
+          users: [],
+          admins: true,
+          data: { at, by, settings: { single_sign_on: 'off' } },
+        },
       });
     });
   }
@@ -242,7 +258,7 @@ export function createSsoService(deps: {
     const verifier = oidc.randomPKCECodeVerifier();
     const browser = newToken();
     const now = clock.now();
-    await writeAs(anonymousActor('sso'), (trx) =>
+    await arriving().run(({ trx }) =>
       repo.insertSignIn(trx, {
         state_digest: tokenDigest(state),
         workspace_id: workspaceId,
@@ -276,9 +292,7 @@ export function createSsoService(deps: {
   async function finish(query: string, browser: string | undefined): Promise<SsoIdentity> {
     const params = new URLSearchParams(query);
     const state = params.get('state') ?? '';
-    const pending = await writeAs(anonymousActor('sso'), (trx) =>
-      repo.takeSignIn(trx, tokenDigest(state), isoAt(clock.now())),
-    );
+    const pending = await arriving().run(({ trx }) => repo.takeSignIn(trx, tokenDigest(state), isoAt(clock.now())));
     if (
       !pending ||
       Date.parse(pending.expires_at) <= clock.now() ||
@@ -320,12 +334,12 @@ export function createSsoService(deps: {
 
   /** The member with this email, or (first arrival) a new one with the configured role, in one transaction. */
   async function arrive(email: string, workspaceId: string, role: Role): Promise<SsoIdentity> {
-    return writeAs(
-      anonymousActor('sso'),
-      async (trx, audit) => {
+    return arriving().run(
+      async (c) => {
+        const { trx, audit } = c;
         const member = await deps.memberByEmail(trx, email, workspaceId);
         if (member) return { email, workspaceId, userId: member.id, created: false };
-        const user = await deps.users.create({ workspaceId, email, role }, trx);
+        const user = await deps.users.create(c.unit, { workspaceId, email, role });
         // A member added by their identity provider's word: recorded as joining, by themselves, by single sign-on.
         audit.record({
           action: 'member.invited',
@@ -337,7 +351,6 @@ export function createSsoService(deps: {
         });
         return { email, workspaceId, userId: user.id, created: true };
       },
-      undefined,
       { changesKeys: true },
     );
   }
@@ -362,8 +375,8 @@ export function createSsoService(deps: {
     finish,
     ssoOnly,
     redirectUri,
-    /** The purge-sign-in-steps job's part, as its system actor. */
-    purge: (actor: Actor) => writeAs(actor, (trx) => repo.purge(trx, isoAt(clock.now()))),
+    /** The purge-sign-in-steps job's part, written with its unit. */
+    purge: (u: Unit) => u.run(({ trx }) => repo.purge(trx, isoAt(clock.now()))),
   };
 }
 export type SsoService = ReturnType<typeof createSsoService>;

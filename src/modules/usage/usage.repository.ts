@@ -3,7 +3,7 @@ import type { Db } from '../../db/dialect.js';
 import type { Env, RequestLogTable, UsageCountsTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ulid } from '../../kernel/ids.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 import { BUCKET_COUNT } from './buckets.js';
 import type { UsageBatch } from './meter.js';
 

@@ -3,10 +3,9 @@ import type { Env } from '../../db/types.js';
 import type { Clock } from '../../kernel/clock.js';
 import { isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
-import { type Actor, type Principal, systemActor } from '../../kernel/principal.js';
+import type { Principal } from '../../kernel/principal.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
-import type { WriteRunner } from '../auth/write-runner.js';
-import type { KeyRegistry } from '../keys/key-registry.service.js';
+import type { Unit, WriteTx } from '../../platform/unit-of-work.js';
 import { BUCKET_COUNT, quantile } from './buckets.js';
 import { createUsageMeter, type UsageMeter } from './meter.js';
 import {
@@ -41,34 +40,37 @@ export interface RequestLogQuery {
 }
 
 /** Metering, its queries and its upkeep (docs/usage.md); callable from routes, the CLI and the worker. */
-export function createUsageService(deps: {
-  db: Db;
-  clock: Clock;
-  writeAs: WriteRunner;
-  /** Owner of api_keys: moves keys' last_used_at in the flush's transaction. */
-  keys: Pick<KeyRegistry, 'recordUse'>;
-  flushMs: number;
-  onFlushError?(err: unknown): void;
-  /** Keep the unflushed billable counts per workspace for the free cap (PLAN_LIMITS=on). */
-  trackBillable?: boolean;
-}) {
-  const { db, clock, writeAs } = deps;
-  const meterActor = systemActor('meter');
-  const meter: UsageMeter = createUsageMeter({
-    clock,
-    flushMs: deps.flushMs,
-    trackBillable: deps.trackBillable,
-    // Not changesKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
-    write: (batch) =>
-      writeAs(meterActor, async (trx) => {
-        await writeBatch(trx, batch);
-        await deps.keys.recordUse(trx, batch.lastUsed);
-      }),
-    onError: deps.onFlushError,
-  });
+export function createUsageService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
 
   return {
-    meter,
+    /**
+     * This process's meter (docs/usage.md): it counts requests in memory and flushes them every `flushMs` with
+     * `u` (the `meter` actor's door), moving keys' last use (`recordUse`, the keys module's) in the same change.
+     */
+    meterWith(
+      u: Unit,
+      opts: {
+        flushMs: number;
+        /** Keep the unflushed billable counts per workspace for the free cap (PLAN_LIMITS=on). */
+        trackBillable?: boolean;
+        recordUse: (trx: WriteTx, lastUsed: ReadonlyMap<string, number>) => Promise<void>;
+        onFlushError?(err: unknown): void;
+      },
+    ): UsageMeter {
+      return createUsageMeter({
+        clock,
+        flushMs: opts.flushMs,
+        trackBillable: opts.trackBillable,
+        // Not changesKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
+        write: (batch) =>
+          u.run(async ({ trx }) => {
+            await writeBatch(trx, batch);
+            await opts.recordUse(trx, batch.lastUsed);
+          }),
+        onError: opts.onFlushError,
+      });
+    },
 
     /** Time series of the caller's workspace (docs/usage.md#get-v1usage); throws ValidationError for a bad range. */
     async series(p: Principal, q: UsageQuery): Promise<UsageSeries> {
@@ -206,19 +208,19 @@ export function createUsageService(deps: {
      * than 90 days into days, days older than 400 days and failed requests older than 7 days removed.
      * Returns the rows removed. Each rollup is one transaction, so the totals never change.
      */
-    async rollup(actor: Actor): Promise<number> {
+    async rollup(u: Unit): Promise<number> {
       const now = clock.now();
       const hourCut = now - RETENTION.minutes;
       const dayCut = now - RETENTION.hours;
       let removed = 0;
-      removed += await writeAs(actor, (trx) =>
+      removed += await u.run(({ trx }) =>
         rollUp(trx, 'minute', 'hour', isoAt(hourCut - (hourCut % HOUR)), (iso) => `${iso.slice(0, 13)}:00:00.000Z`),
       );
-      removed += await writeAs(actor, (trx) =>
+      removed += await u.run(({ trx }) =>
         rollUp(trx, 'hour', 'day', isoAt(dayCut - (dayCut % DAY)), (iso) => `${iso.slice(0, 10)}T00:00:00.000Z`),
       );
-      removed += await writeAs(actor, (trx) => deleteUsageBefore(trx, 'day', isoAt(now - RETENTION.days)));
-      removed += await writeAs(actor, (trx) => deleteRequestLogBefore(trx, isoAt(now - RETENTION.requestLog)));
+      removed += await u.run(({ trx }) => deleteUsageBefore(trx, 'day', isoAt(now - RETENTION.days)));
+      removed += await u.run(({ trx }) => deleteRequestLogBefore(trx, isoAt(now - RETENTION.requestLog)));
       return removed;
     },
   };

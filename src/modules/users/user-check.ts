@@ -1,7 +1,7 @@
 import type { Db } from '../../db/dialect.js';
 import type { SystemActor } from '../../kernel/principal.js';
 import type { Role } from '../../kernel/roles.js';
-import type { PrincipalCheck } from '../auth/write-runner.js';
+import type { PrincipalCheck } from '../../platform/unit-of-work.js';
 import { usersRepository } from './users.repository.js';
 
 /**
@@ -13,7 +13,7 @@ export function systemCheck(): PrincipalCheck<SystemActor> {
 }
 
 /**
- * The write runner's `roleOf`: a current member's role, read after the principal's check has taken the user's
+ * The unit of work's `roleOf`: a current member's role, read after the principal's check has taken the user's
  * revocation lock (a role change holds it exclusive after its update, so one that commits first is seen).
  */
 export async function memberRole(trx: Db, userId: string): Promise<Role | undefined> {

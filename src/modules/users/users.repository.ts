@@ -2,7 +2,7 @@ import type { Db } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import type { UsersTable, UserTestProfilesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 import type { User } from './users.schemas.js';
 
 /** Row (with the test-key profile overlay when given) → API object. */

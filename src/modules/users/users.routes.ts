@@ -39,7 +39,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         response: { 200: One, ...errorResponses(...AUTHED_ERRORS, 413, 415) },
       },
     },
-    async (req) => ({ data: await users.patchMe(req.principal, req.body) }),
+    async (req) => ({ data: await users.patchMe(req.unit(), req.body) }),
   );
 
   app.get(

@@ -1,9 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ROLES } from '../../kernel/roles.js';
-import { OrderQueryProps, PageQueryProps, SingleLine, Timestamp } from '../../kernel/schemas.js';
+import { OrderQueryProps, PageQueryProps, RoleSchema, Timestamp, UserName } from '../../kernel/schemas.js';
 
-export { ROLES };
-export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+export { ROLES, RoleSchema, UserName };
 
 /** docs/api.md#users: every field of a user, plus timezone (null until set) and name (null until set). */
 export const UserSchema = Type.Object(
@@ -20,12 +19,6 @@ export const UserSchema = Type.Object(
   { $id: 'User', title: 'User' },
 );
 export type User = Static<typeof UserSchema>;
-
-export const UserName = SingleLine({
-  minLength: 1,
-  maxLength: 100,
-  description: '1..100 characters on one line (docs/api.md#names).',
-});
 
 export const PatchMeBody = Type.Object(
   {

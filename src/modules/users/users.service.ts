@@ -1,29 +1,20 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { Role, UsersTable } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { type Principal, systemActor } from '../../kernel/principal.js';
+import type { Principal } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
 import { assertValid } from '../../lib/validate.js';
+import { credentialEnded, type Unit, userLock } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import { credentialEnded, userLock, type WriteRunner, type WriteTx } from '../auth/write-runner.js';
-import type { SecurityNotice } from '../notifications/notifications.service.js';
 import { isIanaTimezone } from './timezone.js';
 import { usersRepository as repo, toUser } from './users.repository.js';
 import { CreateUserInput, type PatchMeInput, RoleSchema, type User } from './users.schemas.js';
 
 /** Profiles (docs/api.md#users), the member list, and the test-key profile overlay. */
-export function createUsersService(deps: {
-  db: Db;
-  dialect: Dialect;
-  clock: Clock;
-  writeAs: WriteRunner;
-  /** Security notifications (docs/notifications.md): member added, removed, role changed; in the change's transaction. */
-  notify?: (trx: WriteTx, notice: SecurityNotice) => Promise<void>;
-}) {
-  const { db, dialect, clock, writeAs } = deps;
+export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Clock }) {
+  const { db, dialect, clock } = deps;
 
   async function me(principal: Principal): Promise<User> {
     const row = principal.userId === null ? undefined : await repo.find(db, principal.userId);
@@ -33,12 +24,13 @@ export function createUsersService(deps: {
   }
 
   /** PATCH /users/me: live keys write the profile, test keys the sandbox overlay (docs/api.md#environments). */
-  async function patchMe(principal: Principal, input: PatchMeInput): Promise<User> {
+  async function patchMe(u: Unit<Principal>, input: PatchMeInput): Promise<User> {
+    const principal = u.actor;
     if (input.timezone !== undefined && !isIanaTimezone(input.timezone)) {
       throw fieldError('timezone', 'invalid_value', `timezone "${input.timezone}" is not an IANA time zone name.`);
     }
     if (input.name === undefined && input.timezone === undefined) return me(principal); // docs/api.md#users: {} is a no-op
-    return writeAs(principal, async (trx, audit) => {
+    return u.run(async ({ trx, audit }) => {
       const row = principal.userId === null ? undefined : await repo.find(trx, principal.userId);
       if (!row) throw credentialEnded(principal);
       // The profile's own fields only; the test environment's overlay is recorded as a test change.
@@ -87,100 +79,85 @@ export function createUsersService(deps: {
     return { ...p, items: p.items.map((u) => toUser(u, overlays.get(u.id))) };
   }
 
-  /** Adds a member to a workspace (CLI). Throws ValidationError, NotFoundError. */
-  async function create(input: CreateUserInput, trx?: WriteTx, opts: { notify?: boolean } = {}): Promise<User> {
-    assertValid(CreateUserInput, input);
-    const run = async (t: WriteTx) => {
-      if (!(await repo.workspaceExists(t, input.workspaceId))) throw new NotFoundError('workspace');
-      const now = isoAt(clock.now());
-      const row: UsersTable = {
-        id: newId('user'),
-        workspace_id: input.workspaceId,
-        email: input.email,
-        name: input.name ?? null,
-        role: input.role,
-        timezone: null,
-        created_at: now,
-        updated_at: now,
-      };
-      try {
-        await repo.insert(t, row);
-      } catch (err) {
-        // Unique among current members only (migration 004): a removed user's email is free again.
-        if (dialect.isUniqueViolation(err)) {
-          throw new ValidationError('A user with this email is already in the workspace.', [
-            { field: 'email', issue: 'taken', message: 'email is already a member of this workspace.' },
-          ]);
-        }
-        throw err;
-      }
-      if (opts.notify !== false) {
-        await deps.notify?.(t, {
-          type: 'member.added',
-          workspaceId: row.workspace_id,
-          users: [],
-          admins: true,
-          except: row.id,
-          data: { at: now, member: { id: row.id, email: row.email, role: row.role } },
-        });
-      }
-      return toUser(row);
-    };
-    return within(trx, run);
-  }
-
   /**
-   * Runs `fn` in the caller's transaction (the CLI's, the console's, as their actor), or else through the write
-   * runner as the CLI's actor (the callers that pass none: tests and seeding); users' role and removal may change.
+   * Adds a member to a workspace (`member.added`; `first`: a new workspace's first admin, whom no one is told
+   * about). Throws ValidationError, NotFoundError.
    */
-  function within<T>(trx: WriteTx | undefined, fn: (trx: WriteTx, audit?: AuditTrail) => Promise<T>): Promise<T> {
-    return trx ? fn(trx) : writeAs(systemActor('cli'), fn, undefined, { changesKeys: true });
+  async function create(u: Unit, input: CreateUserInput, opts: { first?: boolean } = {}): Promise<User> {
+    assertValid(CreateUserInput, input);
+    return u.run(
+      async (c) => {
+        const t = c.trx;
+        if (!(await repo.workspaceExists(t, input.workspaceId))) throw new NotFoundError('workspace');
+        const now = isoAt(clock.now());
+        const row: UsersTable = {
+          id: newId('user'),
+          workspace_id: input.workspaceId,
+          email: input.email,
+          name: input.name ?? null,
+          role: input.role,
+          timezone: null,
+          created_at: now,
+          updated_at: now,
+        };
+        try {
+          await repo.insert(t, row);
+        } catch (err) {
+          // Unique among current members only (migration 004): a removed user's email is free again.
+          if (dialect.isUniqueViolation(err)) {
+            throw new ValidationError('A user with this email is already in the workspace.', [
+              { field: 'email', issue: 'taken', message: 'email is already a member of this workspace.' },
+            ]);
+          }
+          throw err;
+        }
+        await c.emit({ type: 'member.added', member: row, at: now, ...(opts.first ? { first: true } : {}) });
+        return toUser(row);
+      },
+      { changesKeys: true },
+    );
   }
 
   /** docs/api.md#keys-scopes-and-roles: changes a member's role; their keys narrow or widen at once. Throws NotFoundError. */
-  async function setRole(userId: string, role: Role, inTrx?: WriteTx): Promise<User> {
+  async function setRole(u: Unit, userId: string, role: Role): Promise<User> {
     assertValid(RoleSchema, role);
-    return within(inTrx, async (trx) => {
-      const row = await repo.find(trx, userId);
-      if (!row || row.removed_at) throw new NotFoundError('user');
-      const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
-      await repo.setMembership(trx, userId, { role, updated_at });
-      // After the update, as in keys.revoke: writes of this user that checked before it commit first.
-      await dialect.holdExclusive(trx, userLock(userId));
-      if (role !== row.role) {
-        await deps.notify?.(trx, {
+    return u.run(
+      async (c) => {
+        const { trx } = c;
+        const row = await repo.find(trx, userId);
+        if (!row || row.removed_at) throw new NotFoundError('user');
+        const updated_at = isoAt(Math.max(clock.now(), Date.parse(row.updated_at)));
+        await repo.setMembership(trx, userId, { role, updated_at });
+        // After the update, as in a key's revocation: writes of this user that checked before it commit first.
+        await dialect.holdExclusive(trx, userLock(userId));
+        await c.emit({
           type: 'member.role_changed',
-          workspaceId: row.workspace_id,
-          users: [row.id],
-          admins: true,
-          data: { at: updated_at, member: { id: row.id, email: row.email, role, previous_role: row.role } },
+          member: { ...row, role, updated_at },
+          previousRole: row.role,
+          at: updated_at,
         });
-      }
-      return toUser({ ...row, role, updated_at });
-    });
+        return toUser({ ...row, role, updated_at });
+      },
+      { changesKeys: true },
+    );
   }
 
   /** docs/api.md#keys-scopes-and-roles: removes a member; every key they hold answers 401 expired_token from now on. */
-  async function remove(userId: string, inTrx?: WriteTx): Promise<{ id: string; removed_at: string }> {
-    return within(inTrx, async (trx) => {
-      const now = isoAt(clock.now());
-      if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
-        throw new NotFoundError('user');
-      }
-      await dialect.holdExclusive(trx, userLock(userId));
-      const row = await repo.find(trx, userId);
-      if (row) {
-        // The admins who remain (a removed admin is no longer one).
-        await deps.notify?.(trx, {
-          type: 'member.removed',
-          workspaceId: row.workspace_id,
-          users: [],
-          admins: true,
-          data: { at: now, member: { id: row.id, email: row.email, role: row.role } },
-        });
-      }
-      return { id: userId, removed_at: now };
-    });
+  async function remove(u: Unit, userId: string): Promise<{ id: string; removed_at: string }> {
+    return u.run(
+      async (c) => {
+        const { trx } = c;
+        const now = isoAt(clock.now());
+        if (!(await repo.setMembership(trx, userId, { removed_at: now, updated_at: now }))) {
+          throw new NotFoundError('user');
+        }
+        await dialect.holdExclusive(trx, userLock(userId));
+        const row = await repo.find(trx, userId);
+        if (row) await c.emit({ type: 'member.removed', member: row, at: now });
+        return { id: userId, removed_at: now };
+      },
+      { changesKeys: true },
+    );
   }
 
   /** Every current member of a workspace (CLI `users list`); NotFoundError for an unknown workspace. */

@@ -3,16 +3,11 @@ import { type Db, type Dialect, later } from '../../db/dialect.js';
 import { pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
-import type {
-  Database,
-  DeliveriesTable,
-  DeliveryAttemptsTable,
-  DeliveryStatus,
-  WebhooksTable,
-} from '../../db/types.js';
+import type { Database, DeliveriesTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
+import type { AttemptResult, ClaimedDelivery } from '../delivery-engine/claims.js';
 import type { Delivery, DeliveryDetail, DeliveryFilter } from './deliveries.schemas.js';
 
 /** Row → API object. */
@@ -30,35 +25,6 @@ export function toDelivery(row: DeliveriesTable): Delivery {
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
-}
-
-/** What a worker needs to make one attempt: the claim, the webhook's address and secret, the body. */
-export interface ClaimedDelivery {
-  id: string;
-  attempt_count: number;
-  webhook_id: string;
-  /** `disabled` when the endpoint was disabled after this delivery was queued: it is cancelled, not sent. */
-  webhook_status: 'enabled' | 'disabled';
-  url: string;
-  secret: string;
-  /** The secret before the last rotation, which also signs until `previous_secret_expires_at`. */
-  previous_secret: string | null;
-  previous_secret_expires_at: string | null;
-  event_id: string;
-  event_type: string;
-  payload: string;
-}
-
-/** The outcome of one attempt, written back by the worker that holds the lease. */
-export interface AttemptResult {
-  deliveryId: string;
-  /** The endpoint attempted: its health follows the outcome (endpoint-health.ts). */
-  webhookId: string;
-  /** null: no attempt was made (the delivery was cancelled). */
-  attempt: Omit<DeliveryAttemptsTable, 'delivery_id'> | null;
-  /** The delivery's state after this attempt. */
-  status: DeliveryStatus;
-  nextAttemptAt: string | null;
 }
 
 // Performance (docs/performance.md#queries-built-once): every resource write reads this (the outbox fan-out); built and compiled once.

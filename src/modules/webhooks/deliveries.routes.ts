@@ -135,12 +135,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
       },
     },
     async (req, reply) => ({
-      data: await deliveries.retry(
-        req.principal,
-        req.params.id,
-        req.params.delivery_id,
-        req.idempotentWrite(reply, 200),
-      ),
+      data: await deliveries.retry(req.unit(reply, 200), req.params.id, req.params.delivery_id),
     }),
   );
 
@@ -162,7 +157,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
       },
     },
     async (req, reply) => ({
-      data: await deliveries.retryMatching(req.principal, req.params.id, req.body, req.idempotentWrite(reply, 200)),
+      data: await deliveries.retryMatching(req.unit(reply, 200), req.params.id, req.body),
     }),
   );
 };

@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from '../../kernel/errors.js';
 import { isId } from '../../kernel/ids.js';
 import { type Principal, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import type { WriteHooks } from '../auth/write-runner.js';
+import type { Unit } from '../../platform/unit-of-work.js';
 import { deliveriesRepository as repo, toDelivery } from './deliveries.repository.js';
 import type { Outbox } from './outbox.js';
 import {
@@ -28,7 +28,7 @@ export function createDeliveriesService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  outbox: Pick<Outbox, 'write'>;
+  outbox: Pick<Outbox, 'due'>;
   webhooks: Pick<WebhooksService, 'findOrThrow'>;
 }) {
   const { db, dialect, clock } = deps;
@@ -119,41 +119,31 @@ export function createDeliveriesService(deps: {
    * Manual resend: one more attempt now, whatever the delivery's state. An attempt in flight is a
    * 409 delivery_in_progress (retry once it has finished); a disabled endpoint 409 webhook_disabled.
    */
-  async function retry(
-    principal: Principal,
-    webhookId: string,
-    id: string,
-    hooks?: WriteHooks<DeliveryDetail>,
-  ): Promise<DeliveryDetail> {
-    return deps.outbox.write(
-      principal,
-      async (trx, queue, audit) => {
-        assertEnabled(await findOrThrow(trx, principal, webhookId, true));
-        const found = isId('delivery', id) ? await repo.find(trx, webhookId, id) : undefined;
-        if (!found) throw new NotFoundError('delivery');
-        const now = isoAt(clock.now());
-        if (found.status === 'pending' && found.lease_until !== null && found.lease_until >= now) {
-          throw new ConflictError(
-            'delivery_in_progress',
-            'An attempt of this delivery is running; retry when it ends.',
-          );
-        }
-        await repo.requeue(trx, id, now);
-        await queue.due(1);
-        audit.record({
-          action: 'delivery.retried',
-          target: { type: 'delivery', id },
-          env: principal.env,
-          changes: {
-            ...(found.status === 'pending' ? {} : { status: { before: found.status, after: 'pending' } }),
-            requeued_at: { before: null, after: now },
-          },
-        });
-        // Read in the transaction: the response is what this change committed (and what a replay sends).
-        return repo.detail(trx, (await repo.find(trx, webhookId, id)) as NonNullable<typeof found>);
-      },
-      hooks,
-    );
+  async function retry(u: Unit<Principal>, webhookId: string, id: string): Promise<DeliveryDetail> {
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const { trx, audit } = c;
+      assertEnabled(await findOrThrow(trx, principal, webhookId, true));
+      const found = isId('delivery', id) ? await repo.find(trx, webhookId, id) : undefined;
+      if (!found) throw new NotFoundError('delivery');
+      const now = isoAt(clock.now());
+      if (found.status === 'pending' && found.lease_until !== null && found.lease_until >= now) {
+        throw new ConflictError('delivery_in_progress', 'An attempt of this delivery is running; retry when it ends.');
+      }
+      await repo.requeue(trx, id, now);
+      await deps.outbox.due(c, 1);
+      audit.record({
+        action: 'delivery.retried',
+        target: { type: 'delivery', id },
+        env: principal.env,
+        changes: {
+          ...(found.status === 'pending' ? {} : { status: { before: found.status, after: 'pending' } }),
+          requeued_at: { before: null, after: now },
+        },
+      });
+      // Read in the transaction: the response is what this change committed (and what a replay sends).
+      return repo.detail(trx, (await repo.find(trx, webhookId, id)) as NonNullable<typeof found>);
+    });
   }
 
   /**
@@ -161,37 +151,34 @@ export function createDeliveriesService(deps: {
    * `since` gets one more attempt, queued by one statement in one transaction. Returns how many.
    */
   async function retryMatching(
-    principal: Principal,
+    u: Unit<Principal>,
     webhookId: string,
     input: BulkRetryInput,
-    hooks?: WriteHooks<{ requeued: number }>,
   ): Promise<{ requeued: number }> {
-    return deps.outbox.write(
-      principal,
-      async (trx, queue, audit) => {
-        assertEnabled(await findOrThrow(trx, principal, webhookId, true));
-        const n = await repo.requeueMatching(trx, webhookId, {
-          status: input.status ?? 'failed',
-          since: new Date(input.since).toISOString(),
-          now: isoAt(clock.now()),
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const { trx, audit } = c;
+      assertEnabled(await findOrThrow(trx, principal, webhookId, true));
+      const n = await repo.requeueMatching(trx, webhookId, {
+        status: input.status ?? 'failed',
+        since: new Date(input.since).toISOString(),
+        now: isoAt(clock.now()),
+      });
+      await deps.outbox.due(c, n);
+      // One entry for the bulk resend, on the endpoint, when it requeued anything.
+      if (n > 0) {
+        audit.record({
+          action: 'delivery.retried',
+          target: { type: 'webhook', id: webhookId },
+          env: principal.env,
+          changes: {
+            requeued: { before: null, after: n },
+            status: { before: input.status ?? 'failed', after: 'pending' },
+          },
         });
-        await queue.due(n);
-        // One entry for the bulk resend, on the endpoint, when it requeued anything.
-        if (n > 0) {
-          audit.record({
-            action: 'delivery.retried',
-            target: { type: 'webhook', id: webhookId },
-            env: principal.env,
-            changes: {
-              requeued: { before: null, after: n },
-              status: { before: input.status ?? 'failed', after: 'pending' },
-            },
-          });
-        }
-        return { requeued: n };
-      },
-      hooks,
-    );
+      }
+      return { requeued: n };
+    });
   }
 
   /** Deliveries waiting for an attempt, across every workspace: GET /metrics' queue depth (http/metrics.ts). */

@@ -1,8 +1,8 @@
 import type { WebhooksTable } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
+import type { Change, WriteTx } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import type { WriteTx } from '../auth/write-runner.js';
-import { type AttemptResult, deliveriesRepository } from './deliveries.repository.js';
+import type { AttemptResult } from '../delivery-engine/claims.js';
+import { deliveriesRepository } from './deliveries.repository.js';
 import { webhooksRepository } from './webhooks.repository.js';
 
 /** docs/api.md#endpoint-health: an endpoint is disabled only after at least this many failed attempts… */
@@ -11,18 +11,6 @@ export const MIN_FAILED_ATTEMPTS = 10;
 export const FAILING_NOTICE_EVERY_MS = 24 * 3_600_000;
 
 export type EndpointNoticeKind = 'failing' | 'disabled' | 'recovered';
-
-/** What endpoint health tells people about (the notifications module writes it, in the same transaction). */
-export interface EndpointNotice {
-  kind: EndpointNoticeKind;
-  /** The endpoint as it is after this outcome. */
-  webhook: WebhooksTable;
-  /** When it happened: the attempt's time. */
-  at: string;
-}
-
-/** Writes a notice in the transaction of the outcome that causes it (injected: the notifications module). */
-export type NotifyEndpoint = (trx: WriteTx, notice: EndpointNotice) => Promise<void>;
 
 type HealthPatch = Parameters<typeof webhooksRepository.updateHealth>[2];
 
@@ -33,12 +21,7 @@ type HealthPatch = Parameters<typeof webhooksRepository.updateHealth>[2];
  * the first failure to the current attempt, inclusive) with at least MIN_FAILED_ATTEMPTS of them is
  * disabled with reason `failing` and its pending deliveries are cancelled.
  */
-export function createEndpointHealth(deps: {
-  disableAfterMs: number;
-  notify?: NotifyEndpoint;
-  /** Replaces the workspace's receivers' token in `trx` (the events module's): an automatic disable calls it (outbox.ts). */
-  receiversChanged: (trx: WriteTx, workspaceId: string) => Promise<void>;
-}) {
+export function createEndpointHealth(deps: { disableAfterMs: number }) {
   /** Locks the endpoints of `outcomes` (before their deliveries are written: the lock order of every writer). */
   function lock(trx: WriteTx, outcomes: AttemptResult[]): Promise<Map<string, WebhooksTable>> {
     const ids = [...new Set(outcomes.filter((o) => o.attempt !== null).map((o) => o.webhookId))].sort();
@@ -46,15 +29,12 @@ export function createEndpointHealth(deps: {
   }
 
   /**
-   * Applies the written attempts, in order, to their endpoints locked by `lock`. A disable is recorded on
-   * `audit` (docs/api.md#audit-log: `webhook.disabled`, by the worker, reason `failing`).
+   * Applies the written attempts, in order, to their endpoints locked by `lock`, in the worker's change: a disable
+   * is recorded on its audit trail (docs/api.md#audit-log: `webhook.disabled`, by the worker, reason `failing`), and
+   * what people are told is emitted (`endpoint.health`), with the receivers' change of a disabled endpoint.
    */
-  async function apply(
-    trx: WriteTx,
-    rows: Map<string, WebhooksTable>,
-    written: AttemptResult[],
-    audit: AuditTrail,
-  ): Promise<void> {
+  async function apply(c: Change, rows: Map<string, WebhooksTable>, written: AttemptResult[]): Promise<void> {
+    const { trx, audit } = c;
     const disabledIn = new Set<string>();
     for (const r of written) {
       const row = rows.get(r.webhookId);
@@ -79,10 +59,10 @@ export function createEndpointHealth(deps: {
           ),
         });
       }
-      if (notice) await deps.notify?.(trx, { kind: notice, webhook: next, at });
+      if (notice) await c.emit({ type: 'endpoint.health', kind: notice, webhook: next, at });
     }
     // Last, in workspace order: two cycles disabling endpoints of the same workspaces take their tokens' row locks in one order.
-    for (const workspaceId of [...disabledIn].sort()) await deps.receiversChanged(trx, workspaceId);
+    for (const workspaceId of [...disabledIn].sort()) await c.emit({ type: 'receivers.changed', workspaceId });
   }
 
   function onSuccess(row: WebhooksTable): { patch: HealthPatch; notice?: EndpointNoticeKind } {

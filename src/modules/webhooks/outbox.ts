@@ -1,54 +1,40 @@
 import { type Dialect, isReceiversMoved, readJson } from '../../db/dialect.js';
 import type { DeliveriesTable, EventsTable, WebhooksTable } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
-import { type Actor, type Tenant, tenantOf } from '../../kernel/principal.js';
+import type { Tenant } from '../../kernel/principal.js';
 import type { Signal } from '../../lib/signal.js';
-import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
+import type { ResourceEvent } from '../../platform/domain-events.js';
+import type { Change, Subscriber, Unit, WriteTx } from '../../platform/unit-of-work.js';
+import type { AttemptResult, ClaimedDelivery } from '../delivery-engine/claims.js';
 import { exampleEventData } from '../events/event-examples.js';
 import { type AnyEventType, type Event, type EventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { EVENT_RETENTION_MS, type EventsService, type ReceiversVersion } from '../events/events.service.js';
-import { type AttemptResult, type ClaimedDelivery, deliveriesRepository } from './deliveries.repository.js';
+import { deliveriesRepository } from './deliveries.repository.js';
 import type { EndpointHealth } from './endpoint-health.js';
 
 export type { AttemptResult, ClaimedDelivery };
 
-/** What a change written through the outbox can queue in its transaction (`Outbox.write`). */
-export interface Queue {
-  /** Records an event and one delivery per enabled webhook subscribed to it. */
-  event(type: EventType, resourceId: string | null, data: Event['data'], now: number): Promise<void>;
-  /**
-   * Records a test event of `type` (`webhook.test` by default) and its one delivery, to `webhookId`
-   * only, whatever it subscribes to; returns the delivery row (docs/api.md#test-events).
-   */
-  test(webhookId: string, now: number, type?: AnyEventType): Promise<DeliveriesTable>;
-  /** Says that `count` existing deliveries were made due again (a resend). */
-  due(count: number): Promise<void>;
-}
-
 /**
- * The transactional outbox (docs/api.md#events): a change and the events and deliveries it queues
- * commit together or not at all, and the delivery worker is woken after the commit.
+ * The transactional outbox (docs/api.md#events), a subscriber of every change: a change's catalogue event,
+ * its row and one delivery per subscribed enabled webhook commit with the change or not at all, and this
+ * process's delivery worker is woken after the commit (other processes by NOTIFY or their poll).
  */
 export function createOutbox(deps: {
   dialect: Dialect;
-  writeAs: WriteRunner;
   deliveriesDue: Signal;
-  events: Pick<EventsService, 'insert' | 'insertExpecting' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore'>;
+  events: Pick<
+    EventsService,
+    'insert' | 'insertExpecting' | 'resourceEventIds' | 'deleteForResource' | 'purgeBefore' | 'receiversChanged'
+  >;
   /** Endpoint health (docs/api.md#endpoint-health), applied to the outcomes the worker writes. */
   health: EndpointHealth;
-  /**
-   * Integrations (docs/integrations.md): told of each resource event in its transaction, with the
-   * workspace's receivers' token that the event's insert read (for their cache, like the one below).
-   */
-  forwardEvent?: (trx: WriteTx, event: EventsTable, receivers: ReceiversVersion) => Promise<void>;
 }) {
   const { dialect, deliveriesDue, events } = deps;
 
   // Performance (docs/performance.md, "The receivers of an event, cached"): the enabled webhooks of a
   // workspace and environment, as read under the workspace's receivers' token. Every change to its
-  // webhooks or integrations replaces the token in its own transaction (events.receiversChanged), and
+  // webhooks or integrations replaces the token in its own transaction (`receivers.changed`), and
   // every event's insert reads it, so an entry is used only while no change to them has committed:
   // never stale, whichever process made the change.
   const subscribed = new Map<string, { version: ReceiversVersion; hooks: Pick<WebhooksTable, 'id' | 'events'>[] }>();
@@ -70,68 +56,60 @@ export function createOutbox(deps: {
     for (const key of subscribed.keys()) if (key.startsWith(`${workspaceId} `)) subscribed.delete(key);
   }
 
-  /**
-   * Runs `fn` as `actor` in one write transaction (the write runner's), with a `Queue` for what it
-   * queues; after the commit, wakes this process's delivery worker if anything was queued. The one
-   * "enqueue, then wake the worker after commit" every writer of deliveries goes through.
-   * Performance (docs/performance.md, "A write in one round trip on PostgreSQL"): where the dialect defers, an event
-   * whose receivers this process holds is inserted later with its token asserted (`insertExpecting`); if the token
-   * moved meanwhile the transaction fails before it commits, and the write runs once more with the receivers read
-   * in it (the insert awaited, as without a cache).
-   */
-  async function write<T>(
-    actor: Actor,
-    fn: (trx: WriteTx, queue: Queue, audit: AuditTrail) => Promise<T>,
-    hooks?: WriteHooks<T>,
-  ): Promise<T> {
-    try {
-      return await attempt(actor, fn, hooks, dialect.defers === true);
-    } catch (err) {
-      if (!isReceiversMoved(err) || !('workspaceId' in actor)) throw err;
-      forget(actor.workspaceId);
-      return attempt(actor, fn, hooks, false);
-    }
+  /** Wakes this process's delivery worker once `c` commits. */
+  function wakeAfter(c: Change): void {
+    c.afterCommit(() => deliveriesDue.notify());
   }
 
-  async function attempt<T>(
-    actor: Actor,
-    fn: (trx: WriteTx, queue: Queue, audit: AuditTrail) => Promise<T>,
-    hooks: WriteHooks<T> | undefined,
-    expecting: boolean,
-  ): Promise<T> {
-    let queued = 0;
-    const result = await deps.writeAs(
-      actor,
-      (trx, audit) => {
-        const tenant = (): Tenant => {
-          if (!('workspaceId' in actor)) throw new Error(`a ${actor.kind} actor without a workspace queues no event`);
-          return tenantOf(actor);
-        };
-        const queue: Queue = {
-          async event(type, resourceId, data, now) {
-            queued += await record(trx, tenant(), type, resourceId, data, now, expecting);
-          },
-          async test(webhookId, now, type = TEST_EVENT_TYPE) {
-            const row = await recordTest(trx, tenant(), webhookId, now, type);
-            queued += 1;
-            return row;
-          },
-          async due(count) {
-            if (count > 0) await dialect.notifyOnCommit?.(trx);
-            queued += count;
-          },
-        };
-        return fn(trx, queue, audit);
-      },
-      hooks,
+  /**
+   * Records a catalogue event and its deliveries in the change. Performance (docs/performance.md, "A write in one
+   * round trip on PostgreSQL"): where the dialect defers, an event whose receivers this process holds is inserted
+   * later with its token asserted (`insertExpecting`); if the token moved meanwhile the transaction fails before it
+   * commits (WK409), `retrying` below forgets the workspace's webhooks and the change runs once more, reading them.
+   */
+  async function publish(c: Change, e: ResourceEvent): Promise<void> {
+    const queued = await record(
+      c,
+      e.tenant,
+      e.type,
+      e.resourceId,
+      e.data as Event['data'],
+      e.at,
+      c.attempt === 1 && dialect.defers === true,
     );
-    if (queued > 0) deliveriesDue.notify();
-    return result;
+    if (queued > 0) wakeAfter(c);
   }
+
+  /** The outbox as a subscriber of changes (registered in src/services.ts). */
+  const subscriber: Subscriber = {
+    name: 'webhook deliveries',
+    on: {
+      'resource.created': publish,
+      'resource.updated': publish,
+      'resource.status_changed': publish,
+      // docs/api.md#resources: a deleted resource's events and their pending deliveries go with it; the deletion
+      // itself is recorded after the purge, so it stays on record (id only).
+      'resource.deleted': async (c, e) => {
+        await purgeResource(c.trx, e.tenant, e.resourceId);
+        await publish(c, e);
+      },
+      'receivers.changed': async (c, e) => {
+        await events.receiversChanged(c.trx, e.workspaceId);
+        // This process's own change drops what it holds for the workspace, so its next write reads the
+        // webhooks instead of expecting the old token and running again.
+        forget(e.workspaceId);
+      },
+    },
+    retrying(actor, err) {
+      if (!isReceiversMoved(err) || !('workspaceId' in actor)) return false;
+      forget(actor.workspaceId);
+      return true;
+    },
+  };
 
   /** Writes an event and its deliveries in `trx`; returns how many deliveries it queued. */
   async function record(
-    trx: WriteTx,
+    c: Change,
     tenant: Tenant,
     type: EventType,
     resourceId: string | null,
@@ -139,6 +117,7 @@ export function createOutbox(deps: {
     now: number,
     expecting: boolean,
   ): Promise<number> {
+    const { trx } = c;
     const event = eventRow(tenant, type, resourceId, data, now);
     // The receivers held for this workspace and environment, if any: their token is asserted instead of read.
     const held = expecting ? subscribed.get(`${tenant.workspaceId} ${tenant.env}`) : undefined;
@@ -149,7 +128,7 @@ export function createOutbox(deps: {
     } else {
       receivers = await events.insert(trx, event);
     }
-    await deps.forwardEvent?.(trx, event, receivers);
+    await c.emit({ type: 'event.recorded', event, receivers });
     const hooks = held?.hooks ?? (await subscribers(trx, tenant, receivers));
     const targets = hooks
       .filter((h) => {
@@ -161,21 +140,30 @@ export function createOutbox(deps: {
   }
 
   /**
-   * A test event: `webhook.test` as it always was, or a catalogue type with example data and
-   * `test: true`. Never told to integrations and never about a real resource (`resource_id` null).
+   * Records a test event of `type` (`webhook.test` by default, or a catalogue type with example data and
+   * `test: true`) and its one delivery, to `webhookId` only, whatever it subscribes to; returns the delivery row
+   * (docs/api.md#test-events). Never told to integrations and never about a real resource (`resource_id` null).
    */
   async function recordTest(
-    trx: WriteTx,
+    c: Change,
     tenant: Tenant,
     webhookId: string,
     now: number,
-    type: AnyEventType,
+    type: AnyEventType = TEST_EVENT_TYPE,
   ): Promise<DeliveriesTable> {
     const data = exampleEventData(type, { workspaceId: tenant.workspaceId, webhookId, now });
     const event = eventRow(tenant, type, null, data, now, type !== TEST_EVENT_TYPE);
-    await events.insert(trx, event);
-    await queue(trx, tenant, event, [webhookId], now);
-    return (await deliveriesRepository.findByEvent(trx, event.id)) as DeliveriesTable;
+    await events.insert(c.trx, event);
+    await queue(c.trx, tenant, event, [webhookId], now);
+    wakeAfter(c);
+    return (await deliveriesRepository.findByEvent(c.trx, event.id)) as DeliveriesTable;
+  }
+
+  /** Says that `count` existing deliveries were made due again in `c` (a resend): the workers are woken at its commit. */
+  async function due(c: Change, count: number): Promise<void> {
+    if (count === 0) return;
+    await dialect.notifyOnCommit?.(c.trx);
+    wakeAfter(c);
   }
 
   function eventRow(
@@ -234,11 +222,11 @@ export function createOutbox(deps: {
 
   /**
    * The retention job: deletes events, and deliveries with their attempts, older than 30 days
-   * (docs/api.md#events), as `actor` (the scheduler); returns the number of events removed.
+   * (docs/api.md#events), as the unit's actor (the scheduler); returns the number of events removed.
    */
-  function purgeExpired(actor: Actor, now: number): Promise<number> {
+  function purgeExpired(u: Unit, now: number): Promise<number> {
     const cutoff = isoAt(now - EVENT_RETENTION_MS);
-    return deps.writeAs(actor, async (trx) => {
+    return u.run(async ({ trx }) => {
       await deliveriesRepository.purgeBefore(trx, cutoff);
       return events.purgeBefore(trx, cutoff);
     });
@@ -251,7 +239,7 @@ export function createOutbox(deps: {
    * notifications it causes. Never keys or users (the runner's keepsKeys).
    */
   function workerCycle(
-    actor: Actor,
+    u: Unit,
     workerId: string,
     outcomes: AttemptResult[],
     claim: {
@@ -262,18 +250,19 @@ export function createOutbox(deps: {
       busy: ReadonlyMap<string, number>;
     },
   ): Promise<ClaimedDelivery[]> {
-    return deps.writeAs(actor, async (trx, audit) => {
+    return u.run(async (c) => {
+      const { trx } = c;
       if (outcomes.length > 0) {
         // Endpoint rows first, then their deliveries: the lock order of a hand-made disable too.
         const endpoints = await deps.health.lock(trx, outcomes);
         const written = await deliveriesRepository.complete(trx, workerId, outcomes, claim.now);
-        await deps.health.apply(trx, endpoints, written, audit);
+        await deps.health.apply(c, endpoints, written);
       }
       if (claim.limit === 0) return [];
       return deliveriesRepository.claim(trx, { ...claim, workerId });
     });
   }
 
-  return { write, forget, purgeResource, purgeExpired, workerCycle };
+  return { subscriber, recordTest, due, purgeExpired, workerCycle };
 }
 export type Outbox = ReturnType<typeof createOutbox>;

@@ -4,7 +4,7 @@ import { withRowLock } from '../../db/row-locks.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 import type { Webhook } from './webhooks.schemas.js';
 
 /** Row → API object (never a secret); a previous secret that expired by `now` is not shown. */

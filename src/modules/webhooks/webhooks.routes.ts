@@ -35,8 +35,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 201: DataOf(CreatedWebhookSchema), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415) },
       },
     },
-    async (req, reply) =>
-      reply.code(201).send({ data: await webhooks.create(req.principal, req.body, req.idempotentWrite(reply, 201)) }),
+    async (req, reply) => reply.code(201).send({ data: await webhooks.create(req.unit(reply, 201), req.body) }),
   );
 
   app.get(
@@ -90,7 +89,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         response: { 200: DataOf(Type.Ref(WebhookSchema)), ...errorResponses(...AUTHED_ERRORS, 404, 413, 415) },
       },
     },
-    async (req) => ({ data: await webhooks.update(req.principal, req.params.id, req.body) }),
+    async (req) => ({ data: await webhooks.update(req.unit(), req.params.id, req.body) }),
   );
 
   for (const [action, status, operationId, summary, description] of [
@@ -125,7 +124,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
         },
       },
       async (req, reply) => ({
-        data: await webhooks.setStatus(req.principal, req.params.id, status, req.idempotentWrite(reply, 200)),
+        data: await webhooks.setStatus(req.unit(reply, 200), req.params.id, status),
       }),
     );
   }
@@ -155,12 +154,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req, reply) => ({
-      data: await webhooks.rotateSecret(
-        req.principal,
-        req.params.id,
-        req.body.expire_old_in_s ?? 86_400,
-        req.idempotentWrite(reply, 200),
-      ),
+      data: await webhooks.rotateSecret(req.unit(reply, 200), req.params.id, req.body.expire_old_in_s ?? 86_400),
     }),
   );
 
@@ -195,12 +189,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     },
     async (req, reply) =>
       reply.code(202).send({
-        data: await webhooks.sendTest(
-          req.principal,
-          req.params.id,
-          req.body.event_type,
-          req.idempotentWrite(reply, 202),
-        ),
+        data: await webhooks.sendTest(req.unit(reply, 202), req.params.id, req.body.event_type),
       }),
   );
 
@@ -218,7 +207,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
       },
     },
     async (req, reply) => {
-      await webhooks.remove(req.principal, req.params.id);
+      await webhooks.remove(req.unit(), req.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -1,19 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, type Dialect, readJson, writeJson } from '../../db/dialect.js';
 import type { WebhooksTable } from '../../db/types.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import { checkWebhookUrl, type UrlGuardOptions } from '../../lib/url-guard.js';
+import type { Change, Unit } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import type { WriteHooks, WriteRunner, WriteTx } from '../auth/write-runner.js';
 import { type AnyEventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
 import { FRESH_WINDOW } from './endpoint-health.js';
 import type { Outbox } from './outbox.js';
-import { checkWebhookUrl, type UrlGuardOptions } from './url-guard.js';
 import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
 import {
   type CreatedWebhook,
@@ -34,21 +33,16 @@ export function createWebhooksService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  writeAs: WriteRunner;
   urlGuard: UrlGuardOptions;
-  outbox: Pick<Outbox, 'write'>;
-  /** Locks the workspace's row until `trx` ends (the workspaces module's `lock`, wired in services.ts). */
-  lockWorkspace: (trx: Db, workspaceId: string) => Promise<void>;
-  /** The plan's webhook limit (billing), checked after the workspace lock in a creation's transaction. */
-  checkCreate?: (trx: Db, tenant: Tenant) => Promise<void>;
-  /**
-   * Replaces the workspace's receivers' token in `trx` (the events module's `receiversChanged`): a webhook
-   * created, deleted, enabled or disabled, or given other events, calls it, so no process keeps fanning
-   * out to the webhooks it cached (outbox.ts).
-   */
-  receiversChanged: (trx: WriteTx, workspaceId: string) => Promise<void>;
+  outbox: Pick<Outbox, 'recordTest'>;
 }) {
-  const { db, clock, writeAs } = deps;
+  const { db, clock } = deps;
+
+  /**
+   * A webhook created, deleted, enabled or disabled, or given other events changes the workspace's receivers:
+   * emitted in the change, so no process keeps fanning out to the webhooks it cached (outbox.ts).
+   */
+  const receiversChanged = (c: Change, workspaceId: string) => c.emit({ type: 'receivers.changed', workspaceId });
 
   /** The caller's webhook, read under a row lock when `lock` (a change follows); else 404. */
   async function findOrThrow(trx: Db, principal: Principal, id: string, lock = false): Promise<WebhooksTable> {
@@ -58,51 +52,46 @@ export function createWebhooksService(deps: {
   }
 
   /** Registers an endpoint; the URL is checked against the webhook URL rules first. Throws ValidationError. */
-  async function create(
-    principal: Principal,
-    input: CreateWebhookInput,
-    hooks?: WriteHooks<CreatedWebhook>,
-  ): Promise<CreatedWebhook> {
+  async function create(u: Unit<Principal>, input: CreateWebhookInput): Promise<CreatedWebhook> {
+    const principal = u.actor;
     const checked = await checkWebhookUrl(input.url, deps.urlGuard);
     if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
-    return writeAs(
-      principal,
-      async (trx, audit) => {
-        // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
-        await deps.lockWorkspace(trx, principal.workspaceId);
-        if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
-          const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment; delete one first.`;
-          throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
-        }
-        await deps.checkCreate?.(trx, tenantOf(principal));
-        const now = isoAt(clock.now());
-        const row: WebhooksTable = {
-          id: newId('webhook'),
-          workspace_id: principal.workspaceId,
-          env: principal.env,
-          url: input.url,
-          events: writeJson(input.events),
-          label: input.label ?? null,
-          status: 'enabled',
-          secret: newWebhookSecret(),
-          previous_secret: null,
-          previous_secret_expires_at: null,
-          disabled_reason: null,
-          created_at: now,
-          updated_at: now,
-        };
-        await repo.insert(trx, row);
-        await deps.receiversChanged(trx, row.workspace_id);
-        audit.record({
-          action: 'webhook.created',
-          target: { type: 'webhook', id: row.id },
-          env: row.env,
-          changes: changesOf(null, { ...audited(row), secret: row.secret }),
-        });
-        return { ...toWebhook(row, now), secret: row.secret };
-      },
-      hooks,
-    );
+    return u.run(async (c) => {
+      const { trx, audit } = c;
+      // Serialise creations per workspace so two concurrent ones cannot both pass the limit.
+      await deps.dialect.holdExclusive(trx, `webhooks:${principal.workspaceId}`);
+      if ((await repo.count(trx, tenantOf(principal))) >= MAX_WEBHOOKS) {
+        const message = `A workspace can have at most ${MAX_WEBHOOKS} webhooks per environment; delete one first.`;
+        throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
+      }
+      const now = isoAt(clock.now());
+      const row: WebhooksTable = {
+        id: newId('webhook'),
+        workspace_id: principal.workspaceId,
+        env: principal.env,
+        url: input.url,
+        events: writeJson(input.events),
+        label: input.label ?? null,
+        status: 'enabled',
+        secret: newWebhookSecret(),
+        previous_secret: null,
+        previous_secret_expires_at: null,
+        disabled_reason: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await repo.insert(trx, row);
+      // The plan's webhook limit (billing) refuses it here, after the workspace lock.
+      await c.emit({ type: 'webhook.created', tenant: tenantOf(principal), webhookId: row.id });
+      await receiversChanged(c, row.workspace_id);
+      audit.record({
+        action: 'webhook.created',
+        target: { type: 'webhook', id: row.id },
+        env: row.env,
+        changes: changesOf(null, { ...audited(row), secret: row.secret }),
+      });
+      return { ...toWebhook(row, now), secret: row.secret };
+    });
   }
 
   async function get(principal: Principal, id: string): Promise<Webhook> {
@@ -119,98 +108,76 @@ export function createWebhooksService(deps: {
    * Changes url, events and label (the same rules as at creation); the secret and the delivery log
    * stay. `{}` changes nothing. Throws ValidationError (the webhook URL rules, docs/api.md#webhook-urls, for a new url) or NotFoundError.
    */
-  async function update(
-    principal: Principal,
-    id: string,
-    input: UpdateWebhookInput,
-    hooks?: WriteHooks<Webhook>,
-  ): Promise<Webhook> {
+  async function update(u: Unit<Principal>, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+    const principal = u.actor;
     if (input.url !== undefined) {
       const checked = await checkWebhookUrl(input.url, deps.urlGuard);
       if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
     }
-    return writeAs(
-      principal,
-      async (trx, audit) => {
-        const row = await findOrThrow(trx, principal, id, true);
-        const patch: Partial<WebhooksTable> = {};
-        if (input.url !== undefined && input.url !== row.url) patch.url = input.url;
-        if (input.events !== undefined && JSON.stringify(input.events) !== JSON.stringify(readJson(row.events))) {
-          patch.events = writeJson(input.events);
-        }
-        if (input.label !== undefined && input.label !== row.label) patch.label = input.label;
-        return save(trx, principal, row, patch, audit, 'webhook.updated');
-      },
-      hooks,
-    );
+    return u.run(async (c) => {
+      const row = await findOrThrow(c.trx, principal, id, true);
+      const patch: Partial<WebhooksTable> = {};
+      if (input.url !== undefined && input.url !== row.url) patch.url = input.url;
+      if (input.events !== undefined && JSON.stringify(input.events) !== JSON.stringify(readJson(row.events))) {
+        patch.events = writeJson(input.events);
+      }
+      if (input.label !== undefined && input.label !== row.label) patch.label = input.label;
+      return save(c, row, patch, 'webhook.updated');
+    });
   }
 
   /**
    * `disabled`: no new deliveries, and its pending ones are cancelled in the same transaction.
    * `enabled`: deliveries resume with the next event. Repeating either changes nothing.
    */
-  async function setStatus(
-    principal: Principal,
-    id: string,
-    status: 'enabled' | 'disabled',
-    hooks?: WriteHooks<Webhook>,
-  ): Promise<Webhook> {
-    return writeAs(
-      principal,
-      async (trx, audit) => {
-        const row = await findOrThrow(trx, principal, id, true);
-        if (row.status === status) return toWebhook(row, isoAt(clock.now()));
-        const now = isoAt(clock.now());
-        if (status === 'disabled') await deliveriesRepository.cancelPending(trx, id, now);
-        // Enabling by hand starts a fresh health window (docs/api.md#endpoint-health).
-        const patch: Partial<WebhooksTable> =
-          status === 'disabled'
-            ? { status, disabled_reason: 'manual' }
-            : { status, disabled_reason: null, ...FRESH_WINDOW };
-        return save(trx, principal, row, patch, audit, status === 'disabled' ? 'webhook.disabled' : 'webhook.enabled');
-      },
-      hooks,
-    );
+  async function setStatus(u: Unit<Principal>, id: string, status: 'enabled' | 'disabled'): Promise<Webhook> {
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const { trx } = c;
+      const row = await findOrThrow(trx, principal, id, true);
+      if (row.status === status) return toWebhook(row, isoAt(clock.now()));
+      const now = isoAt(clock.now());
+      if (status === 'disabled') await deliveriesRepository.cancelPending(trx, id, now);
+      // Enabling by hand starts a fresh health window (docs/api.md#endpoint-health).
+      const patch: Partial<WebhooksTable> =
+        status === 'disabled'
+          ? { status, disabled_reason: 'manual' }
+          : { status, disabled_reason: null, ...FRESH_WINDOW };
+      return save(c, row, patch, status === 'disabled' ? 'webhook.disabled' : 'webhook.enabled');
+    });
   }
 
   /**
    * A new secret, returned once; the old one keeps signing for `expireOldInS` seconds (0: stops
    * now). A secret from an earlier rotation still in its overlap stops at once.
    */
-  async function rotateSecret(
-    principal: Principal,
-    id: string,
-    expireOldInS: number,
-    hooks?: WriteHooks<CreatedWebhook>,
-  ): Promise<CreatedWebhook> {
-    return writeAs(
-      principal,
-      async (trx, audit) => {
-        const row = await findOrThrow(trx, principal, id, true);
-        const nowMs = clock.now();
-        const secret = newWebhookSecret();
-        const overlap = expireOldInS > 0;
-        const updated = await save(trx, principal, row, {
-          secret,
-          previous_secret: overlap ? row.secret : null,
-          previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
-        });
-        audit.record({
-          action: 'webhook.secret_rotated',
-          target: { type: 'webhook', id: row.id },
-          env: row.env,
-          changes: {
-            ...changesOf({ secret: row.secret }, { secret }),
-            old_secret_expires_at: {
-              before: null,
-              after: overlap ? isoAt(nowMs + expireOldInS * 1000) : isoAt(nowMs),
-            },
+  async function rotateSecret(u: Unit<Principal>, id: string, expireOldInS: number): Promise<CreatedWebhook> {
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const { trx, audit } = c;
+      const row = await findOrThrow(trx, principal, id, true);
+      const nowMs = clock.now();
+      const secret = newWebhookSecret();
+      const overlap = expireOldInS > 0;
+      const updated = await save(c, row, {
+        secret,
+        previous_secret: overlap ? row.secret : null,
+        previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
+      });
+      audit.record({
+        action: 'webhook.secret_rotated',
+        target: { type: 'webhook', id: row.id },
+        env: row.env,
+        changes: {
+          ...changesOf({ secret: row.secret }, { secret }),
+          old_secret_expires_at: {
+            before: null,
+            after: overlap ? isoAt(nowMs + expireOldInS * 1000) : isoAt(nowMs),
           },
-        });
-        return { ...updated, secret };
-      },
-      hooks,
-    );
+        },
+      });
+      return { ...updated, secret };
+    });
   }
 
   /**
@@ -218,37 +185,32 @@ export function createWebhooksService(deps: {
    * endpoint only, subscribed to that type or not; 409 webhook_disabled when it is disabled.
    */
   async function sendTest(
-    principal: Principal,
+    u: Unit<Principal>,
     id: string,
     eventType: AnyEventType = TEST_EVENT_TYPE,
-    hooks?: WriteHooks<Delivery>,
   ): Promise<Delivery> {
-    return deps.outbox.write(
-      principal,
-      async (trx, queue) => {
-        const hook = await findOrThrow(trx, principal, id, true);
-        assertEnabled(hook);
-        return toDelivery(await queue.test(id, clock.now(), eventType));
-      },
-      hooks,
-    );
+    const principal = u.actor;
+    return u.run(async (c) => {
+      const hook = await findOrThrow(c.trx, principal, id, true);
+      assertEnabled(hook);
+      return toDelivery(await deps.outbox.recordTest(c, tenantOf(principal), id, clock.now(), eventType));
+    });
   }
 
   async function save(
-    trx: WriteTx,
-    principal: Principal,
+    c: Change<Principal>,
     row: WebhooksTable,
     patch: Partial<WebhooksTable>,
-    audit?: AuditTrail,
     action?: 'webhook.updated' | 'webhook.disabled' | 'webhook.enabled',
   ): Promise<Webhook> {
     const now = isoAt(clock.now());
     if (Object.keys(patch).length === 0) return toWebhook(row, now);
     const next = { ...row, ...patch, updated_at: now };
-    await repo.update(trx, tenantOf(principal), row.id, { ...patch, updated_at: now });
+    await repo.update(c.trx, tenantOf(c.actor), row.id, { ...patch, updated_at: now });
     // What the fan-out reads of a webhook: its status and events (deliveriesRepository.subscribers).
-    if (patch.status !== undefined || patch.events !== undefined) await deps.receiversChanged(trx, row.workspace_id);
-    if (audit && action) {
+    if (patch.status !== undefined || patch.events !== undefined) await receiversChanged(c, row.workspace_id);
+    const { audit } = c;
+    if (action) {
       const changes = changesOf(audited(row), audited(next));
       if (Object.keys(changes).length > 0) {
         audit.record({ action, target: { type: 'webhook', id: row.id }, env: row.env, changes });
@@ -258,22 +220,20 @@ export function createWebhooksService(deps: {
   }
 
   /** Deletes the endpoint; its pending deliveries are cancelled in the same transaction (docs/api.md#webhook-deliveries). */
-  async function remove(principal: Principal, id: string, hooks?: WriteHooks<void>): Promise<void> {
-    await writeAs(
-      principal,
-      async (trx, audit) => {
-        const row = await findOrThrow(trx, principal, id);
-        await repo.delete(trx, tenantOf(principal), id);
-        await deps.receiversChanged(trx, row.workspace_id);
-        audit.record({
-          action: 'webhook.deleted',
-          target: { type: 'webhook', id },
-          env: row.env,
-          changes: changesOf(audited(row), null),
-        });
-      },
-      hooks,
-    );
+  async function remove(u: Unit<Principal>, id: string): Promise<void> {
+    const principal = u.actor;
+    await u.run(async (c) => {
+      const { trx, audit } = c;
+      const row = await findOrThrow(trx, principal, id);
+      await repo.delete(trx, tenantOf(principal), id);
+      await receiversChanged(c, row.workspace_id);
+      audit.record({
+        action: 'webhook.deleted',
+        target: { type: 'webhook', id },
+        env: row.env,
+        changes: changesOf(audited(row), null),
+      });
+    });
   }
 
   /** How many webhooks an environment holds (plan limits, docs/billing.md). */

@@ -1,17 +1,11 @@
 import type { Db } from '../../db/dialect.js';
-import { withRowLock } from '../../db/row-locks.js';
 import type { WorkspacesTable } from '../../db/types.js';
-import type { WriteTx } from '../auth/write-runner.js';
+import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for workspaces. */
 export const workspacesRepository = {
   insert(db: WriteTx, row: WorkspacesTable) {
     return db.insertInto('workspaces').values(row).execute();
-  },
-
-  /** Locks the workspace's row until the transaction ends (serialises per-workspace limits). */
-  async lock(db: Db, id: string): Promise<void> {
-    await withRowLock(db, db.selectFrom('workspaces').select('id').where('id', '=', id)).execute();
   },
 
   /** Whether the database holds any workspace (a fresh install holds none). */

@@ -1,14 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Db, Dialect } from '../../db/dialect.js';
-import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
-import { systemActor } from '../../kernel/principal.js';
 import { SingleLine } from '../../kernel/schemas.js';
 import { assertValid } from '../../lib/validate.js';
+import type { Change, Unit } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
-import type { WriteRunner, WriteTx } from '../auth/write-runner.js';
-import type { BillingService } from '../billing/billing.service.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { CreatedKey, KeyRegistry } from '../keys/key-registry.service.js';
 import { type User, UserName } from '../users/users.schemas.js';
@@ -28,26 +25,26 @@ export interface Workspace {
   updated_at: string;
 }
 
-/** Creates workspaces with their first admin and a live and a test key, in one transaction. */
+/**
+ * Creates workspaces with their first admin and a live and a test key, in one change; `workspace.created` is
+ * emitted in it (billing starts its subscription on `free`, docs/billing.md).
+ */
 export function createWorkspacesService(deps: {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  writeAs: WriteRunner;
-  users: UsersService;
-  keys: KeyRegistry;
+  users: Pick<UsersService, 'create'>;
+  keys: Pick<KeyRegistry, 'create'>;
   /** Makes the admin's single-use set-password link (the console's first sign-in). */
   links: Pick<ConsoleAuthService, 'makeLink'>;
-  /** Starts the workspace's subscription (free) in its creation's transaction (docs/billing.md). */
-  billing: Pick<BillingService, 'start'>;
 }) {
   /**
    * A workspace with its first admin, a live and a test key and the admin's set-password link, recorded as one
    * `workspace.created` entry (its first) naming the admin and the keys by id (never a key or the link's token).
    */
   async function create(
+    u: Unit,
     input: { name: string; adminEmail: string; adminName?: string },
-    inTrx?: { trx: WriteTx; audit: AuditTrail },
   ): Promise<{
     workspace: Workspace;
     user: User;
@@ -55,27 +52,26 @@ export function createWorkspacesService(deps: {
     set_password_url: string;
   }> {
     assertValid(CreateWorkspaceInput, input);
-    const run = async (trx: WriteTx, audit: AuditTrail) => {
+    const run = async (c: Change) => {
       const now = isoAt(deps.clock.now());
       const workspace = { id: newId('workspace'), name: input.name, created_at: now, updated_at: now };
-      await workspacesRepository.insert(trx, workspace);
-      await deps.billing.start(trx, workspace.id, now);
+      await workspacesRepository.insert(c.trx, workspace);
+      await c.emit({ type: 'workspace.created', workspaceId: workspace.id, at: now });
       const user = await deps.users.create(
+        c.unit,
         { workspaceId: workspace.id, email: input.adminEmail, role: 'admin', name: input.adminName },
-        trx,
-        { notify: false },
+        { first: true },
       );
-      // A new workspace's first admin and keys tell no one: there is no one else yet (docs/notifications.md).
-      const first = { userId: user.id, notify: false };
-      const live = await deps.keys.create({ ...first, env: 'live', name: 'Default live key' }, trx);
-      const test = await deps.keys.create({ ...first, env: 'test', name: 'Default test key' }, trx);
-      const link = await deps.links.makeLink(
-        'set_password',
-        user.email,
-        { workspaceId: workspace.id, userId: user.id },
-        trx,
-      );
-      audit.record({
+      // A new workspace's first admin and keys tell no one: there is no one else yet (docs/notifications.md);
+      // `workspace.created` below names them.
+      const first = { userId: user.id, quiet: true };
+      const live = await deps.keys.create(c.unit, { ...first, env: 'live', name: 'Default live key' });
+      const test = await deps.keys.create(c.unit, { ...first, env: 'test', name: 'Default test key' });
+      const link = await deps.links.makeLink(c.unit, 'set_password', user.email, {
+        workspaceId: workspace.id,
+        userId: user.id,
+      });
+      c.audit.record({
         action: 'workspace.created',
         workspaceId: workspace.id,
         target: { type: 'workspace', id: workspace.id },
@@ -90,10 +86,7 @@ export function createWorkspacesService(deps: {
       });
       return { workspace, user, keys: { live, test }, set_password_url: link.url };
     };
-    // Without a caller's transaction (tests, seeding): through the runner as the CLI's actor.
-    return inTrx
-      ? run(inTrx.trx, inTrx.audit)
-      : deps.writeAs(systemActor('cli'), run, undefined, { changesKeys: true });
+    return u.run(run, { changesKeys: true });
   }
 
   /** Every workspace with its number of current members (CLI `workspaces list`). */
@@ -107,10 +100,5 @@ export function createWorkspacesService(deps: {
     return workspacesRepository.any(deps.db);
   }
 
-  /** Locks the workspace's row until `trx` ends: serialises a per-workspace limit (webhooks). */
-  function lock(trx: Db, workspaceId: string): Promise<void> {
-    return workspacesRepository.lock(trx, workspaceId);
-  }
-
-  return { create, list, any, lock };
+  return { create, list, any };
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSender, IDLE_SOCKET_MS } from './sender.js';
+import { createSender, IDLE_SOCKET_MS } from './http-send.js';
 
 // Backends: sqlite — the HTTP sender's kept-alive sockets and URL check against a loopback server, no storage
 // Tier: quick

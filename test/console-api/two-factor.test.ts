@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { stepAt, totpCode } from '../../src/modules/mfa/totp.js';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { ORIGIN, PASSWORD } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { adminOf, clientOf, enrolTotp, manualClock, postPassword, postSecondFactor } from '../helpers/two-factor.js';
@@ -209,7 +209,7 @@ describe('two-factor codes (TOTP, docs/sign-in.md#two-factor-codes)', () => {
     clock.set(T0);
     const { client, email } = await adminOf(t, 'Reset link');
     const { secret } = await enrolTotp(client, T0);
-    const link = await t.services.consoleAuth.resetLink(email);
+    const link = await t.services.consoleAuth.resetLink(asCli(t.services), email);
     const set = await t.request({
       method: 'POST',
       url: '/console/api/password/set',
@@ -227,7 +227,7 @@ describe('two-factor codes (TOTP, docs/sign-in.md#two-factor-codes)', () => {
 
   it('no TOTP secret or recovery code is in a later answer, a log line (debug level), a notification or an email', async () => {
     expect(secrets.size).toBeGreaterThan(20);
-    await t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+    await t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')));
     const notifications = JSON.stringify(await t.storage.db.selectFrom('notifications').selectAll().execute());
     const mail = JSON.stringify(await t.storage.db.selectFrom('mailbox').selectAll().execute());
     expect(mail).toContain('Two-factor codes');

@@ -118,7 +118,7 @@ describe('the second-factor policy of a workspace (docs/sign-in.md#the-second-fa
       'not_found',
     );
     // Told by email (the local mailbox, without SMTP_URL), naming the admin.
-    await t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+    await t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')));
     const mail = await t.storage.db.selectFrom('mailbox').selectAll().where('to_address', '=', member.email).execute();
     const resetMail = mail.find((x) => x.subject === 'Your second factors were reset by an admin');
     expect(resetMail?.text).toContain(`${admin.email} reset your second factors`);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 
 // Backends: both — whether a workspace exists is read from storage
 // Tier: quick — one app, two requests
@@ -20,7 +20,7 @@ describe('the first run', () => {
     expect(fresh.statusCode, fresh.body).toBe(200);
     expect(json(fresh).data).toEqual({ has_workspace: false });
 
-    await t.services.workspaces.create({ name: 'Acme', adminEmail: 'a@acme.test' });
+    await t.services.workspaces.create(asCli(t.services), { name: 'Acme', adminEmail: 'a@acme.test' });
     const after = await t.request({ method: 'GET', url: '/console/api/first-run' });
     expect(json(after).data).toEqual({ has_workspace: true });
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { linkToken, ORIGIN, PASSWORD, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
@@ -31,7 +31,7 @@ describe('no credentials in the logs, at debug level, for a full console journey
 
   it('every token, key, secret, cookie and CSRF token made in the journey is absent from every line', async () => {
     const secrets: Record<string, string> = {};
-    const out = await t.services.workspaces.create({ name: 'Logs', adminEmail: email('admin') });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'Logs', adminEmail: email('admin') });
     secrets.liveKey = out.keys.live.key;
     secrets.testKey = out.keys.test.key;
     secrets.adminLink = linkToken(out.set_password_url);
@@ -97,7 +97,7 @@ describe('no credentials in the logs, at debug level, for a full console journey
       headers: { origin: ORIGIN },
     });
     expect(forgot.statusCode).toBe(202);
-    const reset = await t.services.consoleAuth.resetLink(out.user.email);
+    const reset = await t.services.consoleAuth.resetLink(asCli(t.services), out.user.email);
     secrets.reset = linkToken(reset?.url ?? '');
     await t.request({ method: 'GET', url: `/console/set-password/?token=${secrets.reset}&from=mail` });
     await signInWithLink(t, reset?.url ?? '', 'a second strong passphrase');
@@ -126,7 +126,7 @@ describe('no credentials in the logs, at debug level, for a full console journey
   });
 
   it('forgot password: the reset link only by email (the outbox), never returned; unknown emails the same 202', async () => {
-    const out = await t.services.workspaces.create({ name: 'Forgot', adminEmail: email('forgot') });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'Forgot', adminEmail: email('forgot') });
     expect(await t.services.consoleAuth.forgotPassword(out.user.email.toUpperCase())).toEqual({
       userIds: [out.user.id],
     });
@@ -137,7 +137,7 @@ describe('no credentials in the logs, at debug level, for a full console journey
     expect(resets).toHaveLength(1);
     const id = resets[0]?.id ?? '';
     // Without SMTP_URL the worker keeps it in the local mailbox; the link is in the body only.
-    await t.services.notifications.sendDue(systemActor('scheduler:send-notifications'));
+    await t.services.notifications.sendDue(t.services.uow.as(systemActor('scheduler:send-notifications')));
     const kept = (await t.services.notifications.listMail(200)).find((m) => m.notification_id === id);
     const body = (await t.services.notifications.findMail(kept?.id ?? ''))?.text ?? '';
     const url = /(http\S+token=\S+)/.exec(body)?.[1];
@@ -145,7 +145,7 @@ describe('no credentials in the logs, at debug level, for a full console journey
     // Once sent, the outbox forgets the link (only its digest and the email hold it).
     expect(await t.services.notifications.find(id)).toMatchObject({ status: 'sent', secret: null });
     await signInWithLink(t, url ?? '', 'a reset by email works');
-    expect(await t.services.consoleAuth.resetLink(email('nobody'))).toBeUndefined();
+    expect(await t.services.consoleAuth.resetLink(asCli(t.services), email('nobody'))).toBeUndefined();
     const unknown = await t.request({
       method: 'POST',
       url: '/console/api/password/forgot',
@@ -174,7 +174,7 @@ describe('sign-in throttling behind a trusted proxy (TRUST_PROXY)', () => {
   afterAll(() => t.close());
 
   it('50 failures for 50 invented emails lock out that client only; the admin signs in from elsewhere', async () => {
-    const out = await t.services.workspaces.create({ name: 'Proxy', adminEmail: email('admin') });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'Proxy', adminEmail: email('admin') });
     await signInWithLink(t, out.set_password_url);
     const attacker = '203.0.113.7';
     for (let batch = 0; batch < 5; batch++) {
@@ -190,7 +190,7 @@ describe('sign-in throttling behind a trusted proxy (TRUST_PROXY)', () => {
   });
 
   it("5 guesses at the admin's password lock that client out of that account, not the admin", async () => {
-    const out = await t.services.workspaces.create({ name: 'Guess', adminEmail: email('admin') });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'Guess', adminEmail: email('admin') });
     await signInWithLink(t, out.set_password_url);
     const attacker = '203.0.113.8, 10.0.0.1';
     for (let i = 0; i < 5; i++) {
@@ -207,7 +207,10 @@ describe('sign-in throttling behind a trusted proxy (TRUST_PROXY)', () => {
   it('without TRUST_PROXY, X-Forwarded-For is ignored: the connecting address counts', async () => {
     const direct = await startTestApp({ config: { PUBLIC_URL: ORIGIN } });
     try {
-      const out = await direct.services.workspaces.create({ name: 'Direct', adminEmail: email('admin') });
+      const out = await direct.services.workspaces.create(asCli(direct.services), {
+        name: 'Direct',
+        adminEmail: email('admin'),
+      });
       await signInWithLink(direct, out.set_password_url);
       const res = await signInFrom(direct, '198.51.100.4', out.user.email, PASSWORD);
       const cookie = String(res.headers['set-cookie']).split(';')[0] as string;
@@ -230,7 +233,7 @@ describe('sessions, caching and passwords', () => {
   afterAll(() => t.close());
 
   it('a session lasts 30 idle minutes and 12 hours in all by default (cookie Max-Age 12 h)', async () => {
-    const out = await t.services.workspaces.create({ name: 'Session', adminEmail: email('admin') });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'Session', adminEmail: email('admin') });
     const set = await t.request({
       method: 'POST',
       url: '/console/api/password/set',
@@ -252,7 +255,7 @@ describe('sessions, caching and passwords', () => {
   });
 
   it('Cache-Control: no-store on every console page, the served set-password file included, and API answers', async () => {
-    const out = await t.services.workspaces.create({ name: 'Cache', adminEmail: email('admin') });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'Cache', adminEmail: email('admin') });
     for (const url of [
       `/console/set-password?token=${linkToken(out.set_password_url)}`,
       '/console/',
@@ -291,7 +294,7 @@ describe('sessions, caching and passwords', () => {
   });
 
   it('common and breached-pattern passwords are refused with a message that says why; the link stays usable', async () => {
-    const out = await t.services.workspaces.create({ name: 'Weak', adminEmail: email('weak') });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'Weak', adminEmail: email('weak') });
     const token = linkToken(out.set_password_url);
     const setTo = (password: string) =>
       t.request({

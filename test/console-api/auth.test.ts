@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, json, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ConsoleClient, linkToken, ORIGIN, PASSWORD, signIn, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
@@ -18,7 +18,7 @@ afterAll(() => t.close());
 let n = 0;
 async function newAdmin(): Promise<{ ws: string; email: string; live: string; client: ConsoleClient }> {
   const email = `Admin${++n}.${Date.now()}@Example.test`;
-  const out = await t.services.workspaces.create({ name: `WS ${n}`, adminEmail: email });
+  const out = await t.services.workspaces.create(asCli(t.services), { name: `WS ${n}`, adminEmail: email });
   expect(out.set_password_url).toMatch(new RegExp(`^${ORIGIN}/console/set-password\\?token=[A-Za-z0-9_-]{43}$`));
   const client = await signInWithLink(t, out.set_password_url);
   return { ws: out.workspace.id, email: email.toLowerCase(), live: out.keys.live.key, client };
@@ -27,7 +27,7 @@ async function newAdmin(): Promise<{ ws: string; email: string; live: string; cl
 describe('console sign-in (docs/console.md)', () => {
   it('the admin link sets the first password once; sign-in opens a session with a secure cookie', async () => {
     const email = `first${Date.now()}@example.test`;
-    const out = await t.services.workspaces.create({ name: 'First', adminEmail: email });
+    const out = await t.services.workspaces.create(asCli(t.services), { name: 'First', adminEmail: email });
     const body = { token: linkToken(out.set_password_url), password: PASSWORD };
     const set = await t.request({
       method: 'POST',
@@ -73,7 +73,7 @@ describe('console sign-in (docs/console.md)', () => {
 
   it('setting a password signs the person in: a new session with its CSRF token; every earlier session ends', async () => {
     const { email, ws, client: before } = await newAdmin();
-    const reset = await t.services.consoleAuth.resetLink(email);
+    const reset = await t.services.consoleAuth.resetLink(asCli(t.services), email);
     const set = await t.request({
       method: 'POST',
       url: '/console/api/password/set',
@@ -116,7 +116,7 @@ describe('console sign-in (docs/console.md)', () => {
     expect(invited.statusCode, invited.body).toBeLessThan(300);
     const gone = json(invited).data;
     const viewer = await signInWithLink(t, gone.invite_url);
-    const reset = await t.services.consoleAuth.resetLink(viewer.session.email);
+    const reset = await t.services.consoleAuth.resetLink(asCli(t.services), viewer.session.email);
     expect(reset).toBeDefined();
     const removed = await admin.call({ method: 'DELETE', url: `/console/api/members/${gone.user_id}`, ws });
     expect(removed.statusCode, removed.body).toBe(204);
@@ -133,7 +133,10 @@ describe('console sign-in (docs/console.md)', () => {
   });
 
   it('refuses short and long passwords with a validation error, and the link stays usable', async () => {
-    const out = await t.services.workspaces.create({ name: 'Short', adminEmail: `short${Date.now()}@example.test` });
+    const out = await t.services.workspaces.create(asCli(t.services), {
+      name: 'Short',
+      adminEmail: `short${Date.now()}@example.test`,
+    });
     const token = linkToken(out.set_password_url);
     for (const password of ['123456789', 'x'.repeat(201)]) {
       const res = await t.request({
@@ -315,7 +318,9 @@ describe('console session API (docs/console.md)', () => {
     });
     expectError(write, 401, 'unauthenticated');
     // The write transaction's own check (the sign-out committed after authentication) answers the same code.
-    await expect(t.services.resources.create(inFlight, { name: 'in flight', type: 'standard' })).rejects.toMatchObject({
+    await expect(
+      t.services.resources.create(t.services.uow.as(inFlight), { name: 'in flight', type: 'standard' }),
+    ).rejects.toMatchObject({
       statusCode: 401,
       code: 'unauthenticated',
     });

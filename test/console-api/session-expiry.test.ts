@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { asCli, startTestApp, type TestApp } from '../helpers/app.js';
 import { ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 
@@ -20,7 +20,7 @@ afterAll(() => t.close());
 
 /** A new workspace admin, signed in at the current clock time. */
 async function signedIn(app = t) {
-  const out = await app.services.workspaces.create({
+  const out = await app.services.workspaces.create(asCli(app.services), {
     name: 'Clock',
     adminEmail: `clock${++n}-${Date.now()}@example.test`,
   });
@@ -73,7 +73,7 @@ describe('console session lifetimes on the injected clock (docs/console.md#sessi
 
   it('links expire: an invite after 7 days', async () => {
     const a = await signedIn();
-    const late = await t.services.members.invite(a.workspaceId, {
+    const late = await t.services.members.invite(asCli(t.services), a.workspaceId, {
       email: `late${++n}@example.test`,
       role: 'member',
     });

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { assertDialableHost, guardedLookup } from '../webhooks/url-guard.js';
+import { assertDialableHost, guardedLookup } from './url-guard.js';
 
 /** What one attempt produced; `ok` is a 2xx within the timeout (docs/api.md#webhook-deliveries). */
 export interface SendResult {
