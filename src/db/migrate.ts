@@ -24,6 +24,7 @@ import * as auditPending from './migrations/024-audit-pending.js';
 import * as receiverVersions from './migrations/025-receiver-versions.js';
 import * as keyRecheck from './migrations/026-key-recheck.js';
 import * as receiversExpected from './migrations/027-receivers-expected.js';
+import * as exhaustedDeliveries from './migrations/028-exhausted-deliveries.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '025-receiver-versions': receiverVersions,
   '026-key-recheck': keyRecheck,
   '027-receivers-expected': receiversExpected,
+  '028-exhausted-deliveries': exhaustedDeliveries,
 };
 
 class StaticProvider implements MigrationProvider {

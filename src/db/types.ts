@@ -534,6 +534,7 @@ export interface Database {
   audit_heads: AuditHeadsTable;
   audit_pending: AuditPendingTable;
   receiver_versions: ReceiverVersionsTable;
+  exhausted_deliveries: ExhaustedDeliveriesTable;
 }
 
 /** A Slack or Discord destination (docs/integrations.md); `url` is a secret. */
@@ -617,4 +618,11 @@ export interface AuditHeadsTable {
 export interface ReceiverVersionsTable {
   workspace_id: string;
   version: string;
+}
+
+/** An event whose delivery to an endpoint used all its retries, told once (migration 028). */
+export interface ExhaustedDeliveriesTable {
+  event_id: string;
+  webhook_id: string;
+  created_at: string;
 }

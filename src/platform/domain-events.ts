@@ -1,4 +1,4 @@
-import type { ApiKeysTable, EventsTable, Role, UsersTable, WebhooksTable } from '../db/types.js';
+import type { ApiKeysTable, DeliveriesTable, EventsTable, Role, UsersTable, WebhooksTable } from '../db/types.js';
 import type { NotificationTypeOf } from '../kernel/notification-types.js';
 import type { Tenant } from '../kernel/principal.js';
 
@@ -20,6 +20,10 @@ export type DomainEvent =
   | { type: 'receivers.changed'; workspaceId: string }
   | { type: 'workspace.created'; workspaceId: string; at: string }
   | { type: 'event.recorded'; event: EventsTable; receivers: string | null }
+  | MemberJoinedEvent
+  | WebhookStatusEvent
+  | DeliveryExhaustedEvent
+  | InvoiceSettledEvent
   | { type: 'notification.recorded'; notice: ForwardedNotice };
 
 export type DomainEventType = DomainEvent['type'];
@@ -127,7 +131,13 @@ export interface InvoiceNoticeData {
 
 /** A usage or billing notification to the workspace's admins (on by default, per their preferences). */
 export type BillingNotice =
-  | { type: NotificationTypeOf<'usage'>; workspaceId: string; data: UsageNoticeData }
+  | {
+      type: NotificationTypeOf<'usage'>;
+      workspaceId: string;
+      data: UsageNoticeData;
+      /** Every threshold this change recorded for the period, lowest first (`data.threshold` is the highest). */
+      thresholds?: number[];
+    }
   | { type: NotificationTypeOf<'billing'>; workspaceId: string; data: InvoiceNoticeData };
 
 export interface LinkNoticeData {
@@ -155,4 +165,37 @@ export interface ForwardedNotice {
   title: string;
   data: Record<string, unknown>;
   at: string;
+}
+
+/** An invited member set their password from their invite link: they can sign in. */
+export interface MemberJoinedEvent {
+  type: 'member.joined';
+  member: Pick<UsersTable, 'id' | 'workspace_id' | 'email' | 'name' | 'role'>;
+  at: string;
+}
+
+/** Someone enabled or disabled a webhook by hand (endpoint health's disable is `endpoint.health`). */
+export interface WebhookStatusEvent {
+  type: 'webhook.status_changed';
+  /** The endpoint as it is after the change. */
+  webhook: WebhooksTable;
+  at: string;
+}
+
+/** Every retry of a delivery failed (the delivery as the worker wrote its last attempt). */
+export interface DeliveryExhaustedEvent {
+  type: 'delivery.exhausted';
+  delivery: Pick<
+    DeliveriesTable,
+    'id' | 'webhook_id' | 'event_id' | 'event_type' | 'workspace_id' | 'env' | 'attempt_count' | 'last_response_status'
+  >;
+  at: string;
+}
+
+/** An open invoice was marked paid or void. */
+export interface InvoiceSettledEvent {
+  type: 'invoice.settled';
+  workspaceId: string;
+  status: 'paid' | 'void';
+  data: InvoiceNoticeData;
 }

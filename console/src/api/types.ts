@@ -61,7 +61,7 @@ export interface List<T> {
 export type { DeliveryStatus } from '../../../src/kernel/delivery-statuses.js';
 // The closed sets, defined once on the server (type-only: the console bundles no server code).
 export type { Env } from '../../../src/kernel/environments.js';
-export type { EventType, SubscribableEvent } from '../../../src/kernel/event-types.js';
+export type { ChatSubscribableEvent, EventType, SubscribableEvent } from '../../../src/kernel/event-types.js';
 export type { FeedCategory } from '../../../src/kernel/notification-types.js';
 export type { Platform } from '../../../src/kernel/platforms.js';
 export type { Role } from '../../../src/kernel/roles.js';

@@ -1,5 +1,6 @@
 import type {
   AuditAction,
+  ChatSubscribableEvent,
   DeliveryStatus,
   Env,
   EventType,
@@ -30,6 +31,25 @@ export const EVENT_TYPES = every<EventType>()([
   'resource.updated',
   'resource.status_changed',
   'resource.deleted',
+  'key.created',
+  'key.revoked',
+  'key.rolled',
+  'key.expiring',
+  'member.invited',
+  'member.joined',
+  'member.role_changed',
+  'member.removed',
+  'webhook.disabled',
+  'webhook.enabled',
+  'delivery.exhausted',
+  'usage.threshold',
+  'usage.cap_reached',
+  'invoice.finalized',
+  'invoice.payment_succeeded',
+  'invoice.payment_failed',
+  'workspace.deletion_scheduled',
+  'workspace.deletion_cancelled',
+  'export.ready',
 ]);
 export const SCOPES = every<Scope>()([
   'users:read',
@@ -46,8 +66,10 @@ export const SCOPES = every<Scope>()([
   'billing:read',
   'audit:read',
 ]);
-/** What a webhook or an integration subscribes to: `*` (every type) or one type. */
-export const SUBSCRIBABLE_EVENTS = every<SubscribableEvent>()([
+/** What a webhook subscribes to: `*` (every type) or one type. */
+export const SUBSCRIBABLE_EVENTS = every<SubscribableEvent>()(['*', ...EVENT_TYPES]);
+/** What a chat integration subscribes to: `*` (every resource event) or one resource event type. */
+export const CHAT_SUBSCRIBABLE_EVENTS = every<ChatSubscribableEvent>()([
   '*',
   'resource.created',
   'resource.updated',

@@ -779,6 +779,7 @@ export interface components {
         };
         /**
          * Event
+         * @description Discriminated by `event`; `webhook.test` only from `POST /webhooks/{id}/test`.
          * @example {
          *       "id": "evt_01JD3K9A1B2C3D4E5F6G7H8J9K",
          *       "event": "resource.status_changed",
@@ -828,7 +829,29 @@ export interface components {
              * @example 2026-11-22T10:15:30.123Z
              */
             created_at: string;
-            /** @description Depends on `event`: see the shapes. */
+            /** resource.created data */
+            data: {
+                resource: components["schemas"]["Resource"];
+                /** @example res_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                resource_id: string;
+            };
+            /** @enum {string} */
+            event: "resource.created";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** resource.updated data */
             data: {
                 /** @description The changed fields, with their values before the change. */
                 previous_attributes: {
@@ -840,26 +863,739 @@ export interface components {
                 resource: components["schemas"]["Resource"];
                 /** @example res_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
                 resource_id: string;
-            } | {
-                resource: components["schemas"]["Resource"];
-                /** @example res_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
-                resource_id: string;
-            } | {
+            };
+            /** @enum {string} */
+            event: "resource.updated";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** resource.status_changed data */
+            data: {
                 current_status: "active" | "archived" | "paused";
                 previous_status: "active" | "archived" | "paused";
                 /** @example res_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
                 resource_id: string;
-            } | {
+            };
+            /** @enum {string} */
+            event: "resource.status_changed";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * resource.deleted data
+             * @description Only the id: a deleted resource leaves no data behind.
+             */
+            data: {
                 /** @example res_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
                 resource_id: string;
-            } | {
+            };
+            /** @enum {string} */
+            event: "resource.deleted";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** key.created data */
+            data: {
+                /** @description The key as it is after the change: its record, never the key or its digest. */
+                key: {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC with milliseconds
+                     * @example 2026-11-22T10:15:30.123Z
+                     */
+                    created_at: string;
+                    created_by: string | null;
+                    env: "live" | "test";
+                    expires_at: string | null;
+                    /** @example key_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    /** @example CI deploys */
+                    name: string;
+                    revoked_at: string | null;
+                    /** @description null: every scope. */
+                    scopes: string[] | null;
+                    /** @description The owner. */
+                    user_id: string;
+                };
+            };
+            /** @enum {string} */
+            event: "key.created";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** key.revoked data */
+            data: {
+                /** @description The key as it is after the change: its record, never the key or its digest. */
+                key: {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC with milliseconds
+                     * @example 2026-11-22T10:15:30.123Z
+                     */
+                    created_at: string;
+                    created_by: string | null;
+                    env: "live" | "test";
+                    expires_at: string | null;
+                    /** @example key_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    /** @example CI deploys */
+                    name: string;
+                    revoked_at: string | null;
+                    /** @description null: every scope. */
+                    scopes: string[] | null;
+                    /** @description The owner. */
+                    user_id: string;
+                };
+            };
+            /** @enum {string} */
+            event: "key.revoked";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * key.rolled data
+             * @description The rolled key keeps working until `old_expires_at`.
+             */
+            data: {
+                /** @description The key as it is after the change: its record, never the key or its digest. */
+                key: {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC with milliseconds
+                     * @example 2026-11-22T10:15:30.123Z
+                     */
+                    created_at: string;
+                    created_by: string | null;
+                    env: "live" | "test";
+                    expires_at: string | null;
+                    /** @example key_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    /** @example CI deploys */
+                    name: string;
+                    revoked_at: string | null;
+                    /** @description null: every scope. */
+                    scopes: string[] | null;
+                    /** @description The owner. */
+                    user_id: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                old_expires_at: string;
+                /** @description The key that succeeds it. */
+                successor_id: string;
+            };
+            /** @enum {string} */
+            event: "key.rolled";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * key.expiring data
+             * @description Sent once, 7 days or less before the key stops working.
+             */
+            data: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                expires_at: string;
+                /** @description The key as it is after the change: its record, never the key or its digest. */
+                key: {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC with milliseconds
+                     * @example 2026-11-22T10:15:30.123Z
+                     */
+                    created_at: string;
+                    created_by: string | null;
+                    env: "live" | "test";
+                    expires_at: string | null;
+                    /** @example key_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    /** @example CI deploys */
+                    name: string;
+                    revoked_at: string | null;
+                    /** @description null: every scope. */
+                    scopes: string[] | null;
+                    /** @description The owner. */
+                    user_id: string;
+                };
+            };
+            /** @enum {string} */
+            event: "key.expiring";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** member.invited data */
+            data: {
+                member: {
+                    /** @example ada@example.com */
+                    email: string;
+                    /** @example usr_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    name: string | null;
+                    role: "admin" | "member" | "viewer";
+                };
+            };
+            /** @enum {string} */
+            event: "member.invited";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * member.joined data
+             * @description The invited member set their password: they can sign in.
+             */
+            data: {
+                member: {
+                    /** @example ada@example.com */
+                    email: string;
+                    /** @example usr_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    name: string | null;
+                    role: "admin" | "member" | "viewer";
+                };
+            };
+            /** @enum {string} */
+            event: "member.joined";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** member.role_changed data */
+            data: {
+                member: {
+                    /** @example ada@example.com */
+                    email: string;
+                    /** @example usr_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    name: string | null;
+                    role: "admin" | "member" | "viewer";
+                };
+                previous_role: "admin" | "member" | "viewer";
+            };
+            /** @enum {string} */
+            event: "member.role_changed";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** member.removed data */
+            data: {
+                member: {
+                    /** @example ada@example.com */
+                    email: string;
+                    /** @example usr_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                    id: string;
+                    name: string | null;
+                    role: "admin" | "member" | "viewer";
+                };
+            };
+            /** @enum {string} */
+            event: "member.removed";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * webhook.disabled data
+             * @description Sent to the other subscribed endpoints of its environment, never to the disabled one.
+             */
+            data: {
+                env: "live" | "test";
+                label: string | null;
+                /** @description `failing`: disabled by endpoint health; `manual`: by someone. */
+                reason: "manual" | "failing";
+                /** @example wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                webhook_id: string;
+            };
+            /** @enum {string} */
+            event: "webhook.disabled";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** webhook.enabled data */
+            data: {
+                env: "live" | "test";
+                label: string | null;
+                /** @example wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                webhook_id: string;
+            };
+            /** @enum {string} */
+            event: "webhook.enabled";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * delivery.exhausted data
+             * @description Every retry of a delivery failed. Once per event and endpoint, to the subscribed endpoints of its environment; never about a delivery of a `delivery.exhausted` event.
+             */
+            data: {
+                attempts: number;
+                /** @example dlv_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                delivery_id: string;
+                /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                event_id: string;
+                /** @example resource.created */
+                event_type: string;
+                /** @description The last attempt's HTTP status; null when it got no answer. */
+                last_response_status: number | null;
+                /** @example wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                webhook_id: string;
+            };
+            /** @enum {string} */
+            event: "delivery.exhausted";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * usage.threshold data
+             * @description Once per threshold and billing period.
+             */
+            data: {
+                billable_requests: number;
+                included_requests: number;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_end: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_start: string;
+                /** @example free */
+                plan: string;
+                threshold: 50 | 80 | 100;
+            };
+            /** @enum {string} */
+            event: "usage.threshold";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * usage.cap_reached data
+             * @description A plan with a hard cap used all its included requests: requests answer 429 until the period ends.
+             */
+            data: {
+                billable_requests: number;
+                included_requests: number;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_end: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_start: string;
+                /** @example free */
+                plan: string;
+            };
+            /** @enum {string} */
+            event: "usage.cap_reached";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** invoice.finalized data */
+            data: {
+                /** @example usd */
+                currency: string;
+                /** @example inv_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                invoice_id: string;
+                /** @example INV-1 */
+                number: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_end: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_start: string;
+                plan: string;
+                total_cents: number;
+            };
+            /** @enum {string} */
+            event: "invoice.finalized";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** invoice.payment_succeeded data */
+            data: {
+                /** @example usd */
+                currency: string;
+                /** @example inv_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                invoice_id: string;
+                /** @example INV-1 */
+                number: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                paid_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_end: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_start: string;
+                plan: string;
+                total_cents: number;
+            };
+            /** @enum {string} */
+            event: "invoice.payment_succeeded";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** invoice.payment_failed data */
+            data: {
+                /** @example usd */
+                currency: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                failed_at: string;
+                /** @example inv_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                invoice_id: string;
+                /** @example INV-1 */
+                number: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_end: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_start: string;
+                plan: string;
+                total_cents: number;
+            };
+            /** @enum {string} */
+            event: "invoice.payment_failed";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** workspace.deletion_scheduled data */
+            data: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                delete_at: string;
+                workspace_id: string;
+            };
+            /** @enum {string} */
+            event: "workspace.deletion_scheduled";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** workspace.deletion_cancelled data */
+            data: {
+                workspace_id: string;
+            };
+            /** @enum {string} */
+            event: "workspace.deletion_cancelled";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * export.ready data
+             * @description Download it from the console; the event carries no link.
+             */
+            data: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                expires_at: string;
+                export_id: string;
+            };
+            /** @enum {string} */
+            event: "export.ready";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+            /**
+             * @description Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)
+             * @enum {boolean}
+             */
+            test?: true;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * webhook.test data
+             * @description Sent only to the endpoint it was asked for.
+             */
+            data: {
                 /** @example This is a test event sent from the API. */
                 message: string;
                 /** @example wh_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
                 webhook_id: string;
             };
-            /** @description Event type; `webhook.test` only from `POST /webhooks/{id}/test`. */
-            event: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "webhook.test";
+            /** @enum {string} */
+            event: "webhook.test";
             /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
             /**
@@ -1701,7 +2437,7 @@ export interface operations {
                 /** @description `next_cursor` of the previous page (opaque). */
                 cursor?: string;
                 /** @description Only deliveries of this event type. */
-                event?: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "webhook.test";
+                event?: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "key.created" | "key.revoked" | "key.rolled" | "key.expiring" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "webhook.disabled" | "webhook.enabled" | "delivery.exhausted" | "usage.threshold" | "usage.cap_reached" | "invoice.finalized" | "invoice.payment_succeeded" | "invoice.payment_failed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "export.ready" | "webhook.test";
                 /** @description Page size, 1..100 (default 20). */
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
@@ -2065,7 +2801,7 @@ export interface operations {
             query?: {
                 /** @description `next_cursor` of the previous page (opaque). */
                 cursor?: string;
-                event?: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "webhook.test";
+                event?: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "key.created" | "key.revoked" | "key.rolled" | "key.expiring" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "webhook.disabled" | "webhook.enabled" | "delivery.exhausted" | "usage.threshold" | "usage.cap_reached" | "invoice.finalized" | "invoice.payment_succeeded" | "invoice.payment_failed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "export.ready" | "webhook.test";
                 /** @description Page size, 1..100 (default 20). */
                 limit?: number;
                 /** @description Records to skip (default 0); not allowed with cursor. */
@@ -5608,7 +6344,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description Event types to receive, or `["*"]` for all, current and future (never `webhook.test`). */
-                    events: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "*")[];
+                    events: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "key.created" | "key.revoked" | "key.rolled" | "key.expiring" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "webhook.disabled" | "webhook.enabled" | "delivery.exhausted" | "usage.threshold" | "usage.cap_reached" | "invoice.finalized" | "invoice.payment_succeeded" | "invoice.payment_failed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "export.ready" | "*")[];
                     /** @description Shown in the dashboard; 0..255 characters on one line (docs/api.md#names). */
                     label?: string;
                     /** @description https:// URL resolving only to public addresses; for local development `WEBHOOK_ALLOW_INSECURE_URLS=true` allows http:// and loopback or private addresses, never link-local or cloud metadata ones. */
@@ -6153,7 +6889,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description Event types to receive, or `["*"]` for all, current and future (never `webhook.test`). */
-                    events?: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "*")[];
+                    events?: ("resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "key.created" | "key.revoked" | "key.rolled" | "key.expiring" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "webhook.disabled" | "webhook.enabled" | "delivery.exhausted" | "usage.threshold" | "usage.cap_reached" | "invoice.finalized" | "invoice.payment_succeeded" | "invoice.payment_failed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "export.ready" | "*")[];
                     /** @description 0..255 characters on one line (docs/api.md#names); null clears it. */
                     label?: string | null;
                     /** @description https:// URL resolving only to public addresses; for local development `WEBHOOK_ALLOW_INSECURE_URLS=true` allows http:// and loopback or private addresses, never link-local or cloud metadata ones. */
@@ -7816,7 +8552,7 @@ export interface operations {
                      * @description The type of the test event (default `webhook.test`). A catalogue type sends an example of that type (`test: true`, example `data` of the real shape), whether or not the endpoint subscribes to it.
                      * @default webhook.test
                      */
-                    event_type?: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "webhook.test";
+                    event_type?: "resource.created" | "resource.updated" | "resource.status_changed" | "resource.deleted" | "key.created" | "key.revoked" | "key.rolled" | "key.expiring" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "webhook.disabled" | "webhook.enabled" | "delivery.exhausted" | "usage.threshold" | "usage.cap_reached" | "invoice.finalized" | "invoice.payment_succeeded" | "invoice.payment_failed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "export.ready" | "webhook.test";
                 };
             };
         };

@@ -13,21 +13,12 @@
 import type { components } from './schema.js';
 
 type Event = components['schemas']['Event'];
-type Data = Event['data'];
 /** Every event type a delivery can carry. */
 export type EventType = Event['event'];
+/** A delivered event: the document's union discriminated by `event`, so `switch (event.event)` narrows `data`. */
+export type WebhookEvent = Event;
 /** The `data` of each event type. */
-export interface EventPayloads {
-  'resource.created': Exclude<Extract<Data, { resource: unknown }>, { previous_attributes: unknown }>;
-  'resource.updated': Extract<Data, { previous_attributes: unknown }>;
-  'resource.status_changed': Extract<Data, { current_status: unknown }>;
-  'resource.deleted': Exclude<Data, { resource: unknown } | { current_status: unknown } | { message: unknown }>;
-  'webhook.test': Extract<Data, { message: unknown }>;
-}
-/** A delivered event; `switch (event.event)` narrows `data`. */
-export type WebhookEvent = {
-  [T in EventType]: Omit<Event, 'event' | 'data'> & { event: T; data: EventPayloads[T] };
-}[EventType];
+export type EventPayloads = { [T in EventType]: Extract<Event, { event: T }>['data'] };
 
 export interface VerifyOptions {
   /** The endpoint's secret (`whsec_…`), or several during a rotation: any one may match. */

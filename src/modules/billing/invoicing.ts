@@ -157,10 +157,12 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
 
     /** Marks an open invoice paid or void (CLI); anything else is a 409 and changes nothing. */
     settle(u: Unit, invoiceId: string, status: 'paid' | 'void'): Promise<Invoice> {
-      return u.run(async ({ trx, audit }) => {
+      return u.run(async (c) => {
+        const { trx, audit } = c;
         const row = isId('invoice', invoiceId) ? await repo.invoice(trx, invoiceId) : undefined;
         if (!row) throw new NotFoundError('invoice');
-        if (!(await repo.settle(trx, invoiceId, status, isoAt(clock.now())))) {
+        const at = isoAt(clock.now());
+        if (!(await repo.settle(trx, invoiceId, status, at))) {
           throw new ConflictError(
             'invoice_not_open',
             `Invoice INV-${row.number} is ${row.status}; only an open invoice can be marked ${status}.`,
@@ -172,6 +174,21 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
           target: { type: 'invoice', id: row.id },
           env: null,
           changes: { status: { before: row.status, after: status } },
+        });
+        await c.emit({
+          type: 'invoice.settled',
+          workspaceId: row.workspace_id,
+          status,
+          data: {
+            invoice_id: row.id,
+            number: `INV-${row.number}`,
+            plan: row.plan,
+            total_cents: Number(row.total_cents),
+            currency: row.currency,
+            period_start: isoAt(Date.parse(row.period_start)),
+            period_end: isoAt(Date.parse(row.period_end)),
+            at,
+          },
         });
         return service.invoice(invoiceId, trx);
       });

@@ -58,6 +58,7 @@ export function createUsageNotices(deps: BillingDeps, state: SubscriptionState) 
             notice: {
               type: 'usage.threshold',
               workspaceId: sub.workspace_id,
+              thresholds: recorded,
               data: {
                 threshold: top,
                 billable_requests: billable,

@@ -49,7 +49,7 @@ export const consoleAuthRepository = {
   membership(db: Db, email: string, workspaceId: string) {
     return db
       .selectFrom('users')
-      .select(['id', 'role', 'workspace_id'])
+      .select(['id', 'role', 'workspace_id', 'name'])
       .where('workspace_id', '=', workspaceId)
       .where(sql<string>`lower(email)`, '=', email)
       .where('removed_at', 'is', null)

@@ -130,7 +130,8 @@ export function createPasswordLinks(
         const link = await repo.findLink(trx, digest);
         const now = clock.now();
         if (!link || link.used_at !== null || Date.parse(link.expires_at) <= now) throw badLink();
-        if (link.workspace_id && !(await repo.membership(trx, link.email, link.workspace_id))) throw badLink();
+        const member = link.workspace_id ? await repo.membership(trx, link.email, link.workspace_id) : undefined;
+        if (link.workspace_id && !member) throw badLink();
         // A link of someone who is no longer a member anywhere (a reset link outliving its person) signs no one in.
         if ((await repo.memberships(trx, link.email)).length === 0) throw badLink();
         if (!(await repo.useLink(trx, digest, isoAt(now)))) throw badLink();
@@ -140,6 +141,10 @@ export function createPasswordLinks(
         await endSessionsLocked(trx, link.email, isoAt(now));
         // A reset replaces a password; a first password (invite, set_password) replaces none.
         if (link.purpose === 'reset') await passwordChanged(c, link.email, isoAt(now));
+        // An invite's first password: the invited member joined (docs/api.md#platform-events).
+        if (link.purpose === 'invite' && member) {
+          await c.emit({ type: 'member.joined', member: { ...member, email: link.email }, at: isoAt(now) });
+        }
         if (next.methods.length > 0)
           return { secondFactor: await startPending(trx, link.email, client.ip, next.methods) };
         // Setting the password signs the person in (docs/console.md#passwords-and-links): a fresh

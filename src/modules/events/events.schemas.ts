@@ -1,6 +1,7 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TObject, Type } from '@sinclair/typebox';
 import { ALL_EVENT_TYPES, type AnyEventType } from '../../kernel/event-types.js';
 import { OrderQueryProps, PageQueryProps, Timestamp } from '../../kernel/schemas.js';
+import * as P from './platform-events.schemas.js';
 
 /**
  * The resource object as the resources module defines it (schema `Resource`, registered by the app),
@@ -13,6 +14,10 @@ export {
   type AnyEventType,
   EVENT_TYPES,
   type EventType,
+  PLATFORM_EVENT_TYPES,
+  type PlatformEventType,
+  RESOURCE_EVENT_TYPES,
+  type ResourceEventType,
   TEST_EVENT_TYPE,
 } from '../../kernel/event-types.js';
 
@@ -52,30 +57,69 @@ const TestData = Type.Object(
   { title: 'webhook.test data', description: 'Sent only to the endpoint it was asked for.' },
 );
 
-/** The event object: what `GET /events` answers and exactly the JSON body a webhook receives (docs/api.md#webhook-deliveries). */
-export const EventSchema = Type.Object(
-  {
-    id: Type.String({ examples: ['evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
-    event: Type.Union(
-      ALL_EVENT_TYPES.map((t) => Type.Literal(t)),
-      { description: 'Event type; `webhook.test` only from `POST /webhooks/{id}/test`.' },
-    ),
-    created_at: Timestamp,
-    test: Type.Optional(
-      Type.Literal(true, {
-        description:
-          'Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: ' +
-          'its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)',
-      }),
-    ),
-    // Most specific first: the serializer picks the first shape that matches.
-    data: Type.Union([UpdatedData, CreatedData, StatusChangedData, DeletedData, TestData], {
-      description: 'Depends on `event`: see the shapes.',
-    }),
-  },
+/** Each catalogue type's `data` schema (docs/api.md#event-reference is generated from them). */
+export const EVENT_DATA = {
+  'resource.created': CreatedData,
+  'resource.updated': UpdatedData,
+  'resource.status_changed': StatusChangedData,
+  'resource.deleted': DeletedData,
+  'key.created': P.KeyCreatedData,
+  'key.revoked': P.KeyRevokedData,
+  'key.rolled': P.KeyRolledData,
+  'key.expiring': P.KeyExpiringData,
+  'member.invited': P.MemberInvitedData,
+  'member.joined': P.MemberJoinedData,
+  'member.role_changed': P.MemberRoleChangedData,
+  'member.removed': P.MemberRemovedData,
+  'webhook.disabled': P.WebhookDisabledData,
+  'webhook.enabled': P.WebhookEnabledData,
+  'delivery.exhausted': P.DeliveryExhaustedData,
+  'usage.threshold': P.UsageThresholdData,
+  'usage.cap_reached': P.UsageCapReachedData,
+  'invoice.finalized': P.InvoiceFinalizedData,
+  'invoice.payment_succeeded': P.InvoicePaymentSucceededData,
+  'invoice.payment_failed': P.InvoicePaymentFailedData,
+  'workspace.deletion_scheduled': P.WorkspaceDeletionScheduledData,
+  'workspace.deletion_cancelled': P.WorkspaceDeletionCancelledData,
+  'export.ready': P.ExportReadyData,
+  'webhook.test': TestData,
+} as const satisfies Record<AnyEventType, TObject>;
+
+/** The `data` of an event of type `T`. */
+export type EventDataOf<T extends AnyEventType> = Static<(typeof EVENT_DATA)[T]>;
+
+const TestFlag = Type.Optional(
+  Type.Literal(true, {
+    description:
+      'Present (`true`) only on a test event of a catalogue type sent by `POST /webhooks/{id}/test` with `event_type`: ' +
+      'its `data` is an example, not a real change. (`webhook.test` events are tests by their type and carry no such field.)',
+  }),
+);
+
+/** One member of the union: the event object of type `type`. */
+function variant<T extends AnyEventType>(type: T) {
+  return Type.Object(
+    {
+      id: Type.String({ examples: ['evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R'] }),
+      event: Type.Literal(type),
+      created_at: Timestamp,
+      test: TestFlag,
+      data: EVENT_DATA[type],
+    },
+    { title: `${type} event` },
+  );
+}
+
+/**
+ * The event object: what `GET /events` answers and exactly the JSON body a webhook receives
+ * (docs/api.md#webhook-deliveries), a union discriminated by `event`, each type with its own `data`.
+ */
+export const EventSchema = Type.Union(
+  ALL_EVENT_TYPES.map((t) => variant(t)),
   {
     $id: 'Event',
     title: 'Event',
+    description: 'Discriminated by `event`; `webhook.test` only from `POST /webhooks/{id}/test`.',
     examples: [
       {
         id: 'evt_01JD3K9A1B2C3D4E5F6G7H8J9K',
@@ -111,7 +155,10 @@ export const EventSchema = Type.Object(
     ],
   },
 );
-export type Event = Static<typeof EventSchema>;
+/** The event object, typed by its `event`. */
+export type Event = {
+  [T in AnyEventType]: { id: string; event: T; created_at: string; test?: true; data: EventDataOf<T> };
+}[AnyEventType];
 
 export const ListEventsQuery = Type.Object(
   {

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ENVIRONMENTS } from '../../kernel/environments.js';
-import { SUBSCRIBABLE_EVENTS } from '../../kernel/event-types.js';
+import { CHAT_SUBSCRIBABLE_EVENTS } from '../../kernel/event-types.js';
 import { FEED_CATEGORIES } from '../../kernel/notification-types.js';
 import { PLATFORMS } from '../../kernel/platforms.js';
 import { IdString, Timestamp } from '../../kernel/schemas.js';
@@ -11,7 +11,7 @@ export const IntegrationParams = Type.Object({ id: IntegrationId }, { additional
 
 const Kind = Type.Union(PLATFORMS.map((k) => Type.Literal(k)));
 const Env = Type.Union(ENVIRONMENTS.map((e) => Type.Literal(e)));
-const Events = Type.Array(Type.Union(SUBSCRIBABLE_EVENTS.map((e) => Type.Literal(e))), {
+const Events = Type.Array(Type.Union(CHAT_SUBSCRIBABLE_EVENTS.map((e) => Type.Literal(e))), {
   maxItems: 10,
   uniqueItems: true,
   description: 'Resource event types of `env` to forward; `*` for all.',

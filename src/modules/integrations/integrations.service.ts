@@ -3,6 +3,7 @@ import type { Env, IntegrationMessagesTable, IntegrationsTable } from '../../db/
 import type { AuditTrail } from '../../kernel/audit-actions.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { isResourceEventType } from '../../kernel/event-types.js';
 import { newId } from '../../kernel/ids.js';
 import type { Platform } from '../../kernel/platforms.js';
 import type { Principal } from '../../kernel/principal.js';
@@ -90,7 +91,10 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
   const subscriber: Subscriber = {
     name: 'integrations',
     on: {
-      'event.recorded': (c, e) => onEvent(c, e.event, e.receivers),
+      // Resource events only: what happens to the workspace itself reaches chats as notifications.
+      'event.recorded': async (c, e) => {
+        if (isResourceEventType(e.event.type)) await onEvent(c, e.event, e.receivers);
+      },
       'notification.recorded': (c, e) => forward(c, e.notice),
     },
   };

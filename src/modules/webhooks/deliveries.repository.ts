@@ -323,6 +323,42 @@ export const deliveriesRepository = {
     const old = db.selectFrom('deliveries').select('id').where('created_at', '<', cutoff);
     await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', old).execute();
     await db.deleteFrom('deliveries').where('created_at', '<', cutoff).execute();
+    await db.deleteFrom('exhausted_deliveries').where('created_at', '<', cutoff).execute();
+  },
+
+  /**
+   * Records that `eventId`'s delivery to `webhookId` used all its retries; false when that was already recorded
+   * (a resend that failed again): `delivery.exhausted` is told once per event and endpoint.
+   */
+  async markExhausted(db: WriteTx, eventId: string, webhookId: string, at: string): Promise<boolean> {
+    const r = await db
+      .insertInto('exhausted_deliveries')
+      .values({ event_id: eventId, webhook_id: webhookId, created_at: at })
+      .onConflict((oc) => oc.columns(['event_id', 'webhook_id']).doNothing())
+      .returning('event_id')
+      .executeTakeFirst();
+    return r !== undefined;
+  },
+
+  /** The deliveries `ids` as the worker just wrote them (what a `delivery.exhausted` event says). */
+  exhaustedOf(db: Db, ids: string[]) {
+    return ids.length === 0
+      ? Promise.resolve([])
+      : db
+          .selectFrom('deliveries')
+          .select([
+            'id',
+            'webhook_id',
+            'event_id',
+            'event_type',
+            'workspace_id',
+            'env',
+            'attempt_count',
+            'last_response_status',
+          ])
+          .where('id', 'in', ids)
+          .orderBy('id')
+          .execute();
   },
 
   /** Manual resend: the delivery is due now again (one more attempt, whatever its state). */

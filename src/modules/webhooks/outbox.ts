@@ -1,15 +1,23 @@
 import { type Dialect, isReceiversMoved, readJson } from '../../db/dialect.js';
-import type { DeliveriesTable, EventsTable, WebhooksTable } from '../../db/types.js';
+import type { ApiKeysTable, DeliveriesTable, EventsTable, UsersTable, WebhooksTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { Signal } from '../../lib/signal.js';
-import type { ResourceEvent } from '../../platform/domain-events.js';
+import type { DomainEventOf, ResourceEvent } from '../../platform/domain-events.js';
 import type { Change, Subscriber, Unit, WriteTx } from '../../platform/unit-of-work.js';
 import type { AttemptResult, ClaimedDelivery } from '../delivery-engine/claims.js';
 import { exampleEventData } from '../events/event-examples.js';
-import { type AnyEventType, type Event, type EventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
+import {
+  type AnyEventType,
+  type Event,
+  type EventDataOf,
+  type EventType,
+  type PlatformEventType,
+  TEST_EVENT_TYPE,
+} from '../events/events.schemas.js';
 import { EVENT_RETENTION_MS, type EventsService, type ReceiversVersion } from '../events/events.service.js';
+import type { KeyObjectData, MemberObjectData } from '../events/platform-events.schemas.js';
 import { deliveriesRepository } from './deliveries.repository.js';
 import type { EndpointHealth } from './endpoint-health.js';
 
@@ -80,6 +88,43 @@ export function createOutbox(deps: {
     if (queued > 0) wakeAfter(c);
   }
 
+  /**
+   * Records a platform event (docs/api.md#platform-events) in the change, to the subscribed enabled endpoints of
+   * `env` (live for what has no environment of its own) except `except`. Its receivers are read in the change's
+   * transaction, never from the cache: a few such events, and an endpoint disabled earlier in the same change
+   * (the worker's cycle) is never a receiver.
+   */
+  async function publishPlatform<T extends PlatformEventType>(
+    c: Change,
+    at: string,
+    workspaceId: string,
+    env: Tenant['env'],
+    type: T,
+    data: EventDataOf<T>,
+    except?: string,
+  ): Promise<void> {
+    const now = Date.parse(at);
+    const queued = await record(c, { workspaceId, env }, type, null, data as Event['data'], now, false, except);
+    if (queued > 0) wakeAfter(c);
+  }
+
+  const onKey = async (c: Change, e: DomainEventOf<'key.created' | 'key.revoked' | 'key.rolled' | 'key.expiring'>) => {
+    const key = keyObject(e.key);
+    const { workspace_id: ws, env } = e.key;
+    if (e.type === 'key.rolled') {
+      const old = e.oldExpiresAt ?? e.at;
+      await publishPlatform(c, e.at, ws, env, 'key.rolled', {
+        key,
+        successor_id: e.successorId ?? '',
+        old_expires_at: old,
+      });
+    } else if (e.type === 'key.expiring') {
+      await publishPlatform(c, e.at, ws, env, 'key.expiring', { key, expires_at: e.expiresAt ?? e.at });
+    } else {
+      await publishPlatform(c, e.at, ws, env, e.type, { key });
+    }
+  };
+
   /** The outbox as a subscriber of changes (registered in src/services.ts). */
   const subscriber: Subscriber = {
     name: 'webhook deliveries',
@@ -92,6 +137,87 @@ export function createOutbox(deps: {
       'resource.deleted': async (c, e) => {
         await purgeResource(c.trx, e.tenant, e.resourceId);
         await publish(c, e);
+      },
+      'key.created': onKey,
+      'key.revoked': onKey,
+      'key.rolled': onKey,
+      'key.expiring': onKey,
+      // A new workspace's first admin joins it as it is made: no endpoint exists yet to tell.
+      'member.added': async (c, e) => {
+        if (e.first) return;
+        await publishPlatform(c, e.at, e.member.workspace_id, 'live', 'member.invited', {
+          member: memberObject(e.member),
+        });
+      },
+      'member.joined': (c, e) =>
+        publishPlatform(c, e.at, e.member.workspace_id, 'live', 'member.joined', { member: memberObject(e.member) }),
+      'member.role_changed': (c, e) =>
+        publishPlatform(c, e.at, e.member.workspace_id, 'live', 'member.role_changed', {
+          member: memberObject(e.member),
+          previous_role: e.previousRole ?? e.member.role,
+        }),
+      'member.removed': (c, e) =>
+        publishPlatform(c, e.at, e.member.workspace_id, 'live', 'member.removed', { member: memberObject(e.member) }),
+      // An endpoint's own status change goes to the other endpoints of its environment, never to itself.
+      'webhook.status_changed': (c, e) => {
+        const w = e.webhook;
+        const about = { webhook_id: w.id, label: w.label ?? null, env: w.env };
+        return w.status === 'disabled'
+          ? publishPlatform(c, e.at, w.workspace_id, w.env, 'webhook.disabled', { ...about, reason: 'manual' }, w.id)
+          : publishPlatform(c, e.at, w.workspace_id, w.env, 'webhook.enabled', about, w.id);
+      },
+      'endpoint.health': async (c, e) => {
+        if (e.kind !== 'disabled') return;
+        const w = e.webhook;
+        const about = { webhook_id: w.id, label: w.label ?? null, env: w.env };
+        await publishPlatform(
+          c,
+          e.at,
+          w.workspace_id,
+          w.env,
+          'webhook.disabled',
+          { ...about, reason: 'failing' },
+          w.id,
+        );
+      },
+      // Once per event and endpoint, and never about a delivery of a delivery.exhausted event (no loop).
+      'delivery.exhausted': async (c, e) => {
+        const d = e.delivery;
+        if (d.event_type === 'delivery.exhausted') return;
+        if (!(await deliveriesRepository.markExhausted(c.trx, d.event_id, d.webhook_id, e.at))) return;
+        await publishPlatform(c, e.at, d.workspace_id, d.env, 'delivery.exhausted', {
+          delivery_id: d.id,
+          event_id: d.event_id,
+          event_type: d.event_type,
+          webhook_id: d.webhook_id,
+          attempts: Number(d.attempt_count),
+          last_response_status: d.last_response_status === null ? null : Number(d.last_response_status),
+        });
+      },
+      'billing.notice': async (c, { notice: n }) => {
+        if (n.type === 'usage.threshold') {
+          const { threshold, hard_cap, billable_requests, included_requests, plan, period_start, period_end } = n.data;
+          const usage = { billable_requests, included_requests, plan, period_start, period_end };
+          const crossed = n.thresholds ?? [threshold];
+          for (const th of crossed) {
+            if (th !== 50 && th !== 80 && th !== 100) continue;
+            await publishPlatform(c, n.data.at, n.workspaceId, 'live', 'usage.threshold', { threshold: th, ...usage });
+          }
+          if (hard_cap && crossed.includes(100)) {
+            await publishPlatform(c, n.data.at, n.workspaceId, 'live', 'usage.cap_reached', usage);
+          }
+        } else {
+          const { at: _at, ...invoice } = n.data;
+          await publishPlatform(c, n.data.at, n.workspaceId, 'live', 'invoice.finalized', invoice);
+        }
+      },
+      'invoice.settled': async (c, e) => {
+        if (e.status !== 'paid') return;
+        const { at, ...invoice } = e.data;
+        await publishPlatform(c, e.data.at, e.workspaceId, 'live', 'invoice.payment_succeeded', {
+          ...invoice,
+          paid_at: at,
+        });
       },
       'receivers.changed': async (c, e) => {
         await events.receiversChanged(c.trx, e.workspaceId);
@@ -116,6 +242,7 @@ export function createOutbox(deps: {
     data: Event['data'],
     now: number,
     expecting: boolean,
+    except?: string,
   ): Promise<number> {
     const { trx } = c;
     const event = eventRow(tenant, type, resourceId, data, now);
@@ -129,9 +256,14 @@ export function createOutbox(deps: {
       receivers = await events.insert(trx, event);
     }
     await c.emit({ type: 'event.recorded', event, receivers });
-    const hooks = held?.hooks ?? (await subscribers(trx, tenant, receivers));
+    const hooks =
+      held?.hooks ??
+      (except === undefined && resourceId !== null
+        ? await subscribers(trx, tenant, receivers)
+        : await deliveriesRepository.subscribers(trx, tenant));
     const targets = hooks
       .filter((h) => {
+        if (h.id === except) return false;
         const events = readJson<string[]>(h.events);
         return events.includes('*') || events.includes(type);
       })
@@ -176,9 +308,12 @@ export function createOutbox(deps: {
   ): EventsTable {
     const createdAt = isoAt(now);
     const id = newId('event', now);
-    const event: Event = test
-      ? { id, event: type, created_at: createdAt, test: true, data }
-      : { id, event: type, created_at: createdAt, data };
+    // The type and its data agree: each caller takes them from the same catalogue entry.
+    const event = (
+      test
+        ? { id, event: type, created_at: createdAt, test: true, data }
+        : { id, event: type, created_at: createdAt, data }
+    ) as Event;
     const payload = JSON.stringify(event);
     return {
       id,
@@ -257,6 +392,11 @@ export function createOutbox(deps: {
         const endpoints = await deps.health.lock(trx, outcomes);
         const written = await deliveriesRepository.complete(trx, workerId, outcomes, claim.now);
         await deps.health.apply(c, endpoints, written);
+        // What used its last retry (docs/api.md#platform-events: delivery.exhausted).
+        const exhausted = written.filter((r) => r.status === 'failed').map((r) => r.deliveryId);
+        for (const delivery of await deliveriesRepository.exhaustedOf(trx, exhausted)) {
+          await c.emit({ type: 'delivery.exhausted', delivery, at: claim.now });
+        }
       }
       if (claim.limit === 0) return [];
       return deliveriesRepository.claim(trx, { ...claim, workerId });
@@ -266,3 +406,23 @@ export function createOutbox(deps: {
   return { subscriber, recordTest, due, purgeExpired, workerCycle };
 }
 export type Outbox = ReturnType<typeof createOutbox>;
+
+/** A key as its events carry it: its record, never the key, its digest or its prefix. */
+function keyObject(k: ApiKeysTable): KeyObjectData {
+  return {
+    id: k.id,
+    name: k.name,
+    env: k.env,
+    scopes: k.scopes === null ? null : readJson<string[]>(k.scopes),
+    user_id: k.user_id,
+    created_by: k.created_by ?? null,
+    created_at: isoAt(Date.parse(k.created_at)),
+    expires_at: k.expires_at ? isoAt(Date.parse(k.expires_at)) : null,
+    revoked_at: k.revoked_at ? isoAt(Date.parse(k.revoked_at)) : null,
+  };
+}
+
+/** A member as their events carry them. */
+function memberObject(m: Pick<UsersTable, 'id' | 'email' | 'name' | 'role'>): MemberObjectData {
+  return { id: m.id, email: m.email, name: m.name ?? null, role: m.role };
+}

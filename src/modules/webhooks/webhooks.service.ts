@@ -143,7 +143,9 @@ export function createWebhooksService(deps: {
         status === 'disabled'
           ? { status, disabled_reason: 'manual' }
           : { status, disabled_reason: null, ...FRESH_WINDOW };
-      return save(c, row, patch, status === 'disabled' ? 'webhook.disabled' : 'webhook.enabled');
+      const saved = await save(c, row, patch, status === 'disabled' ? 'webhook.disabled' : 'webhook.enabled');
+      await c.emit({ type: 'webhook.status_changed', webhook: { ...row, ...patch, updated_at: now }, at: now });
+      return saved;
     });
   }
 

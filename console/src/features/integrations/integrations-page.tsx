@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { Integration, IntegrationMessageItem, Platform } from '../../api/types';
-import { FEED_CATEGORIES, SUBSCRIBABLE_EVENTS } from '../../lib/closed-sets';
+import { CHAT_SUBSCRIBABLE_EVENTS, FEED_CATEGORIES } from '../../lib/closed-sets';
 import { useScopedMutation, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { MutationDialog } from '../../ui/forms';
@@ -199,7 +199,7 @@ function ConnectDialog({ kind, onClose }: { kind: Platform | null; onClose: () =
       </Field>
       <fieldset>
         <legend>Resource events</legend>
-        {SUBSCRIBABLE_EVENTS.map((e) => (
+        {CHAT_SUBSCRIBABLE_EVENTS.map((e) => (
           <label key={e} className="check">
             <input type="checkbox" name="events" value={e} /> {e === '*' ? 'all events (*)' : e}
           </label>
