@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../src/kernel/event-types.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { expectNoChange } from '../helpers/snapshot.js';
@@ -247,13 +248,16 @@ describe('OpenAPI (docs/api.md#versioning)', () => {
     }
     expect(doc.paths['/v1/webhooks'].post.responses['201']).toBeDefined();
     const event = doc.components.schemas.Event;
-    expect(event.properties.event.anyOf.flatMap((x: { enum: string[] }) => x.enum)).toEqual([
-      'resource.created',
-      'resource.updated',
-      'resource.status_changed',
-      'resource.deleted',
+    // A union discriminated by `event`: one member per type of the catalogue and the test event, each its own data.
+    const members = event.anyOf as { properties: { event: { enum?: string[]; const?: string }; data: unknown } }[];
+    expect(members.map((m) => m.properties.event.enum?.[0] ?? m.properties.event.const)).toEqual([
+      ...EVENT_TYPES,
       'webhook.test',
     ]);
+    expect(members.map((m) => m.properties.data)).toEqual(
+      members.map((m) => expect.objectContaining({ type: 'object' })),
+    );
+    expect(EVENT_TYPES).toEqual(expect.arrayContaining(['key.revoked', 'member.joined', 'delivery.exhausted']));
     expect(event.examples.map((e: { event: string }) => e.event)).toContain('resource.status_changed');
     const delivery = doc.webhooks.event.post;
     expect(delivery.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Event' });

@@ -92,7 +92,7 @@ export const DeliveryExhaustedData = Type.Object(
   {
     title: 'delivery.exhausted data',
     description:
-      'Every retry of a delivery failed. Once per event and endpoint, to the subscribed endpoints of its ' +
+      'Every retry of a delivery failed. Once per event and endpoint, to the other subscribed endpoints of its ' +
       'environment; never about a delivery of a `delivery.exhausted` event.',
   },
 );

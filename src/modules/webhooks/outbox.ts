@@ -180,19 +180,28 @@ export function createOutbox(deps: {
           w.id,
         );
       },
-      // Once per event and endpoint, and never about a delivery of a delivery.exhausted event (no loop).
+      // Once per event and endpoint, to the other endpoints (the failing one's own failures would feed its health),
+      // and never about a delivery of a delivery.exhausted event (no loop).
       'delivery.exhausted': async (c, e) => {
         const d = e.delivery;
         if (d.event_type === 'delivery.exhausted') return;
         if (!(await deliveriesRepository.markExhausted(c.trx, d.event_id, d.webhook_id, e.at))) return;
-        await publishPlatform(c, e.at, d.workspace_id, d.env, 'delivery.exhausted', {
-          delivery_id: d.id,
-          event_id: d.event_id,
-          event_type: d.event_type,
-          webhook_id: d.webhook_id,
-          attempts: Number(d.attempt_count),
-          last_response_status: d.last_response_status === null ? null : Number(d.last_response_status),
-        });
+        await publishPlatform(
+          c,
+          e.at,
+          d.workspace_id,
+          d.env,
+          'delivery.exhausted',
+          {
+            delivery_id: d.id,
+            event_id: d.event_id,
+            event_type: d.event_type,
+            webhook_id: d.webhook_id,
+            attempts: Number(d.attempt_count),
+            last_response_status: d.last_response_status === null ? null : Number(d.last_response_status),
+          },
+          d.webhook_id,
+        );
       },
       'billing.notice': async (c, { notice: n }) => {
         if (n.type === 'usage.threshold') {
