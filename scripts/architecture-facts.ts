@@ -23,6 +23,7 @@ const ROOT = join(import.meta.dirname, '..');
 export const FACT_FILES: Record<string, string[]> = {
   'ARCHITECTURE.md': ['layers', 'tables', 'principals'],
   'docs/code-facts.md': ['rooms', 'migrations', 'routes'],
+  'docs/api.md': ['event-reference'],
 };
 
 function filesUnder(dir: string): string[] {
@@ -215,6 +216,45 @@ async function routes(): Promise<string> {
   ].join('\n');
 }
 
+/** A schema's type in a word or two: `string`, `integer`, `"manual" | "failing"`, `string[]`, `{a, b}`, `… | null`. */
+function typeOf(schema: Record<string, unknown>): string {
+  if ('const' in schema) return JSON.stringify(schema.const);
+  if (schema.$ref) return `\`${String(schema.$ref)}\` object`;
+  const any = (schema.anyOf ?? schema.oneOf) as Record<string, unknown>[] | undefined;
+  if (any) return any.map(typeOf).join(' \\| ');
+  if (schema.type === 'array') return `${typeOf(schema.items as Record<string, unknown>)}[]`;
+  if (schema.type === 'object' && schema.properties) {
+    return `{${Object.keys(schema.properties as object).join(', ')}}`;
+  }
+  if (schema.type === 'object') return 'object';
+  return String(schema.type ?? 'any');
+}
+
+/** The `data` fields of an event type, one per line: name, type, and what it says. */
+function dataFields(schema: Record<string, unknown>, prefix = ''): string[] {
+  const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(props).flatMap(([name, sub]) => {
+    const opt = required.has(name) ? '' : ' (optional)';
+    const about = sub.description ? `: ${String(sub.description).replace(/\|/g, '\\|')}` : '';
+    const line = `\`${prefix}${name}\` ${typeOf(sub)}${opt}${about}`;
+    const nested = sub.type === 'object' && sub.properties ? dataFields(sub, `${prefix}${name}.`) : [];
+    return [line, ...nested];
+  });
+}
+
+/** docs/api.md's event reference: every type of the catalogue and its `data`, from the schemas. */
+async function eventReference(): Promise<string> {
+  const { ALL_EVENT_TYPES } = await import('../src/kernel/event-types.js');
+  const { EVENT_DATA } = await import('../src/modules/events/events.schemas.js');
+  const rows = ALL_EVENT_TYPES.map((type) => {
+    const schema = EVENT_DATA[type] as unknown as Record<string, unknown>;
+    const about = schema.description ? `${String(schema.description)} ` : '';
+    return `| \`${type}\` | ${about}${dataFields(schema).join('<br>')} |`;
+  });
+  return ['| Type | `data` |', '|---|---|', ...rows].join('\n');
+}
+
 /** Every generated section, by name. */
 export async function generateFacts(): Promise<Record<string, string>> {
   const graph = await graphParts();
@@ -225,6 +265,7 @@ export async function generateFacts(): Promise<Record<string, string>> {
     migrations: migrations(),
     principals: principals(),
     routes: await routes(),
+    'event-reference': await eventReference(),
   };
 }
 

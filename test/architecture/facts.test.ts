@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { applyFacts, FACT_FILES, factFile, generateFacts } from '../../scripts/architecture-facts.js';
 
-describe('the generated facts of ARCHITECTURE.md and docs/code-facts.md', () => {
+describe('the generated facts of ARCHITECTURE.md, docs/code-facts.md and the event reference of docs/api.md', () => {
   let facts: Record<string, string>;
   beforeAll(async () => {
     facts = await generateFacts();
