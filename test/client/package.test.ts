@@ -144,6 +144,8 @@ console.log(JSON.stringify({ id: made.id, names, code, verify: typeof verifyWebh
       for (const m of text.matchAll(/```ts\n([\s\S]*?)```/g)) snippets.push(`${m[1]}\nexport {};\n`);
     }
     expect(snippets.length).toBeGreaterThanOrEqual(4);
+    // The typed receiver of docs/snippets, which switches on every event type (a missing case fails to compile).
+    snippets.push(await readFile(join(ROOT, 'docs/snippets/receiver-typed.ts'), 'utf8'));
     for (const [i, code] of snippets.entries()) await writeFile(join(app, `doc${i}.ts`), code);
     await writeFile(
       join(app, 'tsconfig.docs.json'),
