@@ -262,6 +262,5 @@ describe('platform events through their real doors', { timeout: 240_000 }, () =>
     expect(toToggle.filter((e) => e.event === 'delivery.exhausted')).toHaveLength(1);
     const toDead = rx.to('/dead').map((r) => verify(r, dead.secret));
     expect(new Set(toDead.map((e) => e.event))).toEqual(new Set(['resource.created']));
-
   });
 });

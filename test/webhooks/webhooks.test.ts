@@ -255,7 +255,7 @@ describe('OpenAPI (docs/api.md#versioning)', () => {
       'webhook.test',
     ]);
     expect(members.map((m) => m.properties.data)).toEqual(
-      members.map((m) => expect.objectContaining({ type: 'object' })),
+      members.map(() => expect.objectContaining({ type: 'object' })),
     );
     expect(EVENT_TYPES).toEqual(expect.arrayContaining(['key.revoked', 'member.joined', 'delivery.exhausted']));
     expect(event.examples.map((e: { event: string }) => e.event)).toContain('resource.status_changed');
