@@ -1272,7 +1272,7 @@ export interface components {
             created_at: string;
             /**
              * delivery.exhausted data
-             * @description Every retry of a delivery failed. Once per event and endpoint, to the subscribed endpoints of its environment; never about a delivery of a `delivery.exhausted` event.
+             * @description Every retry of a delivery failed. Once per event and endpoint, to the other subscribed endpoints of its environment; never about a delivery of a `delivery.exhausted` event.
              */
             data: {
                 attempts: number;
