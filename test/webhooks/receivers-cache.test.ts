@@ -266,7 +266,8 @@ describe('a write that expects the receivers it holds (PostgreSQL: sent with its
     expect(moved).toBe(postgres ? moved0 + 2 : moved0);
     // One resource and one event per POST: a write that failed on the token committed nothing.
     expect(await count('resources', ws.id)).toBe(5);
-    expect(await count('events', ws.id)).toBe(5);
+    // Five resource events, and the endpoint's webhook.disabled and webhook.enabled (recorded with no receiver).
+    expect(await count('events', ws.id)).toBe(7);
   });
 
   it("needs no retry after a change by this process: it drops the workspace's cached webhooks", async () => {
