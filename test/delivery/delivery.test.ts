@@ -295,24 +295,27 @@ describe('the events API (docs/api.md#events)', () => {
     const viewer = await ws.member('viewer');
     await t.request({ method: 'DELETE', url: `/v1/resources/${b.id}`, key: viewer.live });
     const all = json(await t.request({ method: 'GET', url: '/v1/events', key: ws.live }));
-    expect(all.meta).toMatchObject({ total: 3, limit: 20, offset: 0, next_cursor: null });
+    // Besides the resources': the viewer's arrival and their live key (docs/api.md#platform-events).
+    expect(all.meta).toMatchObject({ total: 5, limit: 20, offset: 0, next_cursor: null });
     expect(all.data.map((e: { event: string }) => e.event)).toEqual([
       'resource.created',
       'resource.created',
       'resource.status_changed',
+      'member.invited',
+      'key.created',
     ]);
     const byType = json(await t.request({ method: 'GET', url: '/v1/events?event=resource.created', key: ws.live }));
     expect(byType.meta.total).toBe(2);
     const byRes = json(await t.request({ method: 'GET', url: `/v1/events?resource_id=${a.id}`, key: ws.live }));
     expect(byRes.data.map((e: { data: { resource_id: string } }) => e.data.resource_id)).toEqual([a.id, a.id]);
-    const p1 = json(await t.request({ method: 'GET', url: '/v1/events?limit=2', key: ws.live }));
+    const p1 = json(await t.request({ method: 'GET', url: '/v1/events?limit=3', key: ws.live }));
     const p2 = json(
-      await t.request({ method: 'GET', url: `/v1/events?limit=2&cursor=${p1.meta.next_cursor}`, key: ws.live }),
+      await t.request({ method: 'GET', url: `/v1/events?limit=3&cursor=${p1.meta.next_cursor}`, key: ws.live }),
     );
     expect([...p1.data, ...p2.data].map((e: { id: string }) => e.id)).toEqual(
       all.data.map((e: { id: string }) => e.id),
     );
-    expect(p2.meta).toMatchObject({ offset: 2, next_cursor: null });
+    expect(p2.meta).toMatchObject({ offset: 3, next_cursor: null });
     const bad = await t.request({ method: 'GET', url: '/v1/events?event=resource.exploded', key: ws.live });
     expect(bad.statusCode).toBe(400);
   });
