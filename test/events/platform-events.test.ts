@@ -248,6 +248,11 @@ describe('platform events through their real doors', { timeout: 240_000 }, () =>
       .filter((e) => e.event === 'key.created')
       .map((e) => (e.data as { key: { name: string } }).key.name);
     expect(keyNames.sort()).toEqual(['CI', 'short']);
+    const roll = platform.find((e) => e.event === 'key.rolled')?.data as {
+      key: { expires_at: string };
+      old_expires_at: string;
+    };
+    expect(roll.key.expires_at).toBe(roll.old_expires_at);
     const exhausted = platform.find((e) => e.event === 'delivery.exhausted')?.data;
     expect(exhausted).toMatchObject({ webhook_id: dead.id, event_type: 'resource.created', last_response_status: 500 });
     const toggled = platform.filter((e) => e.event.startsWith('webhook.')).map((e) => e.data);

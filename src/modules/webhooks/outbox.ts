@@ -109,7 +109,8 @@ export function createOutbox(deps: {
   }
 
   const onKey = async (c: Change, e: DomainEventOf<'key.created' | 'key.revoked' | 'key.rolled' | 'key.expiring'>) => {
-    const key = keyObject(e.key);
+    // A rolled key's row is read before its new expiry is set: the event says when it stops working.
+    const key = keyObject(e.type === 'key.rolled' && e.oldExpiresAt ? { ...e.key, expires_at: e.oldExpiresAt } : e.key);
     const { workspace_id: ws, env } = e.key;
     if (e.type === 'key.rolled') {
       const old = e.oldExpiresAt ?? e.at;
