@@ -118,6 +118,48 @@ describe('endpoint health (docs/api.md#endpoint-health)', () => {
     expect(await queued()).toBe(queuedBefore);
   });
 
+  it('a disable by health is told to the other endpoints (webhook.disabled, reason failing), never to the disabled one', async () => {
+    const ws = await newWorkspace(t);
+    const h = await hook(ws);
+    const watchPath = `/watch${++n}`;
+    answers.set(watchPath, 200);
+    const body = { url: rx.url(watchPath), events: ['webhook.disabled', 'webhook.enabled', 'delivery.exhausted'] };
+    const made = await t.request({ method: 'POST', url: '/v1/webhooks', key: ws.live, body });
+    expect(made.statusCode, made.body).toBe(201);
+    const t0 = nowMs + 60_000;
+    await attempts(ws, t0, 10);
+    const exhausted = rx.to(watchPath).map((r) => JSON.parse(r.body));
+    // Each failed resource delivery, told once to the watcher (docs/api.md#platform-events).
+    expect(exhausted.map((e) => [e.event, e.data.webhook_id])).toEqual(Array(10).fill(['delivery.exhausted', h.id]));
+    await attempts(ws, t0 + WINDOW_MS);
+    expect(await endpoint(ws, h.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+    const told = rx
+      .to(watchPath)
+      .map((r) => JSON.parse(r.body))
+      .slice(exhausted.length);
+    // The same cycle's last failure and the disable it caused, in either order.
+    expect(told).toHaveLength(2);
+    expect(told.map((e) => [e.event, e.data])).toEqual(
+      expect.arrayContaining([
+        ['delivery.exhausted', expect.objectContaining({ webhook_id: h.id, last_response_status: 500 })],
+        ['webhook.disabled', { webhook_id: h.id, label: null, env: 'live', reason: 'failing' }],
+      ]),
+    );
+    const own = () => rx.to(h.path).map((r) => JSON.parse(r.body).event as string);
+    expect(own().filter((e) => e !== 'resource.created')).toEqual([]);
+    // Enabled by hand: the watcher hears it once; the endpoint itself never hears of its own status.
+    const enabled = await t.request({ method: 'POST', url: `/v1/webhooks/${h.id}/enable`, key: ws.live });
+    expect(enabled.statusCode, enabled.body).toBe(200);
+    while ((await worker.runOnce()) > 0) {}
+    expect(
+      rx
+        .to(watchPath)
+        .map((r) => JSON.parse(r.body).event as string)
+        .slice(-1),
+    ).toEqual(['webhook.enabled']);
+    expect(own().filter((e) => e !== 'resource.created')).toEqual([]);
+  });
+
   it('needs at least 10 failed attempts: 9 spanning the whole window leave it enabled; the 10th disables', async () => {
     const ws = await newWorkspace(t);
     const h = await hook(ws);
