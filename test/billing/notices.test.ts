@@ -169,6 +169,21 @@ describe('usage notifications (docs/billing.md#notifications)', () => {
     await runBoth();
     expect(await thresholds(ws, ws.adminId)).toEqual([50, 80, 100]);
     expect(await thresholds(ws, paris.userId)).toEqual([50, 80, 100]);
+    // The platform events (docs/api.md#platform-events) of the two workers' runs: one per threshold, and the
+    // free plan's hard cap once, written with the notices, to live endpoints.
+    const platform = await storage.db
+      .selectFrom('events')
+      .select(['type', 'env', 'payload'])
+      .where('workspace_id', '=', ws.id)
+      .where('type', 'in', ['usage.threshold', 'usage.cap_reached'])
+      .orderBy('id')
+      .execute();
+    expect(platform.map((e) => [e.type, e.env, JSON.parse(e.payload).data.threshold])).toEqual([
+      ['usage.threshold', 'live', 50],
+      ['usage.threshold', 'live', 80],
+      ['usage.threshold', 'live', 100],
+      ['usage.cap_reached', 'live', undefined],
+    ]);
     const top = (await notices(ws, paris.userId)).at(-1);
     expect(top?.category).toBe('usage');
     expect(top?.data).toMatchObject({
