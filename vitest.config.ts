@@ -21,6 +21,8 @@ import { selection } from './test/tiers.js';
 // a second of one core and 128 MiB each); the same code hashes and checks, each hash naming its own N.
 // src/modules/console-auth/passwords.test.ts checks the production default.
 const TEST_PASSWORD_COST = '10';
+// The key sealing stored secrets on PostgreSQL in tests (32 bytes of 0x2a, base64); SQLite's is the key file.
+const TEST_SECRETS_KEY = Buffer.alloc(32, 42).toString('base64');
 const { sqlite, postgres } = selection(fileURLToPath(new URL('.', import.meta.url)), process.env);
 
 export default defineConfig({
@@ -82,6 +84,8 @@ export default defineConfig({
                   TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? '',
                   WSVC_TEST_PROJECT: 'postgres',
                   PLAN_LIMITS: 'off',
+                  // PostgreSQL needs SECRETS_KEY (docs/settings.md#secrets_key): every process of a test, the same.
+                  SECRETS_KEY: TEST_SECRETS_KEY,
                   PASSWORD_HASH_COST: TEST_PASSWORD_COST,
                 },
               },

@@ -144,7 +144,13 @@ export async function runFanout(opts: {
   const rx = await startReceiver();
   const config = loadConfig(
     {},
-    { DATABASE_URL: url, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_INSECURE_URLS: true, PLAN_LIMITS: 'off' },
+    {
+      DATABASE_URL: url,
+      SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+      LOG_LEVEL: 'silent',
+      WEBHOOK_ALLOW_INSECURE_URLS: true,
+      PLAN_LIMITS: 'off',
+    },
   );
   const storage = openStorage({ url, poolSize: 2 });
   let server: Awaited<ReturnType<typeof startServer>> | undefined;

@@ -257,7 +257,11 @@ export async function freshDb(backend: Backend, dir: string, name: string): Prom
   }
   const storage = openStorage({ url, poolSize: 2, schema });
   await migrateToLatest(storage.db, storage.dialect);
-  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' } as NodeJS.ProcessEnv);
+  const config = loadConfig({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'silent',
+    SECRETS_KEY: process.env.SECRETS_KEY,
+  } as NodeJS.ProcessEnv);
   const s = createServices({ storage, clock: systemClock, config });
   const ws = await s.workspaces.create(s.uow.as(systemActor('cli')), {
     name: 'bench',

@@ -1,7 +1,9 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import ipaddr from 'ipaddr.js';
 import { expected } from './lib/expected.js';
+import { newSecretsKey, parseSecretsKeys, SecretsKeyError } from './lib/sealed.js';
 import { loadPlans, PlansFileError } from './modules/billing/plans.js';
 
 /** Every setting the service reads from the environment, with its default (docs/settings.md). */
@@ -111,6 +113,16 @@ const ConfigSchema = Type.Object({
   PLAN_LIMITS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   /** A JSON file of plans replacing the defaults (docs/billing.md#plans-file); checked at start-up. */
   PLANS_FILE: Type.Optional(Type.String({ minLength: 1, 'x-expected': 'the path of a JSON plans file' })),
+  /**
+   * The key(s) that seal stored secrets (docs/settings.md#secrets_key): base64 of 32 bytes, comma-separated, the
+   * sealing one first. Required on PostgreSQL; on SQLite unset means the key file beside the database.
+   */
+  SECRETS_KEY: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9+/=_-]+(\\s*,\\s*[A-Za-z0-9+/=_-]+)*$',
+      'x-expected': 'one or more base64 keys of 32 bytes, comma-separated (make one with `openssl rand -base64 32`)',
+    }),
+  ),
 });
 
 export type Config = Readonly<Static<typeof ConfigSchema>>;
@@ -142,7 +154,7 @@ function proxyEntryProblem(entry: string): string | undefined {
 }
 
 /** Settings whose value is a secret as a whole: an invalid one is described, never echoed. */
-const SECRET_SETTINGS = new Set<string>(['METRICS_TOKEN']);
+const SECRET_SETTINGS = new Set<string>(['METRICS_TOKEN', 'SECRETS_KEY']);
 
 /**
  * An invalid value as an error message shows it (docs/operations.md#logs: no credential in any log
@@ -189,7 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         key === 'PUBLIC_URL' ||
         key === 'METRICS_TOKEN' ||
         key === 'SMTP_URL' ||
-        key === 'PLANS_FILE'
+        key === 'PLANS_FILE' ||
+        key === 'SECRETS_KEY'
       )
     ) {
       problems.push(`${key} is required`);
@@ -210,6 +223,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     } catch (err) {
       if (!(err instanceof PlansFileError)) throw err;
       problems.push(...err.problems);
+    }
+  }
+  if (problems.length === 0 && converted.SECRETS_KEY !== undefined) {
+    try {
+      parseSecretsKeys(String(converted.SECRETS_KEY));
+    } catch (err) {
+      if (!(err instanceof SecretsKeyError)) throw err;
+      problems.push(err.message);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -239,4 +260,47 @@ export function settingWarnings(config: Config): string[] {
     );
   }
   return out;
+}
+
+/** Where the keys that seal stored secrets came from, and whether the key file was made just now. */
+export interface SecretsKeys {
+  keys: Buffer[];
+  /** `SECRETS_KEY`, `the key file <path>`, or `a key for this process only` (an in-memory database). */
+  source: string;
+  /** The key file made by this start (the first on SQLite): say so in the log. */
+  createdFile?: string;
+}
+
+/** The key file beside a SQLite database file: `<database>.key` (docs/settings.md#secrets_key). */
+export function secretsKeyFile(databaseUrl: string): string | undefined {
+  if (!databaseUrl.startsWith('sqlite:')) return undefined;
+  const path = databaseUrl.slice('sqlite:'.length);
+  return path === ':memory:' ? undefined : `${path}.key`;
+}
+
+/**
+ * The keys that seal stored secrets: SECRETS_KEY when set; else, on SQLite, the key file beside the database,
+ * made (mode 0600) on the first start; an in-memory database a key of its own. PostgreSQL without SECRETS_KEY
+ * throws SecretsKeyError naming the setting: every process must hold the same key, which no file can give.
+ */
+export function secretsKeys(config: Pick<Config, 'SECRETS_KEY' | 'DATABASE_URL'>): SecretsKeys {
+  if (config.SECRETS_KEY) return { keys: parseSecretsKeys(config.SECRETS_KEY), source: 'SECRETS_KEY' };
+  if (!config.DATABASE_URL.startsWith('sqlite:')) {
+    throw new SecretsKeyError(
+      'SECRETS_KEY is required with PostgreSQL: the key that seals stored secrets (webhook signing secrets, ' +
+        'TOTP seeds, the SSO client secret, chat URLs). Make one with `openssl rand -base64 32` and give every ' +
+        'process the same (docs/settings.md#secrets_key).',
+    );
+  }
+  const file = secretsKeyFile(config.DATABASE_URL);
+  if (!file) return { keys: [Buffer.from(newSecretsKey(), 'base64')], source: 'a key for this process only' };
+  let createdFile: string | undefined;
+  try {
+    writeFileSync(file, `${newSecretsKey()}\n`, { flag: 'wx', mode: 0o600 });
+    createdFile = file;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const keys = parseSecretsKeys(readFileSync(file, 'utf8'), `the key file ${file}`);
+  return { keys, source: `the key file ${file}`, createdFile };
 }

@@ -1,10 +1,11 @@
-import { type Config, publicUrl } from './config.js';
+import { type Config, publicUrl, secretsKeys } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Db } from './db/dialect.js';
 import type { AuditActor } from './kernel/audit-actions.js';
 import type { Clock } from './kernel/clock.js';
 import { type Actor, systemActor } from './kernel/principal.js';
 import { createSender, type Send } from './lib/http-send.js';
+import { createSealer, type Sealer } from './lib/sealed.js';
 import { createSignal } from './lib/signal.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createAuditSubscriber } from './modules/audit/audit-append.js';
@@ -35,6 +36,7 @@ import { createEndpointHealth } from './modules/webhooks/endpoint-health.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
+import { checkSealedColumns, type SealedColumn, sealColumns } from './platform/sealed-columns.js';
 import { createUnitOfWork, type PrincipalChecks } from './platform/unit-of-work.js';
 
 /** Work the worker process repeats (retention purges); each writes as the actor `scheduler:<id>`. */
@@ -71,10 +73,21 @@ export function createServices(deps: {
   integrationSend?: Send;
   /** How single sign-on reaches identity providers (tests put a hand in the middle); fetch by default. */
   ssoFetch?: SsoFetch;
+  /** The sealer of stored secrets (tests); by default from SECRETS_KEY or the key file (docs/settings.md#secrets_key). */
+  sealer?: Sealer;
 }) {
   const { db, dialect } = deps.storage;
   const { clock, config } = deps;
   const log = deps.log ?? quiet;
+  // Secrets at rest (src/lib/sealed.ts): PostgreSQL without SECRETS_KEY stops here, naming the setting.
+  const sealingKeys = deps.sealer ? undefined : secretsKeys(config);
+  if (sealingKeys?.createdFile) {
+    log.info(
+      { path: sealingKeys.createdFile },
+      `created the secrets key file ${sealingKeys.createdFile}: keep it with every backup (a backup without it cannot sign)`,
+    );
+  }
+  const sealer = deps.sealer ?? createSealer(sealingKeys?.keys ?? []);
   // Rung after a commit that queued deliveries; this process's delivery worker listens.
   const deliveriesDue = createSignal();
 
@@ -85,13 +98,14 @@ export function createServices(deps: {
   const keys = createKeysService({ db, dialect, clock, registry: keyRegistry });
   const resources = createResourcesService({ db, clock });
   const health = createEndpointHealth({ disableAfterMs: config.WEBHOOK_DISABLE_AFTER_H * 3_600_000 });
-  const outbox = createOutbox({ dialect, deliveriesDue, events, health });
+  const outbox = createOutbox({ dialect, deliveriesDue, events, health, sealer });
   const webhooks = createWebhooksService({
     db,
     dialect,
     clock,
     urlGuard: { allowInsecure: config.WEBHOOK_ALLOW_INSECURE_URLS, resolve: deps.resolveHost },
     outbox,
+    sealer,
   });
   const deliveries = createDeliveriesService({ db, dialect, clock, outbox, webhooks });
   const integrations = createIntegrationsService({
@@ -99,6 +113,7 @@ export function createServices(deps: {
     clock,
     urlGuard: { allowInsecure: false, resolve: deps.resolveHost },
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    sealer,
     send:
       deps.integrationSend ??
       createSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowInsecure: config.WEBHOOK_ALLOW_INSECURE_URLS }),
@@ -198,6 +213,7 @@ export function createServices(deps: {
     memberships: signInReads.membershipsIn,
     checkPassword: signInReads.checkPassword,
     passkeyFactor: passkeys.secondFactor,
+    sealer,
   });
   const sso = createSsoService({
     db,
@@ -210,6 +226,7 @@ export function createServices(deps: {
     allowHttpIssuer: config.SSO_ALLOW_HTTP_ISSUER,
     fetch: deps.ssoFetch,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    sealer,
   });
   const consoleAuth = createConsoleAuthService({
     db,
@@ -240,6 +257,26 @@ export function createServices(deps: {
   });
   /** The door of a periodic job: its own system actor, `scheduler:<id>`. */
   const scheduler = (id: string) => uow.as(systemActor(`scheduler:${id}`));
+  // Secrets at rest (docs/settings.md#secrets_key): each owner's sealed columns (src/platform/sealed-columns.ts).
+  const sealedColumns: SealedColumn[] = [
+    ...webhooks.sealedColumns,
+    ...mfa.sealedColumns,
+    ...sso.sealedColumns,
+    ...integrations.sealedColumns,
+  ];
+  const keySource = sealingKeys?.source ?? 'the sealer given';
+  const secrets = {
+    sealer,
+    sealedColumns,
+    /**
+     * Start-up, after the migrations: refuses (SecretsKeyError naming SECRETS_KEY) when a stored secret is sealed
+     * under a key not held; then seals the secrets stored clear (by earlier versions), in resumable batches.
+     */
+    async prepare(onBatch?: (column: string, sealed: number) => void): Promise<number> {
+      await checkSealedColumns(db, sealer, sealedColumns, keySource);
+      return sealColumns(scheduler('seal-secrets'), db, sealer, sealedColumns, { kid: null, onBatch });
+    },
+  };
   const jobs: PeriodicJob[] = [
     {
       id: 'purge-events',
@@ -343,6 +380,7 @@ export function createServices(deps: {
     deliveriesDue,
     checks,
     uow,
+    secrets,
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -150,7 +150,13 @@ export async function run(args: string[]): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const config = loadConfig(
     {},
-    { DATABASE_URL: url, PUBLIC_URL: base, WEBHOOK_ALLOW_INSECURE_URLS: true, PLAN_LIMITS: 'off' },
+    {
+      DATABASE_URL: url,
+      SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+      PUBLIC_URL: base,
+      WEBHOOK_ALLOW_INSECURE_URLS: true,
+      PLAN_LIMITS: 'off',
+    },
   );
   let child: ReturnType<typeof spawn> | undefined;
   try {

@@ -95,6 +95,7 @@ export async function openInProcess(opts: { name: string; pgUrl?: string; redisU
     await migrateToLatest(storage.db, storage.dialect);
     const config = loadConfig({
       DATABASE_URL: url,
+      SECRETS_KEY: process.env.SECRETS_KEY,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_LIVE: '100000000',
       PLAN_LIMITS: 'off',

@@ -40,7 +40,10 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
       storage.dialect.keyChanges = keyChangeAnnouncer(redis, config.REDIS_KEY_PREFIX);
     }
     await migrateToLatest(storage.db, storage.dialect);
-    return await fn(createServices({ storage, clock: systemClock, config }), storage);
+    const services = createServices({ storage, clock: systemClock, config });
+    // A wrong or missing SECRETS_KEY stops the command too; secrets stored clear are sealed first.
+    await services.secrets.prepare();
+    return await fn(services, storage);
   } finally {
     await storage.close();
     redis?.disconnect();

@@ -38,7 +38,15 @@ afterAll(async () => {
 
 describe('audit seq with the worker writing beside two API processes', () => {
   it('is gap-free and verifies', { timeout: 120_000 }, async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     const services = createServices({ storage, clock: { now: () => STARTED }, config });
     const ws = await services.workspaces.create(asCli(services), {
       name: 'Catching up',

@@ -16,7 +16,15 @@ describe('audit seq under concurrent writers', () => {
   let services: ReturnType<typeof createServices>;
   beforeAll(async () => {
     storage = await openTestStorage();
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     services = createServices({ storage, clock: systemClock, config });
   });
   afterAll(() => storage?.close());

@@ -39,7 +39,15 @@ describe('kill -9 between the change and its commit', () => {
   it('leaves neither the resource nor its audit entry; the chain verifies and goes on', {
     timeout: 120_000,
   }, async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create(asCli(services), {
       name: 'Crash audit',

@@ -32,7 +32,15 @@ afterAll(async () => {
 
 describe('wsvc worker (a separate process)', () => {
   it('stays up while idle, delivers an event another process wrote, and stops on SIGTERM', async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create(asCli(services), { name: 'Worker', adminEmail: 'worker@example.test' });
     const key = ws.keys.live.key;

@@ -162,7 +162,15 @@ export async function seed(needs: SeedNeeds): Promise<Seeded & { close(): Promis
       expect(plan.status(), await plan.text()).toBe(200);
       const sub = await cs.services.billing.subscriptionOf(ws);
       const later = Date.parse(sub.current_period.end) + 61 * 60_000;
-      const config = loadConfig({}, { DATABASE_URL: cs.storage.url, PUBLIC_URL: cs.base, LOG_LEVEL: 'silent' });
+      const config = loadConfig(
+        {},
+        {
+          SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+          DATABASE_URL: cs.storage.url,
+          PUBLIC_URL: cs.base,
+          LOG_LEVEL: 'silent',
+        },
+      );
       const future = createServices({ storage: cs.storage, clock: { now: () => later }, config });
       expect(await future.billing.finalizeDue(future.uow.as(systemActor('scheduler:billing-invoices')))).toBe(1);
       out.invoiceId = (await cs.services.billing.invoicesOf(ws, { limit: 5, offset: 0, afterId: null })).items[0]

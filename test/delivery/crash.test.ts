@@ -63,7 +63,15 @@ const api = async (method: string, path: string, key: string, body?: unknown) =>
 
 describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', () => {
   it('every event reaches the receiver with a 2xx and the same event id', async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create(asCli(services), { name: 'Crash', adminEmail: 'crash@example.test' });
     const key = ws.keys.live.key;
@@ -102,7 +110,15 @@ describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', 
 
   it('SIGTERM finishes the attempts in flight, records them, and exits', async () => {
     if (!server) throw new Error('no server');
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create(asCli(services), { name: 'Term', adminEmail: 'term@example.test' });
     const key = ws.keys.live.key;

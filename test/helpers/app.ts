@@ -68,6 +68,8 @@ export async function startTestApp(
     // resources and requests than the free plan allows (docs/billing.md#plan-limits).
     {
       LOG_LEVEL: 'silent',
+      // PostgreSQL needs SECRETS_KEY (vitest.config.ts sets one); SQLite uses the key file beside the database.
+      SECRETS_KEY: process.env.SECRETS_KEY || undefined,
       DATABASE_URL: storage.url,
       REDIS_KEY_PREFIX: redisKeyPrefix,
       PLAN_LIMITS: 'off',
@@ -216,6 +218,7 @@ export function otherProcess(
     ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),
     config: loadConfig({
       DATABASE_URL: url.startsWith('sqlite:') ? url : 'postgres://x/y',
+      SECRETS_KEY: process.env.SECRETS_KEY,
       PLAN_LIMITS: 'off',
     } as NodeJS.ProcessEnv),
   });

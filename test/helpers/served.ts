@@ -38,6 +38,7 @@ export async function startServed(opts: ServedOptions = {}): Promise<Served> {
     {},
     {
       DATABASE_URL: storage.url,
+      SECRETS_KEY: process.env.SECRETS_KEY || undefined,
       PUBLIC_URL: base,
       LOG_LEVEL: 'silent',
       PLAN_LIMITS: 'off',

@@ -50,7 +50,7 @@ export async function openTestStorage(
     url,
     async close() {
       await storage.close();
-      await Promise.all(['', '-wal', '-shm'].map((s) => rm(path + s, { force: true })));
+      await Promise.all(['', '-wal', '-shm', '.key'].map((s) => rm(path + s, { force: true })));
     },
   };
 }

@@ -43,7 +43,15 @@ async function resourcesOf(workspaceId: string): Promise<number> {
 
 describe('revoking a key in use by 32 concurrent requests', () => {
   it('commits within the bound, and nothing that commits after it was written with the key', async () => {
-    const config = loadConfig({}, { LOG_LEVEL: 'silent', DATABASE_URL: storage.url, PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: storage.url,
+        PLAN_LIMITS: 'off',
+      },
+    );
     const cli = createServices({ storage, clock: systemClock, config });
     const ws = await cli.workspaces.create(asCli(cli), { name: 'Revoke', adminEmail: 'revoke@example.test' });
     const key = ws.keys.live;

@@ -34,7 +34,15 @@ beforeAll(async () => {
       }
     },
   });
-  const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+  const config = loadConfig(
+    {},
+    {
+      SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+      DATABASE_URL: storage.url,
+      LOG_LEVEL: 'silent',
+      PLAN_LIMITS: 'off',
+    },
+  );
   services = createServices({ storage, clock: systemClock, config });
 });
 afterAll(async () => {

@@ -28,7 +28,15 @@ const CLIENTS = 6;
 
 describe('crash loop under idempotent writes', () => {
   it('kill -9 five times: no duplicate, no lost acknowledged write, every write with its event', async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create(asCli(services), {
       name: 'Crash loop',

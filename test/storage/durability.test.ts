@@ -24,7 +24,15 @@ afterAll(async () => {
 
 describe('kill -9 during writes (docs/api.md#deployment)', () => {
   it('loses no acknowledged write and no committed event', async () => {
-    const config = loadConfig({}, { DATABASE_URL: storage.url, LOG_LEVEL: 'silent', PLAN_LIMITS: 'off' });
+    const config = loadConfig(
+      {},
+      {
+        SECRETS_KEY: process.env.SECRETS_KEY || undefined,
+        DATABASE_URL: storage.url,
+        LOG_LEVEL: 'silent',
+        PLAN_LIMITS: 'off',
+      },
+    );
     const services = createServices({ storage, clock: systemClock, config });
     const ws = await services.workspaces.create(asCli(services), {
       name: 'Durable',

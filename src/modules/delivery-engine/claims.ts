@@ -5,9 +5,12 @@ export interface ClaimedDelivery {
   id: string;
   attempt_count: number;
   webhook_id: string;
+  /** The webhook's workspace. */
+  workspace_id: string;
   /** `disabled` when the endpoint was disabled after this delivery was queued: it is cancelled, not sent. */
   webhook_status: 'enabled' | 'disabled';
   url: string;
+  /** The signing secret, opened by the outbox's claim (stored sealed, src/lib/sealed.ts). */
   secret: string;
   /** The secret before the last rotation, which also signs until `previous_secret_expires_at`. */
   previous_secret: string | null;

@@ -11,9 +11,10 @@ import type { Change, Unit, WriteTx } from '../../platform/unit-of-work.js';
 /** A workspace's receivers' token as the events module hands it (its `receiver_versions` row), or null. */
 type ReceiversVersion = string | null;
 
+import type { Sealer } from '../../lib/sealed.js';
 import type { UrlGuardOptions } from '../../lib/url-guard.js';
 import { eventMessage, type IntegrationMessage, notificationMessage, renderChatMessage } from './chat-render.js';
-import { integrationsRepository as repo } from './integrations.repository.js';
+import { integrationsRepository as repo, urlAt } from './integrations.repository.js';
 
 /** What the integrations service is given (src/services.ts). */
 export interface IntegrationsDeps {
@@ -23,6 +24,8 @@ export interface IntegrationsDeps {
   send: Send;
   /** The sender's timeout (WEBHOOK_TIMEOUT_MS): a lease outlasts one attempt and the write of its outcome. */
   timeoutMs: number;
+  /** Seals the Slack and Discord URLs at rest (src/lib/sealed.ts); a URL is opened to send and for its hint. */
+  sealer: Sealer;
 }
 
 /** A notification to forward, told once per workspace by the notifications module (not per recipient). */
@@ -194,7 +197,7 @@ export function createChatSender(deps: IntegrationsDeps) {
       return false;
     }
     const r = await deps.send(
-      m.url,
+      deps.sealer.open(m.url, urlAt(m.workspace_id, m.integration_id)),
       { 'content-type': 'application/json', 'user-agent': 'WorkspaceService-Integrations/1' },
       m.payload,
     );

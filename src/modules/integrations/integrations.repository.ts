@@ -1,7 +1,10 @@
 import { type Db, later } from '../../db/dialect.js';
 import { claimLeased, finishLeased } from '../../db/leased-outbox.js';
 import { type Param, prepared } from '../../db/prepared.js';
+import { sealedUnderOther, toSeal } from '../../db/sealed-values.js';
 import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
+import type { SealedAt } from '../../lib/sealed.js';
+import type { SealedColumn, StoredSecret } from '../../platform/sealed-columns.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
 // Performance (docs/performance.md#queries-built-once): every resource event reads this in its write's transaction;
@@ -110,5 +113,43 @@ export const integrationsRepository = {
   ): Promise<boolean> {
     const { attempted, ...fields } = set;
     return finishLeased(db, 'integration_messages', id, workerId, fields, attempted);
+  },
+};
+
+/** Where an integration's URL is sealed: its workspace, its row (src/lib/sealed.ts). */
+export function urlAt(workspaceId: string, integrationId: string): SealedAt {
+  return { column: 'integrations.url', scope: workspaceId, row: integrationId };
+}
+
+/** The Slack and Discord URLs as a sealed column (src/platform/sealed-columns.ts). */
+export const urlSealedColumn: SealedColumn = {
+  column: 'integrations.url',
+  async toSeal(db: Db, kid: string | null, limit: number): Promise<StoredSecret[]> {
+    const rows = await db
+      .selectFrom('integrations')
+      .select(['id', 'workspace_id', 'url'])
+      .where(toSeal('url', kid))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ at: urlAt(r.workspace_id, r.id), stored: r.url }));
+  },
+  async replace(db: WriteTx, s: StoredSecret, next: string): Promise<boolean> {
+    const r = await db
+      .updateTable('integrations')
+      .set({ url: next })
+      .where('id', '=', s.at.row)
+      .where('url', '=', s.stored)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+  async sealedUnderOther(db: Db, kids: readonly string[]): Promise<string | undefined> {
+    const r = await db
+      .selectFrom('integrations')
+      .select('url')
+      .where(sealedUnderOther('url', kids))
+      .limit(1)
+      .executeTakeFirst();
+    return r?.url;
   },
 };

@@ -12,7 +12,7 @@ import type { Change, Subscriber, Unit } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
 import { testMessage } from './chat-render.js';
 import { createChatSender, type IntegrationsDeps } from './chat-sender.js';
-import { integrationsRepository as repo } from './integrations.repository.js';
+import { integrationsRepository as repo, urlAt, urlSealedColumn } from './integrations.repository.js';
 
 export type { ForwardedNotification, IntegrationsDeps } from './chat-sender.js';
 export { MAX_ATTEMPTS, MESSAGE_RETENTION_MS, nextAttemptDelay, RETRY_BASE_MS, RETRY_FACTOR } from './chat-sender.js';
@@ -110,7 +110,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     return {
       id: r.id,
       kind: r.kind,
-      url_hint: urlHint(r.url),
+      url_hint: urlHint(deps.sealer.open(r.url, urlAt(r.workspace_id, r.id))),
       env: r.env,
       events: readJson<string[]>(r.events),
       categories: readJson<string[]>(r.categories),
@@ -196,11 +196,12 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     if (!checked.ok) throw fieldError('url', checked.issue, checked.message);
     nothingForwarded(input.events, input.categories);
     const now = isoAt(clock.now());
+    const id = newId('integration');
     const row: IntegrationsTable = {
-      id: newId('integration'),
+      id,
       workspace_id: p.workspaceId,
       kind: input.kind,
-      url: input.url,
+      url: deps.sealer.seal(input.url, urlAt(p.workspaceId, id)),
       env: input.env,
       events: JSON.stringify(input.events),
       categories: JSON.stringify(input.categories),
@@ -275,6 +276,9 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     return (await repo.messages(db, id, limit)).map(messageView);
   }
 
-  return { subscriber, list, create, update, remove, test, messages, ...sender };
+  /** The secrets it keeps sealed at rest (src/platform/sealed-columns.ts). */
+  const sealedColumns = [urlSealedColumn];
+
+  return { subscriber, list, create, update, remove, test, messages, sealedColumns, ...sender };
 }
 export type IntegrationsService = ReturnType<typeof createIntegrationsService>;

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/dialect.js';
+import { sealedUnderOther, toSeal } from '../../db/sealed-values.js';
 import type {
   ConsoleMfaTable,
   ConsolePasskeysTable,
   ConsoleRecoveryCodesTable,
   ConsoleWebauthnChallengesTable,
 } from '../../db/types.js';
+import type { SealedAt } from '../../lib/sealed.js';
+import type { SealedColumn, StoredSecret } from '../../platform/sealed-columns.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for second factors: TOTP, recovery codes, passkeys and their challenges, and the workspace policy. */
@@ -184,3 +187,43 @@ export const mfaRepository = {
     return new Set([...totp, ...keys].map((r) => r.email));
   },
 };
+
+/** The TOTP seeds as a sealed column (src/platform/sealed-columns.ts), each bound to its person. */
+export const totpSealedColumn: SealedColumn = {
+  column: 'console_mfa.totp_secret',
+  async toSeal(db: Db, kid: string | null, limit: number): Promise<StoredSecret[]> {
+    const rows = await db
+      .selectFrom('console_mfa')
+      .select(['email', 'totp_secret'])
+      .where('totp_secret', 'is not', null)
+      .where(toSeal('totp_secret', kid))
+      .orderBy('email')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ at: totpAt(r.email), stored: r.totp_secret as string }));
+  },
+  async replace(db: WriteTx, s: StoredSecret, next: string): Promise<boolean> {
+    const r = await db
+      .updateTable('console_mfa')
+      .set({ totp_secret: next })
+      .where('email', '=', s.at.row)
+      .where('totp_secret', '=', s.stored)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+  async sealedUnderOther(db: Db, kids: readonly string[]): Promise<string | undefined> {
+    const r = await db
+      .selectFrom('console_mfa')
+      .select('totp_secret')
+      .where('totp_secret', 'is not', null)
+      .where(sealedUnderOther('totp_secret', kids))
+      .limit(1)
+      .executeTakeFirst();
+    return r?.totp_secret ?? undefined;
+  },
+};
+
+/** Where a person's TOTP seed is sealed: the person is its scope and its row. */
+export function totpAt(email: string): SealedAt {
+  return { column: 'console_mfa.totp_secret', scope: email, row: email };
+}

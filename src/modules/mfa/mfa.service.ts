@@ -4,11 +4,12 @@ import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js
 import { newId } from '../../kernel/ids.js';
 import { type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
+import type { Sealer } from '../../lib/sealed.js';
 import type { SecurityNotice } from '../../platform/domain-events.js';
 import type { Change, Unit, UnitOfWork, WriteTx } from '../../platform/unit-of-work.js';
 import { REDACTED, recordForPerson } from '../console-auth/person-audit.js';
 import { type Client, personActorOf } from '../console-auth/sign-in-steps.js';
-import { mfaRepository as repo } from './mfa.repository.js';
+import { mfaRepository as repo, totpAt, totpSealedColumn } from './mfa.repository.js';
 import { hashRecoveryCode, newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeMatches } from './recovery-codes.js';
 import { enrolmentOf, newTotpSecret, totpStep } from './totp.js';
 
@@ -39,8 +40,11 @@ export function createMfaService(deps: {
   checkPassword: (email: string, password: string) => Promise<boolean>;
   /** Checks a passkey given as the second factor, in the sign-in's change (passkeys.service.ts). */
   passkeyFactor?: (c: Change, email: string, response: unknown) => Promise<boolean>;
+  /** Seals TOTP seeds at rest (src/lib/sealed.ts); a seed is opened only to check a code. */
+  sealer: Sealer;
 }) {
-  const { db, clock, uow } = deps;
+  const { db, clock, uow, sealer } = deps;
+
   /** A person's change to their own second factors (signed in, or in the enrol stage of a sign-in). */
   const write = <T>(email: string, fn: (c: Change) => Promise<T>, client?: Client) =>
     uow.as(personActorOf(email, client)).run(fn);
@@ -93,7 +97,7 @@ export function createMfaService(deps: {
           'Two-factor codes are already on; turn them off first to use another app.',
         );
       }
-      await repo.setTotp(trx, email, secret, null, at);
+      await repo.setTotp(trx, email, sealer.seal(secret, totpAt(email)), null, at);
     });
     return { secret, ...(await enrolmentOf(secret, email)) };
   }
@@ -112,7 +116,7 @@ export function createMfaService(deps: {
             'Start the setup of two-factor codes first (no setup is waiting).',
           );
         }
-        const step = totpStep(row.totp_secret, code, clock.now());
+        const step = totpStep(sealer.open(row.totp_secret, totpAt(email)), code, clock.now());
         if (step === null) throw wrongCode('code');
         await repo.confirmTotp(trx, email, step, at);
         const recovery_codes = await newRecoveryCodes(trx, email, at);
@@ -132,7 +136,7 @@ export function createMfaService(deps: {
     const { trx } = c;
     const row = await repo.person(trx, email);
     if (!row?.totp_secret || !row.totp_confirmed_at) return false;
-    const step = totpStep(row.totp_secret, code, clock.now());
+    const step = totpStep(sealer.open(row.totp_secret, totpAt(email)), code, clock.now());
     if (step === null) return false;
     const at = isoAt(clock.now());
     if (await repo.acceptTotpStep(trx, email, step, at)) return true;
@@ -335,6 +339,8 @@ export function createMfaService(deps: {
   }
 
   return {
+    /** The secrets it keeps sealed at rest (src/platform/sealed-columns.ts). */
+    sealedColumns: [totpSealedColumn],
     status,
     startTotp,
     confirmTotp,

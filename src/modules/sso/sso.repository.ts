@@ -1,5 +1,8 @@
 import type { Db } from '../../db/dialect.js';
+import { sealedUnderOther, toSeal } from '../../db/sealed-values.js';
 import type { SsoSignInsTable, WorkspaceSsoTable } from '../../db/types.js';
+import type { SealedAt } from '../../lib/sealed.js';
+import type { SealedColumn, StoredSecret } from '../../platform/sealed-columns.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for each workspace's single sign-on and the sign-ins in flight. */
@@ -68,5 +71,43 @@ export const ssoRepository = {
   async purge(db: WriteTx, before: string): Promise<number> {
     const r = await db.deleteFrom('sso_sign_ins').where('expires_at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);
+  },
+};
+
+/** Where a workspace's client secret is sealed (src/lib/sealed.ts). */
+export function clientSecretAt(workspaceId: string): SealedAt {
+  return { column: 'workspace_sso.client_secret', scope: workspaceId, row: workspaceId };
+}
+
+/** The client secrets as a sealed column (src/platform/sealed-columns.ts). */
+export const clientSecretSealedColumn: SealedColumn = {
+  column: 'workspace_sso.client_secret',
+  async toSeal(db: Db, kid: string | null, limit: number): Promise<StoredSecret[]> {
+    const rows = await db
+      .selectFrom('workspace_sso')
+      .select(['workspace_id', 'client_secret'])
+      .where(toSeal('client_secret', kid))
+      .orderBy('workspace_id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ at: clientSecretAt(r.workspace_id), stored: r.client_secret }));
+  },
+  async replace(db: WriteTx, s: StoredSecret, next: string): Promise<boolean> {
+    const r = await db
+      .updateTable('workspace_sso')
+      .set({ client_secret: next })
+      .where('workspace_id', '=', s.at.row)
+      .where('client_secret', '=', s.stored)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+  async sealedUnderOther(db: Db, kids: readonly string[]): Promise<string | undefined> {
+    const r = await db
+      .selectFrom('workspace_sso')
+      .select('client_secret')
+      .where(sealedUnderOther('client_secret', kids))
+      .limit(1)
+      .executeTakeFirst();
+    return r?.client_secret;
   },
 };

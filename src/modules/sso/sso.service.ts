@@ -6,10 +6,11 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import type { Principal } from '../../kernel/principal.js';
 import { anonymousActor, requireAdmin } from '../../kernel/principal.js';
+import type { Sealer } from '../../lib/sealed.js';
 import type { Unit, UnitOfWork } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
-import { ssoRepository as repo } from './sso.repository.js';
+import { clientSecretAt, clientSecretSealedColumn, ssoRepository as repo } from './sso.repository.js';
 import { refusalOf, refused, ssoUnavailable, stateInvalid, verifiedEmail } from './sso-refusals.js';
 import { type SsoSettingsInput, ssoSettingsProblem } from './sso-settings.js';
 
@@ -72,20 +73,24 @@ export function createSsoService(deps: {
   /** How the service reaches the provider (default: fetch); tests put a hand in the middle. */
   fetch?: oidc.CustomFetch;
   timeoutMs?: number;
+  /** Seals the client secret at rest (src/lib/sealed.ts); opened only for the exchange with the provider. */
+  sealer: Sealer;
 }) {
-  const { db, clock, uow } = deps;
+  const { db, clock, uow, sealer } = deps;
+  const secretAt = clientSecretAt;
   const arriving = () => uow.as(anonymousActor('sso'));
   const redirectUri = () => `${deps.publicUrl()}/console/sso/callback`;
 
   /** The provider's configuration (discovery), with our client; throws 503 sso_unavailable when it does not answer. */
-  async function providerOf(row: { issuer: string; client_id: string; client_secret: string }) {
+  async function providerOf(row: { workspace_id: string; issuer: string; client_id: string; client_secret: string }) {
     const skew = Math.round((clock.now() - Date.now()) / 1000);
+    const clientSecret = sealer.open(row.client_secret, secretAt(row.workspace_id));
     try {
       const config = await oidc.discovery(
         new URL(row.issuer),
         row.client_id,
-        { client_secret: row.client_secret, [oidc.clockSkew]: skew },
-        oidc.ClientSecretPost(row.client_secret),
+        { client_secret: clientSecret, [oidc.clockSkew]: skew },
+        oidc.ClientSecretPost(clientSecret),
         {
           timeout: Math.ceil((deps.timeoutMs ?? 10_000) / 1000),
           ...(deps.allowHttpIssuer ? { execute: [oidc.allowInsecureRequests] } : {}),
@@ -169,7 +174,12 @@ export function createSsoService(deps: {
         workspace_id: principal.workspaceId,
         issuer: input.issuer.replace(/\/+$/, ''),
         client_id: input.client_id,
-        client_secret: input.client_secret ?? existing?.client_secret ?? '',
+        // A secret given again as it is keeps its stored value (no change to record).
+        client_secret:
+          input.client_secret === undefined ||
+          (existing && input.client_secret === sealer.open(existing.client_secret, secretAt(principal.workspaceId)))
+            ? (existing?.client_secret ?? '')
+            : sealer.seal(input.client_secret, secretAt(principal.workspaceId)),
         allowed_domains: JSON.stringify(domains),
         default_role: input.default_role,
         required: input.required ? 1 : 0,
@@ -367,6 +377,8 @@ export function createSsoService(deps: {
   }
 
   return {
+    /** The secrets it keeps sealed at rest (src/platform/sealed-columns.ts). */
+    sealedColumns: [clientSecretSealedColumn],
     settings,
     configure,
     remove,

@@ -101,6 +101,7 @@ export const deliveriesRepository = {
         'd.webhook_id',
         'd.event_type',
         'w.status as webhook_status',
+        'w.workspace_id',
         'w.url',
         'w.secret',
         'w.previous_secret',

@@ -3,6 +3,7 @@ import type { ApiKeysTable, DeliveriesTable, EventsTable, UsersTable, WebhooksTa
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { Tenant } from '../../kernel/principal.js';
+import type { Sealer } from '../../lib/sealed.js';
 import type { Signal } from '../../lib/signal.js';
 import type { DomainEventOf, ResourceEvent } from '../../platform/domain-events.js';
 import type { Change, Subscriber, Unit, WriteTx } from '../../platform/unit-of-work.js';
@@ -20,6 +21,7 @@ import { EVENT_RETENTION_MS, type EventsService, type ReceiversVersion } from '.
 import type { KeyObjectData, MemberObjectData } from '../events/platform-events.schemas.js';
 import { deliveriesRepository } from './deliveries.repository.js';
 import type { EndpointHealth } from './endpoint-health.js';
+import { secretAt } from './secret-at.js';
 
 export type { AttemptResult, ClaimedDelivery };
 
@@ -37,6 +39,8 @@ export function createOutbox(deps: {
   >;
   /** Endpoint health (docs/api.md#endpoint-health), applied to the outcomes the worker writes. */
   health: EndpointHealth;
+  /** Opens the claimed webhooks' signing secrets (stored sealed, src/lib/sealed.ts): only here, to sign. */
+  sealer: Pick<Sealer, 'open' | 'openOrNull'>;
 }) {
   const { dialect, deliveriesDue, events } = deps;
 
@@ -409,7 +413,16 @@ export function createOutbox(deps: {
         }
       }
       if (claim.limit === 0) return [];
-      return deliveriesRepository.claim(trx, { ...claim, workerId });
+      const claimed = await deliveriesRepository.claim(trx, { ...claim, workerId });
+      // Each opening is cached by the stored value (src/lib/sealed.ts): a warm worker runs no AES per delivery.
+      return claimed.map((d) => ({
+        ...d,
+        secret: deps.sealer.open(d.secret, secretAt(d.workspace_id, d.webhook_id, 'secret')),
+        previous_secret: deps.sealer.openOrNull(
+          d.previous_secret,
+          secretAt(d.workspace_id, d.webhook_id, 'previous_secret'),
+        ),
+      }));
     });
   }
 

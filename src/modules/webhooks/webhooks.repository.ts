@@ -1,10 +1,13 @@
 import { type Db, readJson } from '../../db/dialect.js';
 import { findInScope, pageById } from '../../db/keyset.js';
 import { withRowLock } from '../../db/row-locks.js';
+import { sealedUnderOther, toSeal } from '../../db/sealed-values.js';
 import type { WebhooksTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
+import type { SealedColumn, StoredSecret } from '../../platform/sealed-columns.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
+import { secretAt } from './secret-at.js';
 import type { Webhook } from './webhooks.schemas.js';
 
 /** Row → API object (never a secret); a previous secret that expired by `now` is not shown. */
@@ -118,3 +121,38 @@ export const webhooksRepository = {
     return true;
   },
 };
+
+/** A webhook's signing secrets as sealed columns (src/platform/sealed-columns.ts): `secret`, `previous_secret`. */
+export const webhookSealedColumns: SealedColumn[] = (['secret', 'previous_secret'] as const).map((name) => ({
+  column: `webhooks.${name}`,
+  async toSeal(db: Db, kid: string | null, limit: number): Promise<StoredSecret[]> {
+    const rows = await db
+      .selectFrom('webhooks')
+      .select(['id', 'workspace_id', `${name} as stored`])
+      .where(name, 'is not', null)
+      .where(toSeal(name, kid))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ at: secretAt(r.workspace_id, r.id, name), stored: r.stored as string }));
+  },
+  async replace(db: WriteTx, s: StoredSecret, next: string): Promise<boolean> {
+    const r = await db
+      .updateTable('webhooks')
+      .set({ [name]: next })
+      .where('id', '=', s.at.row)
+      .where(name, '=', s.stored)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+  async sealedUnderOther(db: Db, kids: readonly string[]): Promise<string | undefined> {
+    const r = await db
+      .selectFrom('webhooks')
+      .select(`${name} as stored`)
+      .where(name, 'is not', null)
+      .where(sealedUnderOther(name, kids))
+      .limit(1)
+      .executeTakeFirst();
+    return r?.stored ?? undefined;
+  },
+}));

@@ -6,14 +6,16 @@ import { ConflictError, fieldError, NotFoundError, ValidationError } from '../..
 import { isId, newId } from '../../kernel/ids.js';
 import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
+import type { Sealer } from '../../lib/sealed.js';
 import { checkWebhookUrl, type UrlGuardOptions } from '../../lib/url-guard.js';
 import type { Change, Unit } from '../../platform/unit-of-work.js';
-import { changesOf } from '../audit/changes.js';
+import { changesOf, REDACTED } from '../audit/changes.js';
 import { type AnyEventType, TEST_EVENT_TYPE } from '../events/events.schemas.js';
 import { deliveriesRepository, toDelivery } from './deliveries.repository.js';
 import { FRESH_WINDOW } from './endpoint-health.js';
 import type { Outbox } from './outbox.js';
-import { webhooksRepository as repo, toWebhook } from './webhooks.repository.js';
+import { secretAt } from './secret-at.js';
+import { webhooksRepository as repo, toWebhook, webhookSealedColumns } from './webhooks.repository.js';
 import {
   type CreatedWebhook,
   type CreateWebhookInput,
@@ -35,8 +37,10 @@ export function createWebhooksService(deps: {
   clock: Clock;
   urlGuard: UrlGuardOptions;
   outbox: Pick<Outbox, 'recordTest'>;
+  /** Seals the signing secrets at rest (src/lib/sealed.ts); opened only to sign (outbox.ts, the worker's claim). */
+  sealer: Sealer;
 }) {
-  const { db, clock } = deps;
+  const { db, clock, sealer } = deps;
 
   /**
    * A webhook created, deleted, enabled or disabled, or given other events changes the workspace's receivers:
@@ -65,15 +69,17 @@ export function createWebhooksService(deps: {
         throw new ValidationError(message, [{ field: 'url', issue: 'limit_reached', message }]);
       }
       const now = isoAt(clock.now());
+      const id = newId('webhook');
+      const secret = newWebhookSecret();
       const row: WebhooksTable = {
-        id: newId('webhook'),
+        id,
         workspace_id: principal.workspaceId,
         env: principal.env,
         url: input.url,
         events: writeJson(input.events),
         label: input.label ?? null,
         status: 'enabled',
-        secret: newWebhookSecret(),
+        secret: sealer.seal(secret, secretAt(principal.workspaceId, id, 'secret')),
         previous_secret: null,
         previous_secret_expires_at: null,
         disabled_reason: null,
@@ -88,9 +94,9 @@ export function createWebhooksService(deps: {
         action: 'webhook.created',
         target: { type: 'webhook', id: row.id },
         env: row.env,
-        changes: changesOf(null, { ...audited(row), secret: row.secret }),
+        changes: changesOf(null, { ...audited(row), secret }),
       });
-      return { ...toWebhook(row, now), secret: row.secret };
+      return { ...toWebhook(row, now), secret };
     });
   }
 
@@ -161,9 +167,11 @@ export function createWebhooksService(deps: {
       const nowMs = clock.now();
       const secret = newWebhookSecret();
       const overlap = expireOldInS > 0;
+      // The old secret moves to previous_secret: opened and sealed again there (a value is bound to its column).
+      const old = overlap ? sealer.open(row.secret, secretAt(row.workspace_id, row.id, 'secret')) : null;
       const updated = await save(c, row, {
-        secret,
-        previous_secret: overlap ? row.secret : null,
+        secret: sealer.seal(secret, secretAt(row.workspace_id, row.id, 'secret')),
+        previous_secret: old === null ? null : sealer.seal(old, secretAt(row.workspace_id, row.id, 'previous_secret')),
         previous_secret_expires_at: overlap ? isoAt(nowMs + expireOldInS * 1000) : null,
       });
       audit.record({
@@ -171,7 +179,7 @@ export function createWebhooksService(deps: {
         target: { type: 'webhook', id: row.id },
         env: row.env,
         changes: {
-          ...changesOf({ secret: row.secret }, { secret }),
+          ...changesOf({ secret: REDACTED }, { secret }),
           old_secret_expires_at: {
             before: null,
             after: overlap ? isoAt(nowMs + expireOldInS * 1000) : isoAt(nowMs),
@@ -241,7 +249,20 @@ export function createWebhooksService(deps: {
   /** How many webhooks an environment holds (plan limits, docs/billing.md). */
   const countIn = (tenant: Tenant, d: Db = db): Promise<number> => repo.count(d, tenant);
 
-  return { create, get, list, update, setStatus, rotateSecret, sendTest, remove, findOrThrow, countIn };
+  return {
+    create,
+    get,
+    list,
+    update,
+    setStatus,
+    rotateSecret,
+    sendTest,
+    remove,
+    findOrThrow,
+    countIn,
+    /** The secrets it keeps sealed at rest (src/platform/sealed-columns.ts). */
+    sealedColumns: webhookSealedColumns,
+  };
 }
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
 
