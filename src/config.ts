@@ -114,7 +114,7 @@ const ConfigSchema = Type.Object({
   /** A JSON file of plans replacing the defaults (docs/billing.md#plans-file); checked at start-up. */
   PLANS_FILE: Type.Optional(Type.String({ minLength: 1, 'x-expected': 'the path of a JSON plans file' })),
   /**
-   * The key(s) that seal stored secrets (docs/settings.md#secrets_key): base64 of 32 bytes, comma-separated, the
+   * The key(s) that seal stored secrets (docs/settings.md#secrets-at-rest): base64 of 32 bytes, comma-separated, the
    * sealing one first. Required on PostgreSQL; on SQLite unset means the key file beside the database.
    */
   SECRETS_KEY: Type.Optional(
@@ -271,7 +271,7 @@ export interface SecretsKeys {
   createdFile?: string;
 }
 
-/** The key file beside a SQLite database file: `<database>.key` (docs/settings.md#secrets_key). */
+/** The key file beside a SQLite database file: `<database>.key` (docs/settings.md#secrets-at-rest). */
 export function secretsKeyFile(databaseUrl: string): string | undefined {
   if (!databaseUrl.startsWith('sqlite:')) return undefined;
   const path = databaseUrl.slice('sqlite:'.length);
@@ -289,7 +289,7 @@ export function secretsKeys(config: Pick<Config, 'SECRETS_KEY' | 'DATABASE_URL'>
     throw new SecretsKeyError(
       'SECRETS_KEY is required with PostgreSQL: the key that seals stored secrets (webhook signing secrets, ' +
         'TOTP seeds, the SSO client secret, chat URLs). Make one with `openssl rand -base64 32` and give every ' +
-        'process the same (docs/settings.md#secrets_key).',
+        'process the same (docs/settings.md#secrets-at-rest).',
     );
   }
   const file = secretsKeyFile(config.DATABASE_URL);

@@ -39,7 +39,7 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
   };
   const services = createServices({ storage, clock: systemClock, config, log: workerLog });
   // Secrets at rest: a wrong or missing SECRETS_KEY stops here; secrets stored clear are sealed before serving.
-  await services.secrets.prepare((column, n) => workerLog.info({ column, sealed: n }, 'sealed stored secrets'));
+  await services.secrets.prepare((column, n) => workerLog.info({ column, sealed: n.length }, 'sealed stored secrets'));
   app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
   // A fresh install: the first line says what to do first (docs/console.md, the first sign-in).
   if (!(await services.workspaces.any())) app.log.info(FIRST_RUN_HINT);

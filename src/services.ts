@@ -3,7 +3,7 @@ import type { Storage } from './db/database.js';
 import type { Db } from './db/dialect.js';
 import type { AuditActor } from './kernel/audit-actions.js';
 import type { Clock } from './kernel/clock.js';
-import { type Actor, systemActor } from './kernel/principal.js';
+import { type Actor, type SystemActor, systemActor } from './kernel/principal.js';
 import { createSender, type Send } from './lib/http-send.js';
 import { createSealer, type Sealer } from './lib/sealed.js';
 import { createSignal } from './lib/signal.js';
@@ -36,8 +36,8 @@ import { createEndpointHealth } from './modules/webhooks/endpoint-health.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
-import { checkSealedColumns, type SealedColumn, sealColumns } from './platform/sealed-columns.js';
-import { createUnitOfWork, type PrincipalChecks } from './platform/unit-of-work.js';
+import { checkSealedColumns, type SealedColumn, type StoredSecret, sealColumns } from './platform/sealed-columns.js';
+import { createUnitOfWork, type PrincipalChecks, type Unit } from './platform/unit-of-work.js';
 
 /** Work the worker process repeats (retention purges); each writes as the actor `scheduler:<id>`. */
 export interface PeriodicJob {
@@ -73,7 +73,7 @@ export function createServices(deps: {
   integrationSend?: Send;
   /** How single sign-on reaches identity providers (tests put a hand in the middle); fetch by default. */
   ssoFetch?: SsoFetch;
-  /** The sealer of stored secrets (tests); by default from SECRETS_KEY or the key file (docs/settings.md#secrets_key). */
+  /** The sealer of stored secrets (tests); by default from SECRETS_KEY or the key file (docs/settings.md#secrets-at-rest). */
   sealer?: Sealer;
 }) {
   const { db, dialect } = deps.storage;
@@ -257,7 +257,7 @@ export function createServices(deps: {
   });
   /** The door of a periodic job: its own system actor, `scheduler:<id>`. */
   const scheduler = (id: string) => uow.as(systemActor(`scheduler:${id}`));
-  // Secrets at rest (docs/settings.md#secrets_key): each owner's sealed columns (src/platform/sealed-columns.ts).
+  // Secrets at rest (docs/settings.md#secrets-at-rest): each owner's sealed columns (src/platform/sealed-columns.ts).
   const sealedColumns: SealedColumn[] = [
     ...webhooks.sealedColumns,
     ...mfa.sealedColumns,
@@ -272,9 +272,42 @@ export function createServices(deps: {
      * Start-up, after the migrations: refuses (SecretsKeyError naming SECRETS_KEY) when a stored secret is sealed
      * under a key not held; then seals the secrets stored clear (by earlier versions), in resumable batches.
      */
-    async prepare(onBatch?: (column: string, sealed: number) => void): Promise<number> {
+    async prepare(onBatch?: (column: string, sealed: StoredSecret[]) => void): Promise<number> {
       await checkSealedColumns(db, sealer, sealedColumns, keySource);
       return sealColumns(scheduler('seal-secrets'), db, sealer, sealedColumns, { kid: null, onBatch });
+    },
+    /**
+     * `wsvc secrets rotate-key` (docs/settings.md#rotating-the-key): seals every stored secret again under the first
+     * key, in resumable batches, while the service runs (every process holding both keys); then records
+     * `secrets.key_rotated` in every workspace. `onProgress` hears the running count per column.
+     */
+    async rotate(u: Unit<SystemActor>, onProgress?: (column: string, sealed: number) => void): Promise<number> {
+      await checkSealedColumns(db, sealer, sealedColumns, keySource);
+      const perWorkspace = new Map<string, number>();
+      const perColumn = new Map<string, number>();
+      const n = await sealColumns(u, db, sealer, sealedColumns, {
+        kid: sealer.primaryKid,
+        onBatch: (column, sealed) => {
+          for (const s of sealed) perWorkspace.set(s.at.scope, (perWorkspace.get(s.at.scope) ?? 0) + 1);
+          perColumn.set(column, (perColumn.get(column) ?? 0) + sealed.length);
+          onProgress?.(column, perColumn.get(column) ?? 0);
+        },
+      });
+      for (const w of await workspaces.list()) {
+        await u.run(async ({ audit }) =>
+          audit.record({
+            action: 'secrets.key_rotated',
+            target: { type: 'secrets_key', id: sealer.primaryKid },
+            env: null,
+            workspaceId: w.id,
+            changes: {
+              key_id: { before: null, after: sealer.primaryKid },
+              secrets_sealed_again: { before: null, after: perWorkspace.get(w.id) ?? 0 },
+            },
+          }),
+        );
+      }
+      return n;
     },
   };
   const jobs: PeriodicJob[] = [

@@ -6,6 +6,7 @@ import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';
 import { registerMailCommands } from './mail.commands.js';
 import { UsageError } from './output.js';
+import { registerSecretsCommands } from './secrets.commands.js';
 import { registerServeCommands } from './serve.commands.js';
 import { explainStartupError } from './startup-errors.js';
 
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerMailCommands(program);
   registerBillingCommands(program);
   registerAuditCommands(program);
+  registerSecretsCommands(program);
   return program;
 }
 

@@ -77,7 +77,7 @@ export function registerServeCommands(program: Command): void {
       await migrateToLatest(storage.db, storage.dialect);
       for (const warning of settingWarnings(config)) log.warn(warning);
       const services = createServices({ storage, clock: systemClock, config, log });
-      await services.secrets.prepare((column, n) => log.info({ column, sealed: n }, 'sealed stored secrets'));
+      await services.secrets.prepare((column, n) => log.info({ column, sealed: n.length }, 'sealed stored secrets'));
       const running = await runDeliveryWorker({ services, storage, config, log });
       stopOnSignals(
         async () => {

@@ -47,6 +47,7 @@ export const AUDIT_ACTIONS = [
   'workspace.settings_changed',
   'sso.configured',
   'audit.purged',
+  'secrets.key_rotated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
- * Secrets at rest (docs/settings.md#secrets_key): every secret the service must read back (a webhook's
+ * Secrets at rest (docs/settings.md#secrets-at-rest): every secret the service must read back (a webhook's
  * signing secrets, a TOTP seed, an SSO client secret, a Slack or Discord URL) is stored sealed with
  * AES-256-GCM under a key-encryption key, as `v1:<kid>:<iv>:<ciphertext>:<tag>` (base64url parts).
  * `kid` names the key (a digest of it), so more than one key can be live: the first seals, all open.

@@ -42,7 +42,7 @@ export async function checkSealedColumns(
     const kid = other.split(':')[1];
     throw new SecretsKeyError(
       `Stored secrets (${col.column}) are sealed with key ${kid}, which ${source} does not hold: set SECRETS_KEY to ` +
-        'the key they were sealed with (docs/settings.md#secrets_key). The service does not start without it.',
+        'the key they were sealed with (docs/settings.md#secrets-at-rest). The service does not start without it.',
     );
   }
 }
@@ -57,7 +57,7 @@ export async function sealColumns(
   db: Db,
   sealer: Sealer,
   columns: readonly SealedColumn[],
-  opts: { kid: string | null; batch?: number; onBatch?: (column: string, sealed: number) => void },
+  opts: { kid: string | null; batch?: number; onBatch?: (column: string, sealed: StoredSecret[]) => void },
 ): Promise<number> {
   const batch = opts.batch ?? SEAL_BATCH;
   let total = 0;
@@ -70,15 +70,15 @@ export async function sealColumns(
       );
       if (rows.length === 0) break;
       const written = await u.run(async (c) => {
-        let n = 0;
+        const done: StoredSecret[] = [];
         for (const s of rows.slice(0, batch)) {
           const clear = isSealed(s.stored) ? sealer.open(s.stored, s.at) : s.stored;
-          if (await col.replace(c.trx, s, sealer.seal(clear, s.at))) n++;
+          if (await col.replace(c.trx, s, sealer.seal(clear, s.at))) done.push(s);
           else skipped.add(`${s.at.row}\0${s.stored}`);
         }
-        return n;
+        return done;
       });
-      total += written;
+      total += written.length;
       opts.onBatch?.(col.column, written);
     }
   }

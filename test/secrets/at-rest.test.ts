@@ -20,7 +20,7 @@ import { type Received, type Receiver, startReceiver } from '../helpers/receiver
 import { clientOf, enrolTotp, manualClock, postPassword, postSecondFactor } from '../helpers/two-factor.js';
 import { testWorker } from '../helpers/worker.js';
 
-// Secrets at rest (docs/settings.md#secrets_key): every secret the service reads back is stored sealed
+// Secrets at rest (docs/settings.md#secrets-at-rest): every secret the service reads back is stored sealed
 // (AES-256-GCM, src/lib/sealed.ts); a copy of the database file or a dump holds none of them, and each
 // still does its work: a delivery is signed, a TOTP code checked, an SSO sign-in completed, a chat message sent.
 
@@ -89,7 +89,7 @@ function databaseBytes(): string {
 const api = (method: 'POST' | 'GET', url: string, body?: unknown) =>
   t.request({ method, url, key: liveKey, ...(body === undefined ? {} : { body }) });
 
-describe('secrets at rest (docs/settings.md#secrets_key)', () => {
+describe('secrets at rest (docs/settings.md#secrets-at-rest)', () => {
   it('every kind of secret is stored sealed: none is in the database file or dump, and each still does its work', async () => {
     // A webhook, its secret rotated with an overlap: the current and the previous secret are both stored.
     const hook = await api('POST', '/v1/webhooks', { url: rx.url('/sealed-hook'), events: ['*'] });

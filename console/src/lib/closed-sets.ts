@@ -123,4 +123,5 @@ export const AUDIT_ACTIONS = every<AuditAction>()([
   'workspace.settings_changed',
   'sso.configured',
   'audit.purged',
+  'secrets.key_rotated',
 ]);
