@@ -76,7 +76,11 @@ const env = () => ({
 /** Every webhook secret of the workspace: under which key, and what it opens to with both keys. */
 async function stored(): Promise<{ underNew: number; underOld: number; intact: number }> {
   const both = createSealer([newKey, oldKey]);
-  const rows = await t.storage.db.selectFrom('webhooks').select(['id', 'secret']).where('workspace_id', '=', ws).execute();
+  const rows = await t.storage.db
+    .selectFrom('webhooks')
+    .select(['id', 'secret'])
+    .where('workspace_id', '=', ws)
+    .execute();
   let underNew = 0;
   let underOld = 0;
   let intact = 0;
