@@ -37,10 +37,32 @@ export async function startServer(config: Config, opts: { apiOnly?: boolean } = 
     warn: (o: object, m: string) => app?.log.warn(o, m),
     info: (o: object, m: string) => app?.log.info(o, m),
   };
-  const services = createServices({ storage, clock: systemClock, config, log: workerLog });
-  // Secrets at rest: a wrong or missing SECRETS_KEY stops here; secrets stored clear are sealed before serving.
-  await services.secrets.prepare((column, n) => workerLog.info({ column, sealed: n.length }, 'sealed stored secrets'));
+  let services: ReturnType<typeof createServices>;
+  try {
+    services = createServices({ storage, clock: systemClock, config, log: workerLog });
+  } catch (err) {
+    // PostgreSQL without SECRETS_KEY (docs/settings.md#secrets-at-rest): nothing is left open.
+    await storage.close();
+    redis?.disconnect();
+    throw err;
+  }
   app = await buildApp({ config, storage, redis, services, rateLimitNamespace: `${config.REDIS_KEY_PREFIX}rl:` });
+  const keyFile = services.secrets.createdKeyFile;
+  if (keyFile) {
+    app.log.info(
+      { path: keyFile },
+      `created the secrets key file ${keyFile}: keep it with every backup (a backup without it cannot sign)`,
+    );
+  }
+  // Secrets at rest: a wrong or missing SECRETS_KEY stops here; secrets stored clear are sealed before serving.
+  try {
+    await services.secrets.prepare((column, n) => app?.log.info({ column, sealed: n.length }, 'sealed stored secrets'));
+  } catch (err) {
+    await app.close();
+    await storage.close();
+    redis?.disconnect();
+    throw err;
+  }
   // A fresh install: the first line says what to do first (docs/console.md, the first sign-in).
   if (!(await services.workspaces.any())) app.log.info(FIRST_RUN_HINT);
   // Start with shared counters when Redis is there; if it is not, serve anyway (fail-open).

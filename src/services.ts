@@ -268,6 +268,8 @@ export function createServices(deps: {
   const secrets = {
     sealer,
     sealedColumns,
+    /** The key file this start made (SQLite, the first start): the server logs its path. */
+    createdKeyFile: sealingKeys?.createdFile,
     /**
      * Start-up, after the migrations: refuses (SecretsKeyError naming SECRETS_KEY) when a stored secret is sealed
      * under a key not held; then seals the secrets stored clear (by earlier versions), in resumable batches.

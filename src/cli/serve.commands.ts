@@ -76,8 +76,14 @@ export function registerServeCommands(program: Command): void {
       const storage = openStorageFromConfig(config);
       await migrateToLatest(storage.db, storage.dialect);
       for (const warning of settingWarnings(config)) log.warn(warning);
-      const services = createServices({ storage, clock: systemClock, config, log });
-      await services.secrets.prepare((column, n) => log.info({ column, sealed: n.length }, 'sealed stored secrets'));
+      let services: ReturnType<typeof createServices>;
+      try {
+        services = createServices({ storage, clock: systemClock, config, log });
+        await services.secrets.prepare((column, n) => log.info({ column, sealed: n.length }, 'sealed stored secrets'));
+      } catch (err) {
+        await storage.close();
+        throw err;
+      }
       const running = await runDeliveryWorker({ services, storage, config, log });
       stopOnSignals(
         async () => {
