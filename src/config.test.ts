@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, settingWarnings, trustProxy } from './config.js';
+import { ConfigError, loadConfig, secretsKeys, settingWarnings, trustProxy } from './config.js';
 
 // Backends: sqlite — parsing and checking of settings, no storage
 // Tier: quick
@@ -68,9 +71,7 @@ describe('console session lifetimes', () => {
 
 describe('PLANS_FILE', () => {
   it('a bad plans file stops start-up naming the plan and the field; a good one loads', async () => {
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
+    const { writeFileSync } = await import('node:fs');
     const dir = mkdtempSync(join(tmpdir(), 'plans-'));
     const file = join(dir, 'plans.json');
     const free = {
@@ -96,5 +97,38 @@ describe('PLANS_FILE', () => {
     expect(() => load({ PLANS_FILE: join(dir, 'missing.json') })).toThrow(/cannot be read \(ENOENT\)/);
     writeFileSync(file, JSON.stringify({ plans: [free] }));
     expect(load({ PLANS_FILE: file }).PLANS_FILE).toBe(file);
+  });
+});
+
+describe('SECRETS_KEY (docs/settings.md#secrets-at-rest)', () => {
+  it('on SQLite unset: the first start makes the key file beside the database, mode 0600; later starts read it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wsvc-key-'));
+    try {
+      const config = load({ DATABASE_URL: `sqlite:${join(dir, 'workspace.db')}` });
+      const first = secretsKeys(config);
+      expect(first.createdFile).toBe(join(dir, 'workspace.db.key'));
+      expect(statSync(join(dir, 'workspace.db.key')).mode & 0o777).toBe(0o600);
+      const again = secretsKeys(config);
+      expect(again.createdFile).toBeUndefined();
+      expect(again.keys[0]?.equals(first.keys[0] as Buffer)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is required with PostgreSQL; a bad one is named, never echoed', () => {
+    const pg = load({ DATABASE_URL: 'postgres://u@h/d' });
+    expect(() => secretsKeys(pg)).toThrow(/SECRETS_KEY is required with PostgreSQL/);
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(secretsKeys(load({ DATABASE_URL: 'postgres://u@h/d', SECRETS_KEY: key })).source).toBe('SECRETS_KEY');
+    const short = Buffer.alloc(16, 7).toString('base64');
+    try {
+      load({ SECRETS_KEY: short });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as Error).message).toMatch(/SECRETS_KEY's key 1 is not 32 bytes/);
+      expect((e as Error).message).not.toContain(short);
+    }
   });
 });
