@@ -107,13 +107,13 @@ export function createSealer(keys: readonly Buffer[]): Sealer {
   for (const k of keys) if (!byKid.has(kidOfKey(k))) byKid.set(kidOfKey(k), k);
   const primary = keys[0] as Buffer;
   const primaryKid = kidOfKey(primary);
-  // Keyed by the stored value and where it belongs: a hit is a value this process opened at that place.
-  const opened = new Map<string, string>();
+  // Keyed by the stored value (unique: a fresh IV each time), with where it was opened: a hit at another place is
+  // no hit (it goes to AES-GCM, which refuses it).
+  const opened = new Map<string, SealedAt & { clear: string }>();
 
   function open(stored: string, at: SealedAt): string {
-    const cacheKey = `${at.column}\0${at.scope}\0${at.row}\0${stored}`;
-    const hit = opened.get(cacheKey);
-    if (hit !== undefined) return hit;
+    const hit = opened.get(stored);
+    if (hit !== undefined && hit.row === at.row && hit.scope === at.scope && hit.column === at.column) return hit.clear;
     const parts = stored.split(':');
     if (parts.length !== 5 || parts[0] !== VERSION) {
       throw new SecretsKeyError(`${at.column} of ${at.row} is not sealed; start the service to seal stored secrets`);
@@ -135,7 +135,7 @@ export function createSealer(keys: readonly Buffer[]): Sealer {
       throw new SecretsKeyError(`${at.column} of ${at.row} does not open: moved from another row, or altered`);
     }
     if (opened.size >= CACHE_MAX) opened.clear();
-    opened.set(cacheKey, clear);
+    opened.set(stored, { column: at.column, scope: at.scope, row: at.row, clear });
     return clear;
   }
 
