@@ -17,9 +17,9 @@ import { databaseUrlOf } from '../helpers/processes.js';
 // 200 rows per transaction; killed with SIGKILL midway it loses nothing (each row opens, under one key or the
 // other, to the secret it was), and run again it finishes.
 
-vi.setConfig({ testTimeout: 180_000 });
+vi.setConfig({ testTimeout: 300_000 });
 
-const ROWS = 10_000;
+const ROWS = 5_000;
 let t: TestApp;
 let ws: string;
 let oldKey: Buffer;

@@ -17,9 +17,9 @@ import { databaseUrlOf, startWsvc, stopProcess } from '../helpers/processes.js';
 // listens, 200 rows per transaction. Killed with SIGKILL while sealing, nothing is lost (each row is its clear
 // secret or a sealed value that opens to it), and the next start finishes. A start with another key refuses.
 
-vi.setConfig({ testTimeout: 180_000 });
+vi.setConfig({ testTimeout: 300_000 });
 
-const ROWS = 10_000;
+const ROWS = 5_000;
 let t: TestApp;
 let ws: string;
 let key: Buffer;
