@@ -222,12 +222,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(usersRoutes, { users: services.users });
     await v1.register(resourcesRoutes, { resources: services.resources });
     await v1.register(webhooksRoutes, { webhooks: services.webhooks });
-    await v1.register(deliveriesRoutes, { deliveries: services.deliveries });
-    await v1.register(eventsRoutes, { events: services.events });
+    await v1.register(deliveriesRoutes, {
+      deliveries: services.deliveries,
+      retentionDays: config.EVENT_RETENTION_DAYS,
+    });
+    await v1.register(eventsRoutes, { events: services.events, retentionDays: config.EVENT_RETENTION_DAYS });
     await v1.register(keysRoutes, { keys: services.keys });
-    await v1.register(usageRoutes, { usage: services.usage });
+    await v1.register(usageRoutes, { usage: services.usage, retentionDays: config.REQUEST_LOG_RETENTION_DAYS });
     await v1.register(billingRoutes, { billing: services.billing });
-    await v1.register(auditRoutes, { audit: services.audit });
+    await v1.register(auditRoutes, { audit: services.audit, retentionDays: config.AUDIT_RETENTION_DAYS });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(

@@ -94,6 +94,10 @@ const ConfigSchema = Type.Object({
   MAIL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 120_000 }),
   /** How long audit entries are kept (docs/api.md#audit-log): the purge job deletes older ones, keeping the chain's anchor. */
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 400 }),
+  /** How long events and their deliveries with the attempts are kept (docs/api.md#events). */
+  EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 30 }),
+  /** How long failed requests are kept in the request log (docs/usage.md#request-log). */
+  REQUEST_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 7 }),
   /** The From of every email. */
   MAIL_FROM: Type.String({
     minLength: 3,

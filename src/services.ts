@@ -98,7 +98,14 @@ export function createServices(deps: {
   const keys = createKeysService({ db, dialect, clock, registry: keyRegistry });
   const resources = createResourcesService({ db, clock });
   const health = createEndpointHealth({ disableAfterMs: config.WEBHOOK_DISABLE_AFTER_H * 3_600_000 });
-  const outbox = createOutbox({ dialect, deliveriesDue, events, health, sealer });
+  const outbox = createOutbox({
+    dialect,
+    deliveriesDue,
+    events,
+    health,
+    sealer,
+    retentionDays: config.EVENT_RETENTION_DAYS,
+  });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -130,7 +137,7 @@ export function createServices(deps: {
     log,
     leaseMs: config.MAIL_LEASE_MS,
   });
-  const usage = createUsageService({ db, clock });
+  const usage = createUsageService({ db, clock, requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS });
   const billing = createBillingService({
     db,
     clock,
@@ -315,7 +322,7 @@ export function createServices(deps: {
   const jobs: PeriodicJob[] = [
     {
       id: 'purge-events',
-      name: 'purge events and delivery logs older than 30 days',
+      name: 'purge-events: events and delivery logs older than EVENT_RETENTION_DAYS, in batches',
       everyMs: 60 * 60_000,
       run: () => outbox.purgeExpired(scheduler('purge-events'), clock.now()),
     },
@@ -360,7 +367,7 @@ export function createServices(deps: {
     },
     {
       id: 'usage-rollup',
-      name: 'usage-rollup: minutes into hours after 48 h, hours into days after 90 days, request log after 7 days',
+      name: 'usage-rollup: minutes into hours after 48 h, hours into days after 90 days, request log after REQUEST_LOG_RETENTION_DAYS',
       everyMs: 10 * 60_000,
       run: () => usage.rollup(scheduler('usage-rollup')),
     },

@@ -48,6 +48,8 @@ export const AUDIT_ACTIONS = [
   'sso.configured',
   'audit.purged',
   'secrets.key_rotated',
+  'events.purged',
+  'request_log.purged',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -79,6 +79,27 @@ export function ListOf<T extends TSchema>(schema: T) {
   return Type.Object({ data: Type.Array(schema, { maxItems: 100 }), meta: PageMetaSchema });
 }
 
+/**
+ * `{ data: T[], meta }` for records kept a limited time: `meta.retention_days` says how many days the service
+ * keeps them (docs/settings.md#retention), so a client can say so beside the list.
+ */
+export function RetainedListOf<T extends TSchema>(schema: T) {
+  return Type.Object({
+    data: Type.Array(schema, { maxItems: 100 }),
+    meta: Type.Composite([
+      PageMetaSchema,
+      Type.Object({
+        retention_days: Type.Integer({
+          format: 'int32',
+          minimum: 1,
+          maximum: 36_500,
+          description: 'How many days these records are kept before a job deletes them (an operator setting).',
+        }),
+      }),
+    ]),
+  });
+}
+
 /** Largest accepted `offset` (2^31 - 1); larger values are a 400, never clamped (docs/api.md#lists-and-paging). */
 export const MAX_OFFSET = 2_147_483_647;
 

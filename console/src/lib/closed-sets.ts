@@ -124,4 +124,6 @@ export const AUDIT_ACTIONS = every<AuditAction>()([
   'sso.configured',
   'audit.purged',
   'secrets.key_rotated',
+  'events.purged',
+  'request_log.purged',
 ]);

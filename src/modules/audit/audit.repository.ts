@@ -232,6 +232,35 @@ export const auditRepository = {
       .executeTakeFirst();
   },
 
+  /**
+   * The entry a purge batch deletes through: the `n`th after `afterSeq` (the anchor), or the one at `maxSeq`
+   * when fewer lie between; undefined when none does.
+   */
+  nthAfter(
+    db: Db,
+    workspaceId: string,
+    afterSeq: number,
+    maxSeq: number,
+    n: number,
+  ): Promise<{ seq: number; hash: string } | undefined> {
+    return db
+      .selectFrom((eb) =>
+        eb
+          .selectFrom('audit_entries')
+          .select(['seq', 'hash'])
+          .where('workspace_id', '=', workspaceId)
+          .where('seq', '>', afterSeq)
+          .where('seq', '<=', maxSeq)
+          .orderBy('seq', 'asc')
+          .limit(n)
+          .as('batch'),
+      )
+      .select(['seq', 'hash'])
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  },
+
   /** Deletes a workspace's entries up to `seq` and makes the last of them the chain's anchor; returns how many. */
   async purgeThrough(trx: WriteTx, workspaceId: string, seq: number, hash: string): Promise<number> {
     const res = await trx

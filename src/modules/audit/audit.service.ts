@@ -5,6 +5,7 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
 import { type Principal, requireAdmin, type SystemActor } from '../../kernel/principal.js';
 import { decodeCursor, encodeCursor } from '../../lib/paging.js';
+import { PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { Unit, UnitOfWork } from '../../platform/unit-of-work.js';
 import { type AuditFilter, auditRepository as repo } from './audit.repository.js';
 import type { AuditEntry, AuditQuery } from './audit.schemas.js';
@@ -204,33 +205,46 @@ export function createAuditService(deps: {
 
   /**
    * Deletes each workspace's entries older than the retention (AUDIT_RETENTION_DAYS; an entry exactly
-   * that old stays), keeps the last deleted hash and seq as the chain's anchor, and records one
-   * `audit.purged` entry where it deleted something. Returns how many entries it deleted.
+   * that old stays) in batches of at most `batch` entries, each its own change that makes its last deleted
+   * entry (hash and seq) the chain's anchor, so a run killed between batches leaves a chain that verifies.
+   * The workspace's last batch records one `audit.purged` entry with the run's count. Returns how many
+   * entries it deleted.
    */
-  async function purgeExpired(u: Unit<SystemActor>): Promise<number> {
+  async function purgeExpired(u: Unit<SystemActor>, batch = PURGE_BATCH_ROWS): Promise<number> {
     await deps.sequencer.flush(deps.uow, db);
     const cutoff = isoAt(clock.now() - deps.retentionDays * DAY_MS);
     let purged = 0;
     for (const head of await repo.heads(db)) {
       const ws = head.workspace_id;
       const last = await repo.lastBefore(db, ws, cutoff);
-      if (!last || Number(last.seq) <= Number(head.anchor_seq)) continue;
-      purged += await u.run(async ({ trx, audit }) => {
-        const n = await repo.purgeThrough(trx, ws, Number(last.seq), last.hash);
-        if (n > 0) {
-          audit.record({
-            action: 'audit.purged',
-            target: { type: 'audit_log', id: ws },
-            env: null,
-            workspaceId: ws,
-            changes: {
-              entries_purged: { before: null, after: n },
-              anchor_seq: { before: Number(head.anchor_seq), after: Number(last.seq) },
-            },
-          });
-        }
-        return n;
-      });
+      const firstAnchor = Number(head.anchor_seq);
+      if (!last || Number(last.seq) <= firstAnchor) continue;
+      let anchor = firstAnchor;
+      let done = 0;
+      while (anchor < Number(last.seq)) {
+        const removed = await u.run(async ({ trx, audit }) => {
+          const through = await repo.nthAfter(trx, ws, anchor, Number(last.seq), batch);
+          if (!through) return { n: 0, seq: anchor };
+          const n = await repo.purgeThrough(trx, ws, Number(through.seq), through.hash);
+          if (Number(through.seq) >= Number(last.seq) && done + n > 0) {
+            audit.record({
+              action: 'audit.purged',
+              target: { type: 'audit_log', id: ws },
+              env: null,
+              workspaceId: ws,
+              changes: {
+                entries_purged: { before: null, after: done + n },
+                anchor_seq: { before: firstAnchor, after: Number(last.seq) },
+              },
+            });
+          }
+          return { n, seq: Number(through.seq) };
+        });
+        if (removed.seq <= anchor) break;
+        anchor = removed.seq;
+        done += removed.n;
+      }
+      purged += done;
     }
     return purged;
   }

@@ -6,6 +6,7 @@ import { type Param, prepared } from '../../db/prepared.js';
 import type { EventsTable, ReceiverVersionsTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
+import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
@@ -121,9 +122,26 @@ export const eventsRepository = {
       .execute();
   },
 
-  /** Deletes events created before `cutoff` (30-day retention, docs/api.md#events); returns how many. */
-  async purgeBefore(db: WriteTx, cutoff: string): Promise<number> {
-    const r = await db.deleteFrom('events').where('created_at', '<', cutoff).executeTakeFirst();
-    return Number(r.numDeletedRows);
+  /**
+   * Deletes up to `limit` of the events created before `cutoff` (EVENT_RETENTION_DAYS, docs/api.md#events);
+   * returns how many per workspace.
+   */
+  async purgeBefore(db: WriteTx, cutoff: string, limit = PURGE_BATCH_ROWS): Promise<Map<string, number>> {
+    const rows = await db
+      .selectFrom('events')
+      .select(['id', 'workspace_id'])
+      .where('created_at', '<', cutoff)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return new Map();
+    await db
+      .deleteFrom('events')
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    return countByWorkspace(rows);
   },
 };

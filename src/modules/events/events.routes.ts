@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, RetainedListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import { EventSchema, ListEventsQuery } from './events.schemas.js';
 import type { EventsService } from './events.service.js';
@@ -8,7 +8,11 @@ import type { EventsService } from './events.service.js';
 const tags = ['Events'];
 
 /** HTTP for /v1/events (docs/api.md#events): what happened in the caller's workspace and environment, 30 days back. */
-export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> = async (app, { events }) => {
+export const eventsRoutes: FastifyPluginAsyncTypebox<{
+  events: EventsService;
+  /** EVENT_RETENTION_DAYS, told in `meta.retention_days`. */
+  retentionDays: number;
+}> = async (app, { events, retentionDays }) => {
   app.get(
     '/events',
     {
@@ -20,13 +24,13 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ events: EventsService }> 
         description:
           'Oldest first (`order=desc`: newest first); filter by `event` type and `resource_id`; paging. Kept 30 days.',
         querystring: ListEventsQuery,
-        response: { 200: ListOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS) },
+        response: { 200: RetainedListOf(Type.Ref(EventSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
       const { event, resource_id, ...paging } = req.query;
       const page = await events.list(req.principal, { event, resource_id }, toPageRequest(paging, 'event'));
-      return { data: page.items, meta: pageMeta(page) };
+      return { data: page.items, meta: { ...pageMeta(page), retention_days: retentionDays } };
     },
   );
 

@@ -9,9 +9,6 @@ export type { ReceiversVersion } from './events.repository.js';
 
 import type { Event, ListEventsFilter } from './events.schemas.js';
 
-/** Events are readable, and purged after, this long (docs/api.md#events). */
-export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
 /** The events API (docs/api.md#events) and the events table's SQL; the webhooks module's outbox writes and purges through it. */
 export function createEventsService(deps: { db: Db }) {
   const { db } = deps;

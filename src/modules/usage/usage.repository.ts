@@ -3,6 +3,7 @@ import type { Db } from '../../db/dialect.js';
 import type { Env, RequestLogTable, UsageCountsTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ulid } from '../../kernel/ids.js';
+import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 import { BUCKET_COUNT } from './buckets.js';
 import type { UsageBatch } from './meter.js';
@@ -151,10 +152,28 @@ export async function deleteUsageBefore(trx: WriteTx, granularity: Granularity, 
   return Number(r.numDeletedRows);
 }
 
-/** Deletes failed requests logged before `before`; returns how many. */
-export async function deleteRequestLogBefore(db: WriteTx, before: string): Promise<number> {
-  const r = await db.deleteFrom('request_log').where('created_at', '<', before).executeTakeFirst();
-  return Number(r.numDeletedRows);
+/** Deletes up to `limit` of the failed requests logged before `before`; returns how many per workspace. */
+export async function deleteRequestLogBefore(
+  db: WriteTx,
+  before: string,
+  limit = PURGE_BATCH_ROWS,
+): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('request_log')
+    .select(['id', 'workspace_id'])
+    .where('created_at', '<', before)
+    .limit(limit)
+    .execute();
+  if (rows.length === 0) return new Map();
+  await db
+    .deleteFrom('request_log')
+    .where(
+      'id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .execute();
+  return countByWorkspace(rows);
 }
 
 /** Every stored period of a workspace and environment starting in [from, to), any granularity. */

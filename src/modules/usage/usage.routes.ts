@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, ListOf } from '../../kernel/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, RetainedListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import { LoggedRequestSchema, RequestLogQuerySchema, UsageQuerySchema, UsageSeriesSchema } from './usage.schemas.js';
 import type { UsageService } from './usage.service.js';
@@ -8,7 +8,11 @@ import type { UsageService } from './usage.service.js';
 const tags = ['Usage'];
 
 /** HTTP for /v1/usage and /v1/requests (docs/usage.md). */
-export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService }> = async (app, { usage }) => {
+export const usageRoutes: FastifyPluginAsyncTypebox<{
+  usage: UsageService;
+  /** REQUEST_LOG_RETENTION_DAYS, told in `meta.retention_days`. */
+  retentionDays: number;
+}> = async (app, { usage, retentionDays }) => {
   app.get(
     '/usage',
     {
@@ -37,13 +41,13 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService }> = a
         description:
           'Every 4xx and 5xx answer to an API key of this environment, newest first, kept 7 days; members see their own keys only. Filter by `status` (`4xx`, `5xx`, `429`…), `code`, `key_id`, `route`, `request_id`, `from`, `to`.',
         querystring: RequestLogQuerySchema,
-        response: { 200: ListOf(Type.Ref(LoggedRequestSchema)), ...errorResponses(...AUTHED_ERRORS) },
+        response: { 200: RetainedListOf(Type.Ref(LoggedRequestSchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
       const { limit, offset, cursor, ...filter } = req.query;
       const page = await usage.requests(req.principal, filter, toPageRequest({ limit, offset, cursor }));
-      return { data: page.items, meta: pageMeta(page) };
+      return { data: page.items, meta: { ...pageMeta(page), retention_days: retentionDays } };
     },
   );
 };

@@ -3,8 +3,9 @@ import type { Env } from '../../db/types.js';
 import type { Clock } from '../../kernel/clock.js';
 import { isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
-import type { Principal } from '../../kernel/principal.js';
+import type { Principal, SystemActor } from '../../kernel/principal.js';
 import { encodeCursor, type Page, type PageRequest } from '../../lib/paging.js';
+import { purgeInBatches } from '../../platform/batched-purge.js';
 import type { Unit, WriteTx } from '../../platform/unit-of-work.js';
 import { BUCKET_COUNT, quantile } from './buckets.js';
 import { createUsageMeter, type UsageMeter } from './meter.js';
@@ -25,7 +26,7 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const STEP: Record<Granularity, number> = { minute: MINUTE, hour: HOUR, day: DAY };
 /** docs/usage.md: minutes become hours after 48 h, hours become days after 90 days, days go after 400. */
-export const RETENTION = { minutes: 48 * HOUR, hours: 90 * DAY, days: 400 * DAY, requestLog: 7 * DAY } as const;
+export const RETENTION = { minutes: 48 * HOUR, hours: 90 * DAY, days: 400 * DAY } as const;
 /** Most periods one /usage answer may span. */
 export const MAX_POINTS = 10_000;
 
@@ -40,7 +41,12 @@ export interface RequestLogQuery {
 }
 
 /** Metering, its queries and its upkeep (docs/usage.md); callable from routes, the CLI and the worker. */
-export function createUsageService(deps: { db: Db; clock: Clock }) {
+export function createUsageService(deps: {
+  db: Db;
+  clock: Clock;
+  /** How many days failed requests are kept (REQUEST_LOG_RETENTION_DAYS, docs/usage.md#request-log). */
+  requestLogRetentionDays: number;
+}) {
   const { db, clock } = deps;
 
   return {
@@ -205,10 +211,11 @@ export function createUsageService(deps: { db: Db; clock: Clock }) {
 
     /**
      * The periodic upkeep (docs/usage.md#rollups-and-retention): minutes older than 48 h into hours, hours older
-     * than 90 days into days, days older than 400 days and failed requests older than 7 days removed.
+     * than 90 days into days, days older than 400 days removed, and failed requests older than REQUEST_LOG_RETENTION_DAYS
+     * in batches (one `request_log.purged` entry per workspace where some were).
      * Returns the rows removed. Each rollup is one transaction, so the totals never change.
      */
-    async rollup(u: Unit): Promise<number> {
+    async rollup(u: Unit<SystemActor>): Promise<number> {
       const now = clock.now();
       const hourCut = now - RETENTION.minutes;
       const dayCut = now - RETENTION.hours;
@@ -220,7 +227,12 @@ export function createUsageService(deps: { db: Db; clock: Clock }) {
         rollUp(trx, 'hour', 'day', isoAt(dayCut - (dayCut % DAY)), (iso) => `${iso.slice(0, 10)}T00:00:00.000Z`),
       );
       removed += await u.run(({ trx }) => deleteUsageBefore(trx, 'day', isoAt(now - RETENTION.days)));
-      removed += await u.run(({ trx }) => deleteRequestLogBefore(trx, isoAt(now - RETENTION.requestLog)));
+      const logCut = isoAt(now - deps.requestLogRetentionDays * DAY);
+      removed += await purgeInBatches(u, {
+        action: 'request_log.purged',
+        target: 'request_log',
+        steps: [{ name: 'requests', run: (trx, limit) => deleteRequestLogBefore(trx, logCut, limit) }],
+      });
       return removed;
     },
   };

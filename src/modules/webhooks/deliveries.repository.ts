@@ -6,6 +6,7 @@ import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { Database, DeliveriesTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
+import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 import type { AttemptResult, ClaimedDelivery } from '../delivery-engine/claims.js';
 import type { Delivery, DeliveryDetail, DeliveryFilter } from './deliveries.schemas.js';
@@ -319,12 +320,25 @@ export const deliveriesRepository = {
     await db.deleteFrom('deliveries').where('event_id', 'in', eventIds).where('status', '=', 'pending').execute();
   },
 
-  /** Deletes deliveries with their attempts created before `cutoff` (30-day retention, docs/api.md#events). */
-  async purgeBefore(db: WriteTx, cutoff: string): Promise<void> {
-    const old = db.selectFrom('deliveries').select('id').where('created_at', '<', cutoff);
-    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', old).execute();
-    await db.deleteFrom('deliveries').where('created_at', '<', cutoff).execute();
-    await db.deleteFrom('exhausted_deliveries').where('created_at', '<', cutoff).execute();
+  /**
+   * Deletes up to `limit` of the deliveries created before `cutoff`, with their attempts and exhausted marks (EVENT_RETENTION_DAYS,
+   * docs/api.md#events); returns how many deliveries per workspace.
+   */
+  async purgeBefore(db: WriteTx, cutoff: string, limit = PURGE_BATCH_ROWS): Promise<Map<string, number>> {
+    const rows = await db
+      .selectFrom('deliveries')
+      .select(['id', 'workspace_id', 'event_id'])
+      .where('created_at', '<', cutoff)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return new Map();
+    const ids = rows.map((r) => r.id);
+    await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', ids).execute();
+    await db.deleteFrom('deliveries').where('id', 'in', ids).execute();
+    // What said their events' deliveries used every retry goes with them.
+    const eventIds = [...new Set(rows.map((r) => r.event_id))];
+    await db.deleteFrom('exhausted_deliveries').where('event_id', 'in', eventIds).execute();
+    return countByWorkspace(rows);
   },
 
   /**

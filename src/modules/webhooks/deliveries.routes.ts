@@ -1,6 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, IdString, ListOf } from '../../kernel/schemas.js';
+import {
+  AUTHED_ERRORS,
+  DataOf,
+  errorResponses,
+  IdParam,
+  IdString,
+  ListOf,
+  RetainedListOf,
+} from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import type { DeliveriesService } from './deliveries.service.js';
 import {
@@ -24,10 +32,11 @@ const DeliveryParams = Type.Object({
 const iso = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
 /** HTTP for the delivery logs: per endpoint, across the environment, and resends (docs/api.md#webhook-deliveries). */
-export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: DeliveriesService }> = async (
-  app,
-  { deliveries },
-) => {
+export const deliveriesRoutes: FastifyPluginAsyncTypebox<{
+  deliveries: DeliveriesService;
+  /** EVENT_RETENTION_DAYS, told in `meta.retention_days`. */
+  retentionDays: number;
+}> = async (app, { deliveries, retentionDays }) => {
   app.get(
     '/deliveries',
     {
@@ -40,7 +49,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
           "Every delivery of the key's environment, oldest first (`order=desc`: newest first), paged like the other lists. Filters: `webhook_id`, " +
           '`status`, `event`, `created_after` and `created_before` (both exclusive).',
         querystring: ListAllDeliveriesQuery,
-        response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS) },
+        response: { 200: RetainedListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS) },
       },
     },
     async (req) => {
@@ -53,7 +62,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deliverie
         created_before: iso(created_before),
       };
       const page = await deliveries.list(req.principal, filter, toPageRequest(paging, 'delivery'));
-      return { data: page.items, meta: pageMeta(page) };
+      return { data: page.items, meta: { ...pageMeta(page), retention_days: retentionDays } };
     },
   );
 

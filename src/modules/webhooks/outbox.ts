@@ -2,9 +2,10 @@ import { type Dialect, isReceiversMoved, readJson } from '../../db/dialect.js';
 import type { ApiKeysTable, DeliveriesTable, EventsTable, UsersTable, WebhooksTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
-import type { Tenant } from '../../kernel/principal.js';
+import type { SystemActor, Tenant } from '../../kernel/principal.js';
 import type { Sealer } from '../../lib/sealed.js';
 import type { Signal } from '../../lib/signal.js';
+import { purgeInBatches } from '../../platform/batched-purge.js';
 import type { DomainEventOf, ResourceEvent } from '../../platform/domain-events.js';
 import type { Change, Subscriber, Unit, WriteTx } from '../../platform/unit-of-work.js';
 import type { AttemptResult, ClaimedDelivery } from '../delivery-engine/claims.js';
@@ -17,7 +18,7 @@ import {
   type PlatformEventType,
   TEST_EVENT_TYPE,
 } from '../events/events.schemas.js';
-import { EVENT_RETENTION_MS, type EventsService, type ReceiversVersion } from '../events/events.service.js';
+import type { EventsService, ReceiversVersion } from '../events/events.service.js';
 import type { KeyObjectData, MemberObjectData } from '../events/platform-events.schemas.js';
 import { deliveriesRepository } from './deliveries.repository.js';
 import type { EndpointHealth } from './endpoint-health.js';
@@ -41,6 +42,8 @@ export function createOutbox(deps: {
   health: EndpointHealth;
   /** Opens the claimed webhooks' signing secrets (stored sealed, src/lib/sealed.ts): only here, to sign. */
   sealer: Pick<Sealer, 'open' | 'openOrNull'>;
+  /** How many days events and their deliveries are kept (EVENT_RETENTION_DAYS, docs/api.md#events). */
+  retentionDays: number;
 }) {
   const { dialect, deliveriesDue, events } = deps;
 
@@ -370,14 +373,20 @@ export function createOutbox(deps: {
   }
 
   /**
-   * The retention job: deletes events, and deliveries with their attempts, older than 30 days
-   * (docs/api.md#events), as the unit's actor (the scheduler); returns the number of events removed.
+   * The retention job (docs/api.md#events): deletes deliveries with their attempts, then events, created more
+   * than EVENT_RETENTION_DAYS before `now` (one exactly that old stays), in bounded batches as the unit's actor
+   * (the scheduler), and records one `events.purged` entry in each workspace it deleted something of. Returns
+   * the rows removed (deliveries and events).
    */
-  function purgeExpired(u: Unit, now: number): Promise<number> {
-    const cutoff = isoAt(now - EVENT_RETENTION_MS);
-    return u.run(async ({ trx }) => {
-      await deliveriesRepository.purgeBefore(trx, cutoff);
-      return events.purgeBefore(trx, cutoff);
+  function purgeExpired(u: Unit<SystemActor>, now: number): Promise<number> {
+    const cutoff = isoAt(now - deps.retentionDays * 86_400_000);
+    return purgeInBatches(u, {
+      action: 'events.purged',
+      target: 'events',
+      steps: [
+        { name: 'deliveries', run: (trx, limit) => deliveriesRepository.purgeBefore(trx, cutoff, limit) },
+        { name: 'events', run: (trx, limit) => events.purgeBefore(trx, cutoff, limit) },
+      ],
     });
   }
 
