@@ -52,6 +52,8 @@ export interface PageMeta {
   limit: number;
   offset: number;
   next_cursor: string | null;
+  /** Lists of records kept a limited time: how many days (docs/settings.md#retention). */
+  retention_days?: number;
 }
 export interface List<T> {
   data: T[];

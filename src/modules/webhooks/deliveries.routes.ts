@@ -1,14 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import {
-  AUTHED_ERRORS,
-  DataOf,
-  errorResponses,
-  IdParam,
-  IdString,
-  ListOf,
-  RetainedListOf,
-} from '../../kernel/schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, IdString, RetainedListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import type { DeliveriesService } from './deliveries.service.js';
 import {
@@ -96,7 +88,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{
         description: 'The delivery log: oldest first (`order=desc`: newest first), paging, filter by `status`.',
         params: Params,
         querystring: ListDeliveriesQuery,
-        response: { 200: ListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
+        response: { 200: RetainedListOf(Type.Ref(DeliverySchema)), ...errorResponses(...AUTHED_ERRORS, 404) },
       },
     },
     async (req) => {
@@ -107,7 +99,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<{
         status,
         toPageRequest(paging, 'delivery'),
       );
-      return { data: page.items, meta: pageMeta(page) };
+      return { data: page.items, meta: { ...pageMeta(page), retention_days: retentionDays } };
     },
   );
 

@@ -5,6 +5,7 @@ import { AUDIT_ACTIONS, ENVIRONMENTS } from '../../lib/closed-sets';
 import { useScopedList } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { useUrlFilters } from '../../lib/url-filters';
+import { KeptFor, retentionOf } from '../../ui/kept-for';
 import { ListTable } from '../../ui/list';
 import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
 import { SearchBox } from '../../ui/search';
@@ -16,7 +17,7 @@ const ACTION_CHOICES = [...new Set(AUDIT_ACTIONS.map((a) => `${a.split('.')[0]}.
 /** The table's columns; on a phone each row is a card whose cells name these (`data-label`). */
 const COLUMNS = ['Time', 'Actor', 'Action', 'Target', 'Environment', 'Changes'];
 
-/** The period filter: the last day, week, month or year (the log keeps 400 days). */
+/** The period filter: the last day, week, month or year (the log keeps AUDIT_RETENTION_DAYS, 400 by default). */
 const PERIODS: Record<string, number> = {
   'last 24 hours': 1,
   'last 7 days': 7,
@@ -66,7 +67,8 @@ function AuditLog() {
     <section>
       <PageHeader title="Audit log" actions={<ExportButton query={query} />}>
         <p className="muted">
-          Every change to this workspace, live and test: who made it, when and from where. Newest first; kept 400 days.
+          Every change to this workspace, live and test: who made it, when and from where. Newest first.{' '}
+          <KeptFor days={retentionOf(list)} />
         </p>
       </PageHeader>
       <div className="filters">

@@ -5,6 +5,7 @@ import { useV1Mutation } from '../../lib/mutations';
 import { useScopedList, useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { useUrlFilters } from '../../lib/url-filters';
+import { KeptFor, retentionOf } from '../../ui/kept-for';
 import { DataTable, ListTable } from '../../ui/list';
 import { LiveIndicator } from '../../ui/live';
 import { Badge, FilterSelect, Time } from '../../ui/primitives';
@@ -34,6 +35,9 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
   return (
     <section aria-labelledby="log-title">
       <h2 id="log-title">Delivery log</h2>
+      <p className="muted">
+        <KeptFor days={retentionOf(list)} />
+      </p>
       <LiveIndicator updatedAt={list.dataUpdatedAt} />
       {focused ? (
         <FocusedDelivery webhookId={webhookId} deliveryId={focused} onClose={() => filters.set('delivery', '')} />

@@ -3,6 +3,7 @@ import type { Event } from '../../api/types';
 import { EVENT_TYPES } from '../../lib/closed-sets';
 import { useScopedList } from '../../lib/queries';
 import { useUrlFilters } from '../../lib/url-filters';
+import { KeptFor, retentionOf } from '../../ui/kept-for';
 import { ListTable } from '../../ui/list';
 import { LiveIndicator } from '../../ui/live';
 import { Badge, FilterSelect, PageHeader, Time } from '../../ui/primitives';
@@ -23,7 +24,9 @@ export default function EventsPage() {
   return (
     <section>
       <PageHeader title="Events">
-        <p className="muted">Kept 30 days; the same bodies your webhooks receive. Newest first.</p>
+        <p className="muted">
+          <KeptFor days={retentionOf(list)} /> The same bodies your webhooks receive. Newest first.
+        </p>
         <LiveIndicator updatedAt={list.dataUpdatedAt} />
       </PageHeader>
       <div className="filters">

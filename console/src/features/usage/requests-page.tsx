@@ -3,6 +3,7 @@ import { ApiError } from '../../api/client';
 import type { LoggedRequest } from '../../api/types';
 import { useScopedList } from '../../lib/queries';
 import { useUrlFilters } from '../../lib/url-filters';
+import { KeptFor, retentionOf } from '../../ui/kept-for';
 import { DataTable } from '../../ui/list';
 import { Badge, FilterSelect, PageHeader, Pager, Time } from '../../ui/primitives';
 import { Empty, ErrorState, Loading } from '../../ui/states';
@@ -24,11 +25,13 @@ export default function RequestsPage() {
     filters.set('request_id', typed.trim());
   };
   const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
+  const days = retentionOf(list);
+  const inWindow = days === undefined ? '' : ` in the last ${days === 1 ? 'day' : `${days} days`}`;
   return (
     <section>
       <PageHeader title="Failed requests">
         <p className="muted">
-          Every 4xx and 5xx answer to an API key, kept 7 days. Headers and secrets are never kept.
+          Every 4xx and 5xx answer to an API key. <KeptFor days={days} /> Headers and secrets are never kept.
         </p>
       </PageHeader>
       <form className="filters" onSubmit={submit} aria-label="Find failed requests">
@@ -52,9 +55,7 @@ export default function RequestsPage() {
         <ErrorState error={list.error} retry={() => list.refetch()} />
       ) : rows.length === 0 ? (
         <Empty>
-          {requestId
-            ? `No failed request with id ${requestId} in the last 7 days.`
-            : 'No failed requests in the last 7 days.'}
+          {requestId ? `No failed request with id ${requestId}${inWindow}.` : `No failed requests${inWindow}.`}
         </Empty>
       ) : (
         <>
