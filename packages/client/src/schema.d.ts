@@ -695,7 +695,7 @@ export interface components {
         /** AuditEntry */
         AuditEntry: {
             /** @description What was done (the closed catalogue). */
-            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "secrets.key_rotated";
+            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "events.purged" | "request_log.purged";
             actor: {
                 /** @description A user id, a key id, or the system actor (`cli`, `worker`, `scheduler:…`). */
                 id: string;
@@ -1928,7 +1928,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description One action, or a family of them by its prefix ending in `.` (`resource.`). */
-                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "sso." | "audit." | "secrets.";
+                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "events.purged" | "request_log.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "sso." | "audit." | "events." | "request_log.";
                 /** @description Entries of this actor: a user id, a key id, or a system actor (`cli`, `worker`, `scheduler:…`). */
                 actor_id?: string;
                 /** @description `next_cursor` of the previous page (opaque). */
@@ -1981,6 +1981,11 @@ export interface operations {
                              * @description Records before this page (on a cursor page: the walk's position, carried in the cursor).
                              */
                             offset: number;
+                            /**
+                             * Format: int32
+                             * @description How many days these records are kept before a job deletes them (an operator setting).
+                             */
+                            retention_days: number;
                             /**
                              * Format: int64
                              * @description Matching records across all pages.
@@ -2481,6 +2486,11 @@ export interface operations {
                              */
                             offset: number;
                             /**
+                             * Format: int32
+                             * @description How many days these records are kept before a job deletes them (an operator setting).
+                             */
+                            retention_days: number;
+                            /**
                              * Format: int64
                              * @description Matching records across all pages.
                              */
@@ -2841,6 +2851,11 @@ export interface operations {
                              * @description Records before this page (on a cursor page: the walk's position, carried in the cursor).
                              */
                             offset: number;
+                            /**
+                             * Format: int32
+                             * @description How many days these records are kept before a job deletes them (an operator setting).
+                             */
+                            retention_days: number;
                             /**
                              * Format: int64
                              * @description Matching records across all pages.
@@ -4159,6 +4174,11 @@ export interface operations {
                              * @description Records before this page (on a cursor page: the walk's position, carried in the cursor).
                              */
                             offset: number;
+                            /**
+                             * Format: int32
+                             * @description How many days these records are kept before a job deletes them (an operator setting).
+                             */
+                            retention_days: number;
                             /**
                              * Format: int64
                              * @description Matching records across all pages.
@@ -7099,6 +7119,11 @@ export interface operations {
                              * @description Records before this page (on a cursor page: the walk's position, carried in the cursor).
                              */
                             offset: number;
+                            /**
+                             * Format: int32
+                             * @description How many days these records are kept before a job deletes them (an operator setting).
+                             */
+                            retention_days: number;
                             /**
                              * Format: int64
                              * @description Matching records across all pages.
