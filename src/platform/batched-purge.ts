@@ -2,7 +2,7 @@ import type { AuditAction } from '../kernel/audit-actions.js';
 import type { SystemActor } from '../kernel/principal.js';
 import type { Unit, WriteTx } from './unit-of-work.js';
 
-/** How many rows one statement of a purge deletes at most (docs/operations.md#retention). */
+/** How many rows one statement of a purge deletes at most (docs/settings.md#retention). */
 export const PURGE_BATCH_ROWS = 1000;
 
 /**
@@ -25,7 +25,7 @@ function sum(m: Map<string, number>): number {
 }
 
 /**
- * Runs a purge in bounded batches (docs/operations.md#retention): each named step runs again and again, each
+ * Runs a purge in bounded batches (docs/settings.md#retention): each named step runs again and again, each
  * batch its own short change as `u`'s actor, until a batch removes fewer than `limit` rows; a process killed
  * between batches keeps what it committed, and the next run deletes the rest. The last batch's change records
  * one `action` entry in each workspace the run deleted something of, with the count per step
