@@ -50,6 +50,9 @@ export const AUDIT_ACTIONS = [
   'secrets.key_rotated',
   'events.purged',
   'request_log.purged',
+  'idempotency.purged',
+  'notifications.purged',
+  'integration_messages.purged',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -326,4 +326,104 @@ describe('retention settings (docs/settings.md#retention)', () => {
     expect(await t.services.audit.purgeExpired(t.services.uow.as(systemActor('scheduler:purge-audit')))).toBe(0);
     expect(await entries(ws.id, 'audit.purged')).toHaveLength(1);
   });
+
+  it('the idempotency and notification purges run in batches too, one entry per workspace that lost rows', async () => {
+    now = start + 400 * DAY;
+    const a = await newWorkspace(t);
+    const b = await newWorkspace(t);
+    const expired = iso(now - 1);
+    for (let i = 0; i < 1_005; i += 335) {
+      await t.storage.db
+        .insertInto('idempotency_keys')
+        .values(
+          Array.from({ length: 335 }, (_, j) => ({
+            workspace_id: a.id,
+            env: 'live' as const,
+            key: `k${i + j}`,
+            request_hash: 'h',
+            state: 'done' as const,
+            status_code: 201,
+            response_body: '{}',
+            locked_until: expired,
+            expires_at: expired,
+            created_at: iso(now - DAY),
+          })),
+        )
+        .execute();
+    }
+    // Same key in another workspace, not expired: stays.
+    await t.storage.db
+      .insertInto('idempotency_keys')
+      .values({
+        workspace_id: b.id,
+        env: 'live',
+        key: 'k0',
+        request_hash: 'h',
+        state: 'done',
+        status_code: 201,
+        response_body: '{}',
+        locked_until: iso(now + DAY),
+        expires_at: iso(now + DAY),
+        created_at: iso(now),
+      })
+      .execute();
+    const { u, runs } = countingUnit('scheduler:purge-idempotency');
+    expect(await t.services.idempotency.purgeExpired(u)).toBe(1_005);
+    expect(runs()).toBe(2); // 1,000 + 5
+    const left = await t.storage.db
+      .selectFrom('idempotency_keys')
+      .select(['workspace_id', 'key'])
+      .where('workspace_id', 'in', [a.id, b.id])
+      .execute();
+    expect(left).toEqual([{ workspace_id: b.id, key: 'k0' }]);
+    expect(await entries(a.id, 'idempotency.purged')).toEqual([
+      {
+        actor: 'scheduler:purge-idempotency',
+        target: a.id,
+        changes: { records_purged: { before: null, after: 1_005 } },
+      },
+    ]);
+    expect(await entries(b.id, 'idempotency.purged')).toEqual([]);
+    expect(await t.services.idempotency.purgeExpired(u)).toBe(0);
+    expect(await entries(a.id, 'idempotency.purged')).toHaveLength(1);
+
+    // Notifications: 90 days; one exactly that old stays.
+    const note = (id: string, at: number) => ({
+      id,
+      workspace_id: b.id,
+      user_id: b.adminId,
+      category: 'security' as never,
+      type: 'key.expiring' as never,
+      data: '{}',
+      status: 'sent' as const,
+      attempt_count: 1,
+      next_attempt_at: null,
+      lease_until: null,
+      leased_by: null,
+      last_error: null,
+      sent_at: iso(at),
+      created_at: iso(at),
+    });
+    await t.storage.db
+      .insertInto('notifications')
+      .values([note('ntf_old', now - 90 * DAY - 1), note('ntf_limit', now - 90 * DAY)])
+      .execute();
+    const job = t.services.jobs.find((j) => j.id === 'purge-notifications');
+    expect(await job?.run()).toBeGreaterThanOrEqual(1);
+    const notes = await t.storage.db
+      .selectFrom('notifications')
+      .select('id')
+      .where('id', 'in', ['ntf_old', 'ntf_limit'])
+      .execute();
+    expect(notes).toEqual([{ id: 'ntf_limit' }]);
+    expect(await entries(b.id, 'notifications.purged')).toEqual([
+      {
+        actor: 'scheduler:purge-notifications',
+        target: b.id,
+        changes: { notifications_purged: { before: null, after: 1 } },
+      },
+    ]);
+    await job?.run();
+    expect(await entries(b.id, 'notifications.purged')).toHaveLength(1);
+  });
 });

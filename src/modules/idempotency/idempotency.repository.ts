@@ -1,6 +1,7 @@
 import type { Db } from '../../db/dialect.js';
 import type { IdempotencyKeysTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
+import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
 export type IdempotencyRecord = IdempotencyKeysTable;
@@ -73,8 +74,25 @@ export const idempotencyRepository = {
       .execute();
   },
 
-  async purgeBefore(db: WriteTx, at: string): Promise<number> {
-    const r = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', at).executeTakeFirst();
-    return Number(r.numDeletedRows);
+  /** Deletes up to `limit` of the records expired at `at`; returns how many per workspace. */
+  async purgeBefore(db: WriteTx, at: string, limit = PURGE_BATCH_ROWS): Promise<Map<string, number>> {
+    const rows = await db
+      .selectFrom('idempotency_keys')
+      .select(['workspace_id', 'env', 'key'])
+      .where('expires_at', '<=', at)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return new Map();
+    await db
+      .deleteFrom('idempotency_keys')
+      .where((eb) =>
+        eb(
+          eb.refTuple('workspace_id', 'env', 'key'),
+          'in',
+          rows.map((r) => eb.tuple(r.workspace_id, r.env, r.key)),
+        ),
+      )
+      .execute();
+    return countByWorkspace(rows);
   },
 };

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Db, Dialect } from '../../db/dialect.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { ConflictError, SessionEndedError, StoredResponse, UnauthorizedError } from '../../kernel/errors.js';
-import type { Actor, Tenant } from '../../kernel/principal.js';
+import type { Actor, SystemActor, Tenant } from '../../kernel/principal.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
+import { purgeInBatches } from '../../platform/batched-purge.js';
 import type { Unit, WriteHooks } from '../../platform/unit-of-work.js';
 import { type IdempotencyRecord, idempotencyRepository as repo } from './idempotency.repository.js';
 
@@ -140,9 +141,17 @@ export function createIdempotencyService(deps: { db: Db; dialect: Dialect; clock
     }
   }
 
-  /** Deletes records past their 24 h retention, as the unit's actor (the scheduler); returns how many. */
-  function purgeExpired(u: Unit): Promise<number> {
-    return u.run(({ trx }) => repo.purgeBefore(trx, isoAt(clock.now())));
+  /**
+   * Deletes records past their 24 h retention in batches, as the unit's actor (the scheduler), with one
+   * `idempotency.purged` entry per workspace (docs/settings.md#retention); returns how many.
+   */
+  function purgeExpired(u: Unit<SystemActor>): Promise<number> {
+    const at = isoAt(clock.now());
+    return purgeInBatches(u, {
+      action: 'idempotency.purged',
+      target: 'idempotency_keys',
+      steps: [{ name: 'records', run: (trx, limit) => repo.purgeBefore(trx, at, limit) }],
+    });
   }
 
   return { check, done, hooks, remember, purgeExpired };

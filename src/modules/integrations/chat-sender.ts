@@ -4,7 +4,9 @@ import { createLeasedOutbox } from '../../db/leased-outbox.js';
 import type { EventsTable, IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import type { SystemActor } from '../../kernel/principal.js';
 import type { Send } from '../../lib/http-send.js';
+import { purgeInBatches } from '../../platform/batched-purge.js';
 import type { ForwardedNotice } from '../../platform/domain-events.js';
 import type { Change, Unit, WriteTx } from '../../platform/unit-of-work.js';
 
@@ -169,9 +171,17 @@ export function createChatSender(deps: IntegrationsDeps) {
     );
   }
 
-  /** The `purge-integration-messages` job: finished messages older than 30 days; returns how many. */
-  function purgeExpired(u: Unit): Promise<number> {
-    return u.run(({ trx }) => repo.purgeBefore(trx, isoAt(clock.now() - MESSAGE_RETENTION_MS)));
+  /**
+   * The `purge-integration-messages` job: finished messages older than 30 days, in batches with one
+   * `integration_messages.purged` entry per workspace (docs/settings.md#retention); returns how many.
+   */
+  function purgeExpired(u: Unit<SystemActor>): Promise<number> {
+    const cutoff = isoAt(clock.now() - MESSAGE_RETENTION_MS);
+    return purgeInBatches(u, {
+      action: 'integration_messages.purged',
+      target: 'integration_messages',
+      steps: [{ name: 'messages', run: (trx, limit) => repo.purgeBefore(trx, cutoff, limit) }],
+    });
   }
 
   // The lease and drain loop shared with the notification outbox (db/leased-outbox.ts); a batch is sent at once.

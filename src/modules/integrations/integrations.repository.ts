@@ -4,6 +4,7 @@ import { type Param, prepared } from '../../db/prepared.js';
 import { sealedUnderOther, toSeal } from '../../db/sealed-values.js';
 import type { IntegrationMessagesTable, IntegrationsTable } from '../../db/types.js';
 import type { SealedAt } from '../../lib/sealed.js';
+import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { SealedColumn, StoredSecret } from '../../platform/sealed-columns.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
@@ -75,13 +76,25 @@ export const integrationsRepository = {
   },
 
   /** Deletes finished messages (not pending) created before `cutoff`; returns how many. */
-  async purgeBefore(db: WriteTx, cutoff: string): Promise<number> {
-    const r = await db
-      .deleteFrom('integration_messages')
+  /** Deletes up to `limit` of the finished messages created before `cutoff`; returns how many per workspace. */
+  async purgeBefore(db: WriteTx, cutoff: string, limit = PURGE_BATCH_ROWS): Promise<Map<string, number>> {
+    const rows = await db
+      .selectFrom('integration_messages')
+      .select(['id', 'workspace_id'])
       .where('created_at', '<', cutoff)
       .where('status', '!=', 'pending')
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return new Map();
+    await db
+      .deleteFrom('integration_messages')
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    return countByWorkspace(rows);
   },
 
   /** Leases up to `limit` due messages to `workerId` until `leaseUntil`, with their destination (db/leased-outbox.ts). */

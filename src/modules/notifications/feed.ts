@@ -1,6 +1,7 @@
 import { isoAt } from '../../kernel/clock.js';
 import { fieldError } from '../../kernel/errors.js';
-import type { Principal } from '../../kernel/principal.js';
+import type { Principal, SystemActor } from '../../kernel/principal.js';
+import { purgeInBatches } from '../../platform/batched-purge.js';
 import type { Unit } from '../../platform/unit-of-work.js';
 import { notificationTitle } from './email-render.js';
 import { notificationsRepository as repo } from './notifications.repository.js';
@@ -75,8 +76,18 @@ export function createFeed(deps: NotificationsDeps) {
   return {
     feed,
     markRead,
-    /** Deletes notifications older than 90 days, sent or not (the `purge-notifications` job). */
-    purgeExpired: (u: Unit) => u.run(({ trx }) => repo.purgeBefore(trx, isoAt(clock.now() - FEED_RETENTION_MS))),
+    /**
+     * Deletes notifications older than 90 days, sent or not (the `purge-notifications` job), in batches with one
+     * `notifications.purged` entry per workspace (docs/settings.md#retention).
+     */
+    purgeExpired: (u: Unit<SystemActor>) => {
+      const before = isoAt(clock.now() - FEED_RETENTION_MS);
+      return purgeInBatches(u, {
+        action: 'notifications.purged',
+        target: 'notifications',
+        steps: [{ name: 'notifications', run: (trx, limit) => repo.purgeBefore(trx, before, limit) }],
+      });
+    },
   };
 }
 

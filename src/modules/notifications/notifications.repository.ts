@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
 import { claimLeased, finishLeased } from '../../db/leased-outbox.js';
 import type { Database, MailboxTable, NotificationPreferencesTable, NotificationsTable } from '../../db/types.js';
+import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** Rows for the feed: written with the in-app channel (null: every channel). */
@@ -113,9 +114,24 @@ export const notificationsRepository = {
   },
 
   /** Deletes notifications created before `before`, whatever their status (an email 90 days late is no use). */
-  async purgeBefore(db: WriteTx, before: string): Promise<number> {
-    const r = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
-    return Number(r.numDeletedRows);
+  /** Deletes up to `limit` of the notifications created before `before`; returns how many per workspace. */
+  async purgeBefore(db: WriteTx, before: string, limit = PURGE_BATCH_ROWS): Promise<Map<string, number>> {
+    const rows = await db
+      .selectFrom('notifications')
+      .select(['id', 'workspace_id'])
+      .where('created_at', '<', before)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return new Map();
+    await db
+      .deleteFrom('notifications')
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    return countByWorkspace(rows);
   },
 
   /** The preferences of these users for one category. */
