@@ -92,6 +92,8 @@ describe('the Audit log page', () => {
       await p.getByRole('heading', { name: 'Audit log', exact: true }).waitFor();
       await loaded(p);
       await expectAccessible(p, 'audit-log');
+      // The period, as GET /v1/audit-log's meta.retention_days says it (AUDIT_RETENTION_DAYS, 400 by default).
+      expect(await p.getByTestId('kept-for').textContent()).toBe('Kept for 400 days.');
       const actions = await actionsShown(p);
       expect(actions[0]).toBe('member.role_changed');
       expect(actions).toContain('member.invited');
