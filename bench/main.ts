@@ -4,6 +4,7 @@
 // it from this process with 32 connections. Each row is measured in interleaved rounds against the
 // bare-Fastify baseline (bench/report.ts summarises them).
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -290,6 +291,9 @@ export async function main(argv: string[]): Promise<void> {
   let backends: Backend[] = pg ? ['sqlite', 'postgres'] : ['sqlite'];
   if (o.backend === 'sqlite' || o.backend === 'postgres') backends = [o.backend];
   if (backends.includes('postgres') && !pg) throw new Error('--backend postgres needs TEST_DATABASE_URL');
+  // PostgreSQL needs SECRETS_KEY (docs/settings.md#secrets-at-rest): a fresh key for this run's servers and their
+  // `wsvc` seeding, every one of them the same, unless one is set.
+  if (backends.includes('postgres')) process.env.SECRETS_KEY ||= randomBytes(32).toString('base64');
   const profileDir = o.profile ? mkdtempSync(join(tmpdir(), 'wsvc-prof-')) : undefined;
   const machine = machineInfo(ROOT);
   process.stderr.write(`[bench] ${machineLine(machine)}\n`);
