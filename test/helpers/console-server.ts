@@ -1,8 +1,10 @@
 import { type Browser, type BrowserContext, type BrowserContextOptions, type Page, request } from 'playwright-core';
 import { expect } from 'vitest';
-import type { Config } from '../../src/config.js';
+import { type Config, secretsKeys } from '../../src/config.js';
 import type { Storage } from '../../src/db/database.js';
 import { newId } from '../../src/kernel/ids.js';
+import { createSealer } from '../../src/lib/sealed.js';
+import { urlAt } from '../../src/modules/integrations/integrations.repository.js';
 import type { Services } from '../../src/services.js';
 import { asCli } from './app.js';
 import { consoleBuilt, expectAccessible, workerChromium } from './browser.js';
@@ -86,13 +88,16 @@ export async function startConsoleServer(opts: ConsoleServerOptions = {}): Promi
         },
         async connectSlack() {
           const now = new Date().toISOString();
+          const id = newId('integration');
+          // Stored as the service stores it: sealed under the server's key (docs/settings.md#secrets-at-rest).
+          const sealer = createSealer(secretsKeys(config).keys);
           await storage.db
             .insertInto('integrations')
             .values({
-              id: newId('integration'),
+              id,
               workspace_id: out.workspace.id,
               kind: 'slack',
-              url: 'https://hooks.slack.com/services/T1/B1/secretpartAB12',
+              url: sealer.seal('https://hooks.slack.com/services/T1/B1/secretpartAB12', urlAt(out.workspace.id, id)),
               env: 'live',
               events: JSON.stringify(['resource.created']),
               categories: JSON.stringify(['security']),
