@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConfigError, loadConfig } from '../../src/config.js';
+import { EVENT_TYPES } from '../../src/kernel/event-types.js';
 import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
 import { expectValidation } from '../helpers/expect.js';
 import { startWsvc, stopProcess } from '../helpers/processes.js';
@@ -21,7 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const EVENTS = 'resource.created, resource.updated, resource.status_changed, resource.deleted';
+// The catalogue in its order (resource types, then the platform's).
+const EVENTS = EVENT_TYPES.join(', ');
 // Event filters also accept the test event (POST /webhooks/{id}/test); subscriptions do not.
 const EVENT_FILTERS = `${EVENTS}, webhook.test`;
 
