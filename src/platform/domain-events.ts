@@ -24,6 +24,10 @@ export type DomainEvent =
   | WebhookStatusEvent
   | DeliveryExhaustedEvent
   | InvoiceSettledEvent
+  | InvoicePaymentFailedEvent
+  | { type: 'subscription.unpaid' | 'subscription.reactivated'; workspaceId: string; invoiceId: string; at: string }
+  | WorkspaceLifecycleEvent
+  | { type: 'export.ready'; workspaceId: string; exportId: string; expiresAt: string; at: string }
   | { type: 'notification.recorded'; notice: ForwardedNotice };
 
 export type DomainEventType = DomainEvent['type'];
@@ -198,4 +202,20 @@ export interface InvoiceSettledEvent {
   workspaceId: string;
   status: 'paid' | 'void';
   data: InvoiceNoticeData;
+}
+
+/** A charge of a finalized invoice failed (`data.at`: when the attempt failed). */
+export interface InvoicePaymentFailedEvent {
+  type: 'invoice.payment_failed';
+  workspaceId: string;
+  data: InvoiceNoticeData;
+}
+
+/** A workspace's deletion was scheduled or cancelled, or its rows are gone (`workspace.deleted`). */
+export interface WorkspaceLifecycleEvent {
+  type: 'workspace.deletion_scheduled' | 'workspace.deletion_cancelled' | 'workspace.deleted';
+  workspaceId: string;
+  at: string;
+  /** workspace.deletion_scheduled: when the job deletes the rows. */
+  deleteAt?: string;
 }
