@@ -25,7 +25,11 @@ export function startWsvc(args: string[], env: NodeJS.ProcessEnv): Promise<WsvcP
     // Starting costs over a second of CPU (loading the app, migrating a fresh database): on a
     // loaded 2-core machine it took more than 20 s (test/api/messages.test.ts, three workers at load
     // average 12). A server that never gets ready still fails here, with everything it printed.
-    const timer = setTimeout(() => reject(new Error(`wsvc ${args.join(' ')} not ready: ${out}${err}`)), 60_000);
+    // A child that never got ready is killed: left running, it would hold its port and database past the test.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`wsvc ${args.join(' ')} not ready: ${out}${err}`));
+    }, 60_000);
     child.stderr?.on('data', (d) => {
       err += d;
     });
