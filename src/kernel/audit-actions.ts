@@ -50,6 +50,7 @@ export const AUDIT_ACTIONS = [
   'secrets.key_rotated',
   'events.purged',
   'request_log.purged',
+  'usage.purged',
   'idempotency.purged',
   'notifications.purged',
   'integration_messages.purged',

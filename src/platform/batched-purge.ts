@@ -84,3 +84,21 @@ export async function purgeInBatches(
   }
   return total;
 }
+
+/**
+ * Deletes expired state that belongs to no workspace's log (pending sign-ins, throttle failures, challenges) in
+ * bounded batches: `step` removes at most `limit` rows and answers how many; each batch is its own short change,
+ * until one removes fewer than `limit`. No audit entry. Returns the rows removed.
+ */
+export async function expireInBatches(
+  u: Unit,
+  step: (trx: WriteTx, limit: number) => Promise<number>,
+  limit = PURGE_BATCH_ROWS,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await u.run(({ trx }) => step(trx, limit));
+    total += n;
+    if (n < limit) return total;
+  }
+}

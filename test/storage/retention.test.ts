@@ -272,6 +272,111 @@ describe('retention settings (docs/settings.md#retention)', () => {
     expect(await countWhere('request_log', a.id)).toBe(1);
   });
 
+  it('usage day rows past 400 days go in batches of 500 by their key, one usage.purged per workspace; one exactly that old stays', async () => {
+    now = start + 900 * DAY;
+    const a = await newWorkspace(t);
+    const b = await newWorkspace(t);
+    const dayRow = (workspaceId: string, day: number, route: string) => ({
+      workspace_id: workspaceId,
+      env: 'live' as const,
+      key_id: 'key_x',
+      route,
+      status: 200,
+      granularity: 'day' as const,
+      period_start: iso(now - day * DAY),
+      count: 1,
+      latency_sum_ms: 1,
+    });
+    // 1,203 old rows of `a` over three days (same key, many routes), 4 of `b`, and one row of each exactly 400 days old.
+    for (const day of [401, 402, 403]) {
+      for (let i = 0; i < 401; i += 200) {
+        const n = Math.min(200, 401 - i);
+        await t.storage.db
+          .insertInto('usage_counts')
+          .values(Array.from({ length: n }, (_, j) => dayRow(a.id, day, `GET /r${i + j}`)))
+          .execute();
+      }
+    }
+    await t.storage.db
+      .insertInto('usage_counts')
+      .values([1, 2, 3, 4].map((i) => dayRow(b.id, 401, `GET /r${i}`)))
+      .execute();
+    await t.storage.db
+      .insertInto('usage_counts')
+      .values([dayRow(a.id, 400, 'GET /kept'), dayRow(b.id, 400, 'GET /kept')])
+      .execute();
+    const dayRows = async (workspaceId: string) =>
+      (
+        await t.storage.db
+          .selectFrom('usage_counts')
+          .select('route')
+          .where('workspace_id', '=', workspaceId)
+          .where('granularity', '=', 'day')
+          .execute()
+      ).map((r) => r.route);
+    const { u, runs } = countingUnit('scheduler:usage-rollup');
+    expect(await t.services.usage.rollup(u)).toBeGreaterThanOrEqual(1_207); // and what earlier tests left in the request log
+    // minutes into hours, hours into days; then 500 + 500 + 207 rows; then the request log's one batch.
+    expect(runs()).toBe(2 + 3 + 1);
+    expect(await dayRows(a.id)).toEqual(['GET /kept']);
+    expect(await dayRows(b.id)).toEqual(['GET /kept']);
+    expect(await entries(a.id, 'usage.purged')).toEqual([
+      { actor: 'scheduler:usage-rollup', target: a.id, changes: { usage_days_purged: { before: null, after: 1_203 } } },
+    ]);
+    expect(await entries(b.id, 'usage.purged')).toEqual([
+      { actor: 'scheduler:usage-rollup', target: b.id, changes: { usage_days_purged: { before: null, after: 4 } } },
+    ]);
+    await t.services.usage.rollup(u);
+    expect(await entries(a.id, 'usage.purged')).toHaveLength(1);
+  });
+
+  it('expired sign-in steps (failures, pending sign-ins, passkey challenges, SSO sign-ins) go in batches of 1,000', async () => {
+    now = start + 1000 * DAY;
+    const old = iso(now - 16 * 60_000);
+    const fresh = iso(now);
+    const many = (n: number, f: (i: number) => object) => Array.from({ length: n }, (_, i) => f(i));
+    for (let i = 0; i < 1_001; i += 500) {
+      const n = Math.min(500, 1_001 - i);
+      await t.storage.db
+        .insertInto('console_sign_in_failures')
+        .values(many(n, (j) => ({ id: `fail_${i + j}`, subject: 'x@example.com', at: old })) as never)
+        .execute();
+    }
+    await t.storage.db
+      .insertInto('console_sign_in_failures')
+      .values({ id: 'fail_new', subject: 'x', at: fresh })
+      .execute();
+    await t.storage.db
+      .insertInto('console_webauthn_challenges')
+      .values([
+        {
+          challenge: 'c_old',
+          purpose: 'sign_in' as never,
+          email: null,
+          created_at: old,
+          expires_at: old,
+          used_at: null,
+        },
+        {
+          challenge: 'c_new',
+          purpose: 'sign_in' as never,
+          email: null,
+          created_at: fresh,
+          expires_at: iso(now + 60_000),
+          used_at: null,
+        },
+      ])
+      .execute();
+    const { u, runs } = countingUnit('scheduler:purge-sign-in-steps');
+    expect(await t.services.consoleAuth.purgeFailures(u)).toBe(1_001);
+    expect(runs()).toBe(2 + 1); // 1,000 + 1 failures; no pending sign-in
+    expect(await t.services.mfa.purgeChallenges(u)).toBe(1);
+    const left = await t.storage.db.selectFrom('console_sign_in_failures').select('id').execute();
+    expect(left.map((r) => r.id)).toEqual(['fail_new']);
+    const challenges = await t.storage.db.selectFrom('console_webauthn_challenges').select('challenge').execute();
+    expect(challenges.map((r) => r.challenge)).toEqual(['c_new']);
+  });
+
   it('AUDIT_RETENTION_DAYS: the audit purge deletes more than a batch, the chain still verifies, one audit.purged', async () => {
     now = start + 300 * DAY;
     const ws = await newWorkspace(t);

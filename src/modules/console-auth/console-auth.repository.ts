@@ -199,10 +199,31 @@ export const consoleAuthRepository = {
     return Number(r?.n ?? 0);
   },
 
-  /** Deletes failures and pending sign-ins older than `before`; returns how many rows went. */
-  async purgeFailures(db: WriteTx, before: string): Promise<number> {
-    const a = await db.deleteFrom('console_pending_sign_ins').where('expires_at', '<', before).executeTakeFirst();
-    const b = await db.deleteFrom('console_sign_in_failures').where('at', '<', before).executeTakeFirst();
-    return Number(a.numDeletedRows) + Number(b.numDeletedRows);
+  /** Deletes up to `limit` pending sign-ins that expired before `before`; returns how many. */
+  async purgePendingSignIns(db: WriteTx, before: string, limit: number): Promise<number> {
+    const rows = await db
+      .selectFrom('console_pending_sign_ins')
+      .select('digest')
+      .where('expires_at', '<', before)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return 0;
+    const keys = rows.map((r) => r.digest);
+    await db.deleteFrom('console_pending_sign_ins').where('digest', 'in', keys).execute();
+    return rows.length;
+  },
+
+  /** Deletes up to `limit` sign-in failures older than `before`; returns how many. */
+  async purgeFailures(db: WriteTx, before: string, limit: number): Promise<number> {
+    const rows = await db
+      .selectFrom('console_sign_in_failures')
+      .select('id')
+      .where('at', '<', before)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return 0;
+    const keys = rows.map((r) => r.id);
+    await db.deleteFrom('console_sign_in_failures').where('id', 'in', keys).execute();
+    return rows.length;
   },
 };

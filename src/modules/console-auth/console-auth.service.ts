@@ -5,6 +5,7 @@ import { isoAt } from '../../kernel/clock.js';
 import { AppError, NotFoundError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { personActor, type SessionPrincipal } from '../../kernel/principal.js';
+import { expireInBatches } from '../../platform/batched-purge.js';
 import { sessionLock, type Unit, type WriteTx } from '../../platform/unit-of-work.js';
 import { consoleAuthRepository as repo } from './console-auth.repository.js';
 import { type ConsoleAuthDeps, normalizeEmail } from './console-auth-deps.js';
@@ -284,7 +285,14 @@ export function createConsoleAuthService(deps: ConsoleAuthDeps) {
       });
     },
     /** The purge-sign-in-steps job's part, written with its unit. */
-    purgeFailures: (u: Unit) => u.run(({ trx }) => repo.purgeFailures(trx, isoAt(clock.now() - THROTTLE_WINDOW_MS))),
+    /** Sign-in failures past the throttle's window and pending sign-ins expired as long, in bounded batches. */
+    purgeFailures: async (u: Unit) => {
+      const before = isoAt(clock.now() - THROTTLE_WINDOW_MS);
+      return (
+        (await expireInBatches(u, (trx, limit) => repo.purgeFailures(trx, before, limit))) +
+        (await expireInBatches(u, (trx, limit) => repo.purgePendingSignIns(trx, before, limit)))
+      );
+    },
   };
 }
 export type ConsoleAuthService = ReturnType<typeof createConsoleAuthService>;

@@ -149,9 +149,18 @@ export const mfaRepository = {
     return Number(r.numUpdatedRows) === 1 ? row : undefined;
   },
 
-  async purgeChallenges(db: WriteTx, before: string): Promise<number> {
-    const r = await db.deleteFrom('console_webauthn_challenges').where('expires_at', '<', before).executeTakeFirst();
-    return Number(r.numDeletedRows);
+  /** Deletes up to `limit` challenges that expired before `before`; returns how many. */
+  async purgeChallenges(db: WriteTx, before: string, limit: number): Promise<number> {
+    const rows = await db
+      .selectFrom('console_webauthn_challenges')
+      .select('challenge')
+      .where('expires_at', '<', before)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return 0;
+    const keys = rows.map((r) => r.challenge);
+    await db.deleteFrom('console_webauthn_challenges').where('challenge', 'in', keys).execute();
+    return rows.length;
   },
 
   /** The workspaces among these that require a second factor. */

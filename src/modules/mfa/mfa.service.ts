@@ -5,6 +5,7 @@ import { newId } from '../../kernel/ids.js';
 import { type Principal, requireAdmin } from '../../kernel/principal.js';
 import type { SecondFactorMethod, SignInMethod } from '../../kernel/sign-in-methods.js';
 import type { Sealer } from '../../lib/sealed.js';
+import { expireInBatches } from '../../platform/batched-purge.js';
 import type { SecurityNotice } from '../../platform/domain-events.js';
 import type { Change, Unit, UnitOfWork, WriteTx } from '../../platform/unit-of-work.js';
 import { REDACTED, recordForPerson } from '../console-auth/person-audit.js';
@@ -357,7 +358,10 @@ export function createMfaService(deps: {
     /** Whether the person has a second factor (TOTP confirmed or a passkey). */
     hasFactor: async (email: string) => (await repo.withFactor(db, [email])).has(email),
     /** The purge-sign-in-steps job's part, written with its unit. */
-    purgeChallenges: (u: Unit) => u.run(({ trx }) => repo.purgeChallenges(trx, isoAt(clock.now()))),
+    purgeChallenges: (u: Unit) => {
+      const before = isoAt(clock.now());
+      return expireInBatches(u, (trx, limit) => repo.purgeChallenges(trx, before, limit));
+    },
   };
 }
 export type MfaService = ReturnType<typeof createMfaService>;

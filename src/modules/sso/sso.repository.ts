@@ -68,9 +68,18 @@ export const ssoRepository = {
     return Number(r.numUpdatedRows) === 1 ? row : undefined;
   },
 
-  async purge(db: WriteTx, before: string): Promise<number> {
-    const r = await db.deleteFrom('sso_sign_ins').where('expires_at', '<', before).executeTakeFirst();
-    return Number(r.numDeletedRows);
+  /** Deletes up to `limit` sign-ins that expired before `before`; returns how many. */
+  async purge(db: WriteTx, before: string, limit: number): Promise<number> {
+    const rows = await db
+      .selectFrom('sso_sign_ins')
+      .select('state_digest')
+      .where('expires_at', '<', before)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return 0;
+    const keys = rows.map((r) => r.state_digest);
+    await db.deleteFrom('sso_sign_ins').where('state_digest', 'in', keys).execute();
+    return rows.length;
   },
 };
 

@@ -7,6 +7,7 @@ import { AppError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import type { Principal } from '../../kernel/principal.js';
 import { anonymousActor, requireAdmin } from '../../kernel/principal.js';
 import type { Sealer } from '../../lib/sealed.js';
+import { expireInBatches } from '../../platform/batched-purge.js';
 import type { Unit, UnitOfWork } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
 import { newToken, tokenDigest } from '../console-auth/tokens.js';
@@ -388,7 +389,10 @@ export function createSsoService(deps: {
     ssoOnly,
     redirectUri,
     /** The purge-sign-in-steps job's part, written with its unit. */
-    purge: (u: Unit) => u.run(({ trx }) => repo.purge(trx, isoAt(clock.now()))),
+    purge: (u: Unit) => {
+      const before = isoAt(clock.now());
+      return expireInBatches(u, (trx, limit) => repo.purge(trx, before, limit));
+    },
   };
 }
 export type SsoService = ReturnType<typeof createSsoService>;

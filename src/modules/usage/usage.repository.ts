@@ -142,14 +142,44 @@ export async function rollUp(
   return removed.length;
 }
 
-/** Deletes `granularity` rows older than `before`; returns how many. */
-export async function deleteUsageBefore(trx: WriteTx, granularity: Granularity, before: string): Promise<number> {
-  const r = await trx
-    .deleteFrom('usage_counts')
+/**
+ * Deletes up to `limit` of the `granularity` rows older than `before` (by their primary key, oldest first);
+ * returns how many per workspace.
+ */
+export async function deleteUsageBefore(
+  trx: WriteTx,
+  granularity: Granularity,
+  before: string,
+  limit = PURGE_BATCH_ROWS,
+): Promise<Map<string, number>> {
+  const rows = await trx
+    .selectFrom('usage_counts')
+    .select(['workspace_id', 'env', 'period_start', 'key_id', 'route', 'status'])
     .where('granularity', '=', granularity)
     .where('period_start', '<', before)
-    .executeTakeFirst();
-  return Number(r.numDeletedRows);
+    .orderBy('period_start')
+    .limit(limit)
+    .execute();
+  if (rows.length === 0) return new Map();
+  await trx
+    .deleteFrom('usage_counts')
+    .where('granularity', '=', granularity)
+    .where((eb) =>
+      eb.or(
+        rows.map((r) =>
+          eb.and([
+            eb('workspace_id', '=', r.workspace_id),
+            eb('env', '=', r.env),
+            eb('period_start', '=', r.period_start),
+            eb('key_id', '=', r.key_id),
+            eb('route', '=', r.route),
+            eb('status', '=', r.status),
+          ]),
+        ),
+      ),
+    )
+    .execute();
+  return countByWorkspace(rows);
 }
 
 /** Deletes up to `limit` of the failed requests logged before `before`; returns how many per workspace. */

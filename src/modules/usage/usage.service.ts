@@ -226,7 +226,14 @@ export function createUsageService(deps: {
       removed += await u.run(({ trx }) =>
         rollUp(trx, 'hour', 'day', isoAt(dayCut - (dayCut % DAY)), (iso) => `${iso.slice(0, 10)}T00:00:00.000Z`),
       );
-      removed += await u.run(({ trx }) => deleteUsageBefore(trx, 'day', isoAt(now - RETENTION.days)));
+      const dayRowCut = isoAt(now - RETENTION.days);
+      removed += await purgeInBatches(u, {
+        action: 'usage.purged',
+        target: 'usage',
+        // Six conditions a row: 500 rows keep one statement's parameters well inside SQLite's and PostgreSQL's limits.
+        limit: 500,
+        steps: [{ name: 'usage_days', run: (trx, limit) => deleteUsageBefore(trx, 'day', dayRowCut, limit) }],
+      });
       const logCut = isoAt(now - deps.requestLogRetentionDays * DAY);
       removed += await purgeInBatches(u, {
         action: 'request_log.purged',
