@@ -118,6 +118,24 @@ const ConfigSchema = Type.Object({
   /** A JSON file of plans replacing the defaults (docs/billing.md#plans-file); checked at start-up. */
   PLANS_FILE: Type.Optional(Type.String({ minLength: 1, 'x-expected': 'the path of a JSON plans file' })),
   /**
+   * Where the instance-wide operator events go (docs/api.md#operator-events), signed with OPERATOR_WEBHOOK_SECRET and
+   * delivered by the same engine as the endpoints' events; unset: none are written. Set both or neither.
+   */
+  OPERATOR_WEBHOOK_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
+      'x-expected': "the http:// or https:// address of the operator's receiver, such as https://ops.example.com/hooks",
+    }),
+  ),
+  /** The Standard Webhooks secret that signs operator events: `whsec_` and base64 of 24 to 64 bytes. */
+  OPERATOR_WEBHOOK_SECRET: Type.Optional(
+    Type.String({
+      pattern: '^whsec_[A-Za-z0-9+/]{32,88}={0,2}$',
+      'x-expected':
+        'whsec_ followed by base64 of 24 to 64 random bytes (make one with `echo whsec_$(openssl rand -base64 32)`)',
+    }),
+  ),
+  /**
    * The key(s) that seal stored secrets (docs/settings.md#secrets-at-rest): base64 of 32 bytes, comma-separated, the
    * sealing one first. Required on PostgreSQL; on SQLite unset means the key file beside the database.
    */
@@ -158,7 +176,7 @@ function proxyEntryProblem(entry: string): string | undefined {
 }
 
 /** Settings whose value is a secret as a whole: an invalid one is described, never echoed. */
-const SECRET_SETTINGS = new Set<string>(['METRICS_TOKEN', 'SECRETS_KEY']);
+const SECRET_SETTINGS = new Set<string>(['METRICS_TOKEN', 'SECRETS_KEY', 'OPERATOR_WEBHOOK_SECRET']);
 
 /**
  * An invalid value as an error message shows it (docs/operations.md#logs: no credential in any log
@@ -206,7 +224,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         key === 'METRICS_TOKEN' ||
         key === 'SMTP_URL' ||
         key === 'PLANS_FILE' ||
-        key === 'SECRETS_KEY'
+        key === 'SECRETS_KEY' ||
+        key === 'OPERATOR_WEBHOOK_URL' ||
+        key === 'OPERATOR_WEBHOOK_SECRET'
       )
     ) {
       problems.push(`${key} is required`);
@@ -228,6 +248,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       if (!(err instanceof PlansFileError)) throw err;
       problems.push(...err.problems);
     }
+  }
+  // Operator events are signed: an address without its secret, or a secret without an address, is a mistake.
+  const operatorUrl = converted.OPERATOR_WEBHOOK_URL !== undefined;
+  const operatorSecret = converted.OPERATOR_WEBHOOK_SECRET !== undefined;
+  if (operatorUrl !== operatorSecret) {
+    problems.push(
+      operatorUrl
+        ? 'OPERATOR_WEBHOOK_SECRET is required with OPERATOR_WEBHOOK_URL: the secret that signs operator events'
+        : 'OPERATOR_WEBHOOK_URL is required with OPERATOR_WEBHOOK_SECRET: where operator events are sent',
+    );
   }
   if (problems.length === 0 && converted.SECRETS_KEY !== undefined) {
     try {

@@ -112,6 +112,23 @@ describe('settings', () => {
     ]);
   });
 
+  it('refuse an operator webhook address without its secret, and a secret without an address', () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const url = 'https://ops.example.com/hooks';
+    expect(problems({ OPERATOR_WEBHOOK_URL: url })).toEqual([
+      'OPERATOR_WEBHOOK_SECRET is required with OPERATOR_WEBHOOK_URL: the secret that signs operator events',
+    ]);
+    expect(problems({ OPERATOR_WEBHOOK_SECRET: secret })).toEqual([
+      'OPERATOR_WEBHOOK_URL is required with OPERATOR_WEBHOOK_SECRET: where operator events are sent',
+    ]);
+    expect(problems({ OPERATOR_WEBHOOK_URL: url, OPERATOR_WEBHOOK_SECRET: secret })).toEqual([]);
+    expect(problems({})).toEqual([]);
+    // A bad secret is described, never echoed.
+    const bad = problems({ OPERATOR_WEBHOOK_URL: url, OPERATOR_WEBHOOK_SECRET: 'hunter2hunter2' });
+    expect(bad).toHaveLength(1);
+    expect(bad[0]).toMatch(/^OPERATOR_WEBHOOK_SECRET must be whsec_ .*; got a value of 14 characters \(not shown\)$/);
+  });
+
   it('the CLI says a bad email in words, and a bad setting by name', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wsvc-msg-'));
     const run = (args: string[], env: Record<string, string> = {}) =>
