@@ -45,6 +45,7 @@ import { keyChangeAnnouncer, readKeysEpoch } from './modules/keys/keys-epoch.js'
 import { membersRoutes } from './modules/members/members.routes.js';
 import { mfaRoutes } from './modules/mfa/mfa.routes.js';
 import { notificationsRoutes } from './modules/notifications/notifications.routes.js';
+import { OperatorEventSchema } from './modules/operator-events/operator-events.schemas.js';
 import { resourcesRoutes } from './modules/resources/resources.routes.js';
 import { ResourceSchema } from './modules/resources/resources.schemas.js';
 import { ssoRoutes } from './modules/sso/sso.routes.js';
@@ -163,6 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     InvoiceSchema,
     SubscriptionSchema,
     AuditEntrySchema,
+    OperatorEventSchema,
   ]) {
     app.addSchema(schema);
   }

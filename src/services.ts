@@ -26,6 +26,7 @@ import { createMfaService } from './modules/mfa/mfa.service.js';
 import { createPasskeysService } from './modules/mfa/passkeys.service.js';
 import { createNotificationsService, type MailTransport } from './modules/notifications/notifications.service.js';
 import { smtpTransport } from './modules/notifications/smtp.js';
+import { createOperatorEvents } from './modules/operator-events/operator-events.service.js';
 import { createResourcesService } from './modules/resources/resources.service.js';
 import { createSsoService, type SsoFetch } from './modules/sso/sso.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
@@ -106,6 +107,18 @@ export function createServices(deps: {
     sealer,
     retentionDays: config.EVENT_RETENTION_DAYS,
   });
+  // Instance-wide events for the operator (docs/api.md#operator-events), delivered by the same worker.
+  const operatorEvents = createOperatorEvents({
+    db,
+    dialect,
+    clock,
+    deliveriesDue,
+    receiver:
+      config.OPERATOR_WEBHOOK_URL && config.OPERATOR_WEBHOOK_SECRET
+        ? { url: config.OPERATOR_WEBHOOK_URL, secret: config.OPERATOR_WEBHOOK_SECRET }
+        : undefined,
+    retentionDays: config.EVENT_RETENTION_DAYS,
+  });
   const webhooks = createWebhooksService({
     db,
     dialect,
@@ -169,7 +182,7 @@ export function createServices(deps: {
 
   // The unit of work: the one door to a change. Its subscribers react to what a change emits, in this order, in the
   // change's transaction: plan limits refuse first; the outbox records webhook events and their deliveries (and tells
-  // integrations of each); notifications write their rows (and tell integrations); the audit log closes the change.
+  // integrations of each); notifications write their rows (and tell integrations); the operator's events theirs; the audit log closes the change.
   const checks: PrincipalChecks = {
     api_key: apiKeyCheck(dialect, clock),
     session: sessionCheck(dialect, users),
@@ -188,6 +201,7 @@ export function createServices(deps: {
       outbox.subscriber,
       integrations.subscriber,
       notifications.subscriber,
+      operatorEvents.subscriber,
       createAuditSubscriber({
         clock,
         describe: describeActor,
@@ -256,6 +270,7 @@ export function createServices(deps: {
   });
   const delivery = createDeliveryWorker({
     outbox,
+    operator: operatorEvents,
     unit: uow.as(systemActor('worker')),
     clock,
     config,
@@ -325,6 +340,12 @@ export function createServices(deps: {
       name: 'purge-events: events and delivery logs older than EVENT_RETENTION_DAYS, in batches',
       everyMs: 60 * 60_000,
       run: () => outbox.purgeExpired(scheduler('purge-events'), clock.now()),
+    },
+    {
+      id: 'purge-operator-deliveries',
+      name: 'purge-operator-deliveries: operator event deliveries older than EVENT_RETENTION_DAYS',
+      everyMs: 60 * 60_000,
+      run: () => operatorEvents.purgeExpired(scheduler('purge-operator-deliveries')),
     },
     {
       id: 'purge-idempotency',
@@ -413,6 +434,7 @@ export function createServices(deps: {
     sso,
     members,
     outbox,
+    operatorEvents,
     usage: { ...usage, meter },
     billing,
     notifications,

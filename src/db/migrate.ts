@@ -25,6 +25,7 @@ import * as receiverVersions from './migrations/025-receiver-versions.js';
 import * as keyRecheck from './migrations/026-key-recheck.js';
 import * as receiversExpected from './migrations/027-receivers-expected.js';
 import * as exhaustedDeliveries from './migrations/028-exhausted-deliveries.js';
+import * as operatorDeliveries from './migrations/029-operator-deliveries.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '026-key-recheck': keyRecheck,
   '027-receivers-expected': receiversExpected,
   '028-exhausted-deliveries': exhaustedDeliveries,
+  '029-operator-deliveries': operatorDeliveries,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -1,7 +1,7 @@
 import type { AuditAction } from '../kernel/audit-actions.js';
 import type { DeliveryStatus } from '../kernel/delivery-statuses.js';
 import type { Env } from '../kernel/environments.js';
-import type { AnyEventType } from '../kernel/event-types.js';
+import type { AnyEventType, OperatorEventType } from '../kernel/event-types.js';
 import type { NotificationCategory, NotificationType } from '../kernel/notification-types.js';
 import type { Platform } from '../kernel/platforms.js';
 import type { Role } from '../kernel/roles.js';
@@ -164,6 +164,30 @@ export interface DeliveriesTable {
   /** When a pending delivery is due; null once it is final. */
   next_attempt_at: string | null;
   /** A worker's claim: other workers skip the row until this passes. */
+  lease_until: string | null;
+  leased_by: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * An instance-wide event for the operator's receiver (OPERATOR_WEBHOOK_URL, migration 029), with its body and its
+ * delivery's state, claimed and attempted by the delivery worker like a `deliveries` row.
+ */
+export interface OperatorDeliveriesTable {
+  id: string;
+  /** The event's id: `webhook-id` on every attempt. */
+  event_id: string;
+  event_type: OperatorEventType;
+  /** The workspace it is about (no foreign key: a deleted workspace's event stays). */
+  workspace_id: string;
+  /** The exact body sent. */
+  payload: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: string | null;
   lease_until: string | null;
   leased_by: string | null;
   last_response_status: number | null;
@@ -535,6 +559,7 @@ export interface Database {
   audit_pending: AuditPendingTable;
   receiver_versions: ReceiverVersionsTable;
   exhausted_deliveries: ExhaustedDeliveriesTable;
+  operator_deliveries: OperatorDeliveriesTable;
 }
 
 /** A Slack or Discord destination (docs/integrations.md); `url` is a secret. */

@@ -37,6 +37,23 @@ const deliveryWebhook = {
   },
 };
 
+/** The operator's event, as an OpenAPI 3.1 webhook: the body is the `OperatorEvent` schema. */
+const operatorWebhook = {
+  post: {
+    summary: 'Operator event delivery',
+    description:
+      'Instance-wide events (`workspace.created`, `workspace.deleted`, `invoice.payment_failed`, `subscription.unpaid`) ' +
+      'POSTed to OPERATOR_WEBHOOK_URL, signed with OPERATOR_WEBHOOK_SECRET (the Standard Webhooks headers), ' +
+      "retried like an endpoint's events. At least once: deduplicate by `id`.",
+    parameters: signatureHeaders,
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/OperatorEvent' } } },
+    },
+    responses: { '2XX': { description: 'Received. Any other answer is a failed attempt.' } },
+  },
+};
+
 /** OpenAPI 3.1 generated from the route schemas, served at /v1/openapi.json, rendered at /docs (docs/api.md#the-openapi-document). */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -68,7 +85,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       },
       security: [{ apiKey: [] }],
       // OpenAPI 3.1: what the service sends to a registered endpoint (docs/api.md#webhook-deliveries).
-      webhooks: { event: deliveryWebhook },
+      webhooks: { event: deliveryWebhook, operator_event: operatorWebhook },
     },
     transformObject: (documentObject) =>
       completeOpenApi((documentObject as unknown as { openapiObject: Record<string, unknown> }).openapiObject),

@@ -63,3 +63,15 @@ export type ChatSubscribableEvent = (typeof CHAT_SUBSCRIBABLE_EVENTS)[number];
 export function isResourceEventType(type: string): type is ResourceEventType {
   return (RESOURCE_EVENT_TYPES as readonly string[]).includes(type);
 }
+
+/**
+ * Instance-wide events for the operator of the service (docs/api.md#operator-events), sent to OPERATOR_WEBHOOK_URL
+ * only, never to a workspace's endpoints.
+ */
+export const OPERATOR_EVENT_TYPES = [
+  'workspace.created',
+  'workspace.deleted',
+  'invoice.payment_failed',
+  'subscription.unpaid',
+] as const;
+export type OperatorEventType = (typeof OPERATOR_EVENT_TYPES)[number];

@@ -20,6 +20,7 @@ export const ID_PREFIX = {
   passkey: 'pk_',
   recoveryCode: 'rc_',
   audit: 'aud_',
+  operatorDelivery: 'odlv_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

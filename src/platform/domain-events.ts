@@ -18,7 +18,7 @@ export type DomainEvent =
   | { type: 'billing.notice'; notice: BillingNotice }
   | { type: 'link.issued'; notice: LinkNotice }
   | { type: 'receivers.changed'; workspaceId: string }
-  | { type: 'workspace.created'; workspaceId: string; at: string }
+  | { type: 'workspace.created'; workspaceId: string; name: string; at: string }
   | { type: 'event.recorded'; event: EventsTable; receivers: string | null }
   | MemberJoinedEvent
   | WebhookStatusEvent

@@ -17,6 +17,7 @@ export function testWorker(
 ): DeliveryWorker {
   return createDeliveryWorker({
     outbox: t.services.outbox,
+    operator: t.services.operatorEvents,
     unit: t.services.uow.as(systemActor('worker')),
     clock: opts.clock ?? { now: () => Date.now() },
     config: t.config,

@@ -650,6 +650,56 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    operator_event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operator event delivery
+         * @description Instance-wide events (`workspace.created`, `workspace.deleted`, `invoice.payment_failed`, `subscription.unpaid`) POSTed to OPERATOR_WEBHOOK_URL, signed with OPERATOR_WEBHOOK_SECRET (the Standard Webhooks headers), retried like an endpoint's events. At least once: deduplicate by `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id; the same on every retry (deduplicate by it). */
+                    "webhook-id": string;
+                    /** @description `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the base64 part of the secret (Standard Webhooks). */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret (UTF-8); after a rotation, with the old secret until it expires, then the new one. */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OperatorEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is a failed attempt. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1679,6 +1729,112 @@ export interface components {
             /** @description Route template. */
             route: string;
             status: number;
+        };
+        /**
+         * OperatorEvent
+         * @description Sent to OPERATOR_WEBHOOK_URL only; discriminated by `event`.
+         */
+        OperatorEvent: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** workspace.created operator data */
+            data: {
+                /** @example Acme */
+                name: string;
+                /** @example ws_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                workspace_id: string;
+            };
+            /** @enum {string} */
+            event: "workspace.created";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * workspace.deleted operator data
+             * @description The workspace's rows are gone.
+             */
+            data: {
+                /** @example ws_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                workspace_id: string;
+            };
+            /** @enum {string} */
+            event: "workspace.deleted";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /** invoice.payment_failed operator data */
+            data: {
+                /** @example usd */
+                currency: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                failed_at: string;
+                /** @example inv_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                invoice_id: string;
+                /** @example INV-1 */
+                number: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_end: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T10:15:30.123Z
+                 */
+                period_start: string;
+                /** @example pro */
+                plan: string;
+                total_cents: number;
+                /** @example ws_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                workspace_id: string;
+            };
+            /** @enum {string} */
+            event: "invoice.payment_failed";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
+        } | {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * subscription.unpaid operator data
+             * @description The invoice whose charges all failed.
+             */
+            data: {
+                /** @example inv_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                invoice_id: string;
+                /** @example ws_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+                workspace_id: string;
+            };
+            /** @enum {string} */
+            event: "subscription.unpaid";
+            /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
+            id: string;
         };
         /** Plan */
         Plan: {

@@ -12,19 +12,32 @@ export interface WorkerLogger {
   warn(obj: object, msg: string): void;
 }
 
+/** What one cycle may claim: due at `now`, leased until `leaseUntil`, at most `limit`, within the per-endpoint cap. */
+export interface DeliveryClaim {
+  now: string;
+  leaseUntil: string;
+  limit: number;
+  perEndpoint: number;
+  /** Attempts in flight in this worker, per webhook id. */
+  busy: ReadonlyMap<string, number>;
+}
+
+/**
+ * Where deliveries come from: each cycle writes the outcomes of the attempts finished since the last one and claims
+ * up to `claim.limit` due deliveries, in the change of `u`.
+ */
+export interface DeliverySource {
+  workerCycle(u: Unit, workerId: string, outcomes: AttemptResult[], claim: DeliveryClaim): Promise<ClaimedDelivery[]>;
+}
+
 export interface DeliveryWorkerDeps {
+  /** The webhooks module's outbox: the endpoints' deliveries (webhooks/outbox.ts#workerCycle). */
+  outbox: DeliverySource;
   /**
-   * The webhooks module's outbox: each cycle writes the outcomes of the attempts finished since the last one and
-   * claims up to `claim.limit` due deliveries, in one change of `u` (webhooks/outbox.ts#workerCycle).
+   * The operator's deliveries (operator-events): claimed first in the same change, with the same signing and
+   * back-off; their claims and outcomes carry `receiver` as their webhook id.
    */
-  outbox: {
-    workerCycle(
-      u: Unit,
-      workerId: string,
-      outcomes: AttemptResult[],
-      claim: { now: string; leaseUntil: string; limit: number; perEndpoint: number; busy: ReadonlyMap<string, number> },
-    ): Promise<ClaimedDelivery[]>;
-  };
+  operator?: DeliverySource & { receiver: string };
   /** The door the worker writes through, as the `worker` system actor (checked like any actor). */
   unit: Unit;
   clock: Clock;
@@ -100,7 +113,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       const now = clock.now();
       let claimed: ClaimedDelivery[] = [];
       try {
-        claimed = await outbox.workerCycle(deps.unit, workerId, batch, {
+        claimed = await claimFrom(batch, {
           now: isoAt(now),
           leaseUntil: isoAt(now + leaseMs),
           limit,
@@ -117,6 +130,22 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       // A full batch may leave more to claim; a short one means nothing more is due and under its cap.
       if (claimed.length === limit && limit > 0) again = true;
     } while (again || results.length > 0);
+  }
+
+  /**
+   * One change: the outcomes and claims of the operator's deliveries (few; first, so endpoints' backlogs never starve
+   * them), then the endpoints' in the room left.
+   */
+  function claimFrom(batch: AttemptResult[], claim: DeliveryClaim): Promise<ClaimedDelivery[]> {
+    const op = deps.operator;
+    if (!op) return outbox.workerCycle(deps.unit, workerId, batch, claim);
+    return deps.unit.run(async (c) => {
+      const ours = batch.filter((r) => r.webhookId === op.receiver);
+      const theirs = batch.filter((r) => r.webhookId !== op.receiver);
+      const first = await op.workerCycle(c.unit, workerId, ours, claim);
+      const rest = await outbox.workerCycle(c.unit, workerId, theirs, { ...claim, limit: claim.limit - first.length });
+      return [...first, ...rest];
+    });
   }
 
   /** Runs a cycle soon, coalescing every request of this turn of the event loop into one. */

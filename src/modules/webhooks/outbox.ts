@@ -9,6 +9,7 @@ import { purgeInBatches } from '../../platform/batched-purge.js';
 import type { DomainEventOf, ResourceEvent } from '../../platform/domain-events.js';
 import type { Change, Subscriber, Unit, WriteTx } from '../../platform/unit-of-work.js';
 import type { AttemptResult, ClaimedDelivery } from '../delivery-engine/claims.js';
+import type { DeliveryClaim } from '../delivery-engine/delivery.worker.js';
 import { exampleEventData } from '../events/event-examples.js';
 import {
   type AnyEventType,
@@ -400,13 +401,7 @@ export function createOutbox(deps: {
     u: Unit,
     workerId: string,
     outcomes: AttemptResult[],
-    claim: {
-      now: string;
-      leaseUntil: string;
-      limit: number;
-      perEndpoint: number;
-      busy: ReadonlyMap<string, number>;
-    },
+    claim: DeliveryClaim,
   ): Promise<ClaimedDelivery[]> {
     return u.run(async (c) => {
       const { trx } = c;

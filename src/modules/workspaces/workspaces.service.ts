@@ -56,7 +56,7 @@ export function createWorkspacesService(deps: {
       const now = isoAt(deps.clock.now());
       const workspace = { id: newId('workspace'), name: input.name, created_at: now, updated_at: now };
       await workspacesRepository.insert(c.trx, workspace);
-      await c.emit({ type: 'workspace.created', workspaceId: workspace.id, at: now });
+      await c.emit({ type: 'workspace.created', workspaceId: workspace.id, name: workspace.name, at: now });
       const user = await deps.users.create(
         c.unit,
         { workspaceId: workspace.id, email: input.adminEmail, role: 'admin', name: input.adminName },
