@@ -5,6 +5,7 @@ import { registerAuditCommands } from './audit.commands.js';
 import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';
 import { registerMailCommands } from './mail.commands.js';
+import { registerOperatorCommands } from './operator.commands.js';
 import { UsageError } from './output.js';
 import { registerSecretsCommands } from './secrets.commands.js';
 import { registerServeCommands } from './serve.commands.js';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerBillingCommands(program);
   registerAuditCommands(program);
   registerSecretsCommands(program);
+  registerOperatorCommands(program);
   return program;
 }
 
