@@ -96,7 +96,7 @@ export function createServices(deps: {
   const events = createEventsService({ db });
   const users = createUsersService({ db, dialect, clock });
   const keyRegistry = createKeyRegistry({ db, dialect, clock, users });
-  const keys = createKeysService({ db, dialect, clock, registry: keyRegistry });
+  const keys = createKeysService({ db, clock, registry: keyRegistry });
   const resources = createResourcesService({ db, clock });
   const health = createEndpointHealth({ disableAfterMs: config.WEBHOOK_DISABLE_AFTER_H * 3_600_000 });
   const outbox = createOutbox({

@@ -21,6 +21,12 @@ function parseScopes(value: string): string[] {
   return scopes;
 }
 
+function parseOverlap(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n > 604_800) throw new InvalidArgumentError('a number of seconds from 0 to 604800');
+  return n;
+}
+
 /** `wsvc workspaces|users|keys …`: administration through the same services as the API. */
 export function registerAdminCommands(program: Command): void {
   const workspaces = program.command('workspaces').description('manage workspaces');
@@ -175,6 +181,26 @@ export function registerAdminCommands(program: Command): void {
       const list = await withServices(async (s) => s.keyRegistry.list(await workspaceOf(s, opts.workspace)));
       const text = keysTable(list, { now: new Date().toISOString(), wide: Boolean(opts.wide) });
       print(isJson(cmd), { keys: list }, text || '(no keys)');
+    });
+
+  keys
+    .command('roll')
+    .description('roll a key: a successor with the same name, scopes and owner (shown once); the old one expires')
+    .argument('<key_id>', 'key_… id')
+    .option(
+      '--expire-old-in <seconds>',
+      'seconds the old key keeps working, 0..604800 (0: stops now)',
+      parseOverlap,
+      86_400,
+    )
+    .action(async (keyId: string, opts: { expireOldIn: number }, cmd: Command) => {
+      const out = await cliWrite((s, u) => s.keyRegistry.roll(u, keyId, opts.expireOldIn, null));
+      const key = { ...out.successor, rolled_from: out.old.id };
+      print(
+        isJson(cmd),
+        { key, previous_key: { id: out.old.id, expires_at: out.expiresAt } },
+        `${key.id} ${key.key}\nThe key is shown once: store it now. ${out.old.id} stops working at ${out.expiresAt}.`,
+      );
     });
 
   keys

@@ -2,7 +2,7 @@ import type { Db, Dialect } from '../../db/dialect.js';
 import type { ApiKeysTable, Env, UsersTable } from '../../db/types.js';
 import type { AuditRecord, Changes } from '../../kernel/audit-actions.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
-import { fieldError, NotFoundError } from '../../kernel/errors.js';
+import { ConflictError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import type { ApiKeyPrincipal } from '../../kernel/principal.js';
 import { isScope, SCOPES } from '../../kernel/scopes.js';
@@ -261,6 +261,54 @@ export function createKeyRegistry(deps: {
   }
 
   /**
+   * Rolls a key (docs/api.md#keys-scopes-and-roles): a successor with the same name, environment, scopes and owner
+   * (`created_by` the user who rolls, null for the CLI), told by one `key.rolled` event and entry on the old key;
+   * the old key keeps working for `expireOldInS` seconds (0: stops now). Who may roll which key is the caller's
+   * rule (keys.service.ts for /v1/keys); the CLI rolls any. NotFoundError for an unknown id, ConflictError for a
+   * revoked or expired key.
+   */
+  async function roll(
+    u: Unit,
+    keyId: string,
+    expireOldInS: number,
+    createdBy: string | null,
+  ): Promise<{ old: ApiKeysTable; successor: CreatedKey; expiresAt: string; now: string }> {
+    return u.run(
+      async (c) => {
+        const { trx } = c;
+        const old = isId('key', keyId) ? await keysRepository.findById(trx, keyId) : undefined;
+        if (!old) throw new NotFoundError('API key');
+        const nowMs = clock.now();
+        const now = isoAt(nowMs);
+        assertRollable(old, now);
+        let expiresAt = isoAt(nowMs + expireOldInS * 1000);
+        if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
+        if (expireOldInS === 0) await deps.dialect.holdExclusive(trx, keyLock(old.id));
+        await keysRepository.setExpiry(trx, old.id, expiresAt, now);
+        const successor = await create(c.unit, {
+          userId: old.user_id,
+          env: old.env,
+          name: old.name,
+          scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
+          createdBy,
+          rolledFrom: old.id,
+          quiet: true,
+        });
+        await c.emit({ type: 'key.rolled', key: old, at: now, successorId: successor.id, oldExpiresAt: expiresAt });
+        // One entry, on the old key, naming its successor (no key.created for the successor).
+        c.audit.record(
+          keyEntry('key.rolled', old, {
+            expires_at: { before: old.expires_at ?? null, after: expiresAt },
+            successor_id: { before: null, after: successor.id },
+          }),
+        );
+        return { old, successor, expiresAt, now };
+      },
+      { changesKeys: true },
+    );
+  }
+
+  /**
    * Moves keys' `last_used_at` forward to the minute they were last used, in the usage flush's
    * transaction (docs/usage.md). It does not change whether a key verifies, so cached keys stay valid.
    */
@@ -309,6 +357,7 @@ export function createKeyRegistry(deps: {
     verifyAt,
     list,
     revoke,
+    roll,
     recordUse,
     notifyExpiring,
     /** For other modules, in their transaction: a key's row (its name, for the audit log). */
@@ -316,6 +365,15 @@ export function createKeyRegistry(deps: {
   };
 }
 export type KeyRegistry = ReturnType<typeof createKeyRegistry>;
+
+/** Throws ConflictError `key_revoked` or `key_expired` unless the key is active at `now` (a roll needs one). */
+export function assertRollable(row: ApiKeysTable, now: string): void {
+  const state =
+    row.revoked_at !== null ? 'revoked' : row.expires_at != null && row.expires_at <= now ? 'expired' : 'active';
+  if (state !== 'active') {
+    throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
+  }
+}
 
 /** A key's fields as its audit entries show them: never its digest or its prefix (part of the key). */
 export function audited(row: ApiKeysTable) {

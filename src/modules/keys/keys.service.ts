@@ -1,13 +1,13 @@
-import type { Db, Dialect } from '../../db/dialect.js';
+import type { Db } from '../../db/dialect.js';
 import type { ApiKeysTable, Env } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
-import { ConflictError, ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
+import { ForbiddenError, fieldError, NotFoundError } from '../../kernel/errors.js';
 import { isId } from '../../kernel/ids.js';
 import type { Principal } from '../../kernel/principal.js';
 import { SCOPES } from '../../kernel/scopes.js';
 import type { Page, PageRequest } from '../../lib/paging.js';
-import { type Change, keyLock, type Unit } from '../../platform/unit-of-work.js';
-import { type KeyRegistry, keyEntry } from './key-registry.service.js';
+import type { Change, Unit } from '../../platform/unit-of-work.js';
+import { assertRollable, type KeyRegistry } from './key-registry.service.js';
 import { keysRepository as repo } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey, CreateKeyInput, RolledApiKey } from './keys.schemas.js';
 
@@ -40,11 +40,10 @@ export function toApiKey(row: ApiKeysTable, now: string): ApiKey {
  */
 export function createKeysService(deps: {
   db: Db;
-  dialect: Dialect;
   clock: Clock;
-  registry: Pick<KeyRegistry, 'create' | 'revoke'>;
+  registry: Pick<KeyRegistry, 'create' | 'revoke' | 'roll'>;
 }) {
-  const { db, dialect, clock } = deps;
+  const { db, clock } = deps;
 
   const visibility = (p: Principal) => ({
     workspaceId: p.workspaceId,
@@ -134,38 +133,16 @@ export function createKeysService(deps: {
   async function roll(u: Unit<Principal>, id: string, expireOldInS: number): Promise<RolledApiKey> {
     const p = u.actor;
     return writeKeys(u, async (c) => {
-      const { trx, audit } = c;
-      const old = await findOrThrow(trx, p, id);
-      const nowMs = clock.now();
-      const now = isoAt(nowMs);
-      const state = toApiKey(old, now).status;
-      if (state !== 'active') {
-        throw new ConflictError(`key_${state}`, `This API key is ${state}; create a new key instead of rolling it.`);
-      }
+      const old = await findOrThrow(c.trx, p, id);
+      assertRollable(old, isoAt(clock.now()));
       assertWithinCaller(p, old.scopes === null ? SCOPES : (JSON.parse(old.scopes) as string[]));
-      let expiresAt = isoAt(nowMs + expireOldInS * 1000);
-      if (old.expires_at != null && old.expires_at < expiresAt) expiresAt = old.expires_at;
-      if (expireOldInS === 0) await dialect.holdExclusive(trx, keyLock(old.id));
-      await repo.setExpiry(trx, old.id, expiresAt, now);
-      const created = await deps.registry.create(c.unit, {
-        userId: old.user_id,
-        env: old.env,
-        name: old.name,
-        scopes: old.scopes === null ? null : (JSON.parse(old.scopes) as string[]),
-        createdBy: p.userId,
-        rolledFrom: old.id,
-        quiet: true,
-      });
-      await c.emit({ type: 'key.rolled', key: old, at: now, successorId: created.id, oldExpiresAt: expiresAt });
-      // One entry, on the old key, naming its successor (no key.created for the successor).
-      audit.record(
-        keyEntry('key.rolled', old, {
-          expires_at: { before: old.expires_at ?? null, after: expiresAt },
-          successor_id: { before: null, after: created.id },
-        }),
-      );
-      const row = (await repo.findById(trx, created.id)) as ApiKeysTable;
-      return { ...toApiKey(row, now), key: created.key, previous_key: { id: old.id, expires_at: expiresAt } };
+      const rolled = await deps.registry.roll(c.unit, old.id, expireOldInS, p.userId);
+      const row = (await repo.findById(c.trx, rolled.successor.id)) as ApiKeysTable;
+      return {
+        ...toApiKey(row, rolled.now),
+        key: rolled.successor.key,
+        previous_key: { id: old.id, expires_at: rolled.expiresAt },
+      };
     });
   }
 
