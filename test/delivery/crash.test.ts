@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/kernel/clock.js';
@@ -11,9 +12,13 @@ import { openTestStorage } from '../helpers/storage.js';
 // Tier: full — kill -9 of a `wsvc serve` child process
 // docs/api.md#webhook-deliveries (delivery is at least once, across crashes): a real `wsvc serve` child process on a real database,
 // killed with SIGKILL while attempts are in flight and while retries are pending, then restarted.
-// Every event must still reach the receiver with a 2xx, always under the same event id.
+// Every event must still reach the receiver with a 2xx, always under the same event id: resource events, platform
+// events (key.created) and the operator's (workspace.created, docs/api.md#operator-events) alike.
 
 const EVENTS = 20;
+/** Keys made through the API during the run: one `key.created` platform event each. */
+const KEYS = 3;
+const OPERATOR_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 let storage: Awaited<ReturnType<typeof openTestStorage>>;
 let env: NodeJS.ProcessEnv;
 let server: WsvcProcess | undefined;
@@ -43,6 +48,8 @@ beforeAll(async () => {
     WEBHOOK_RETRY_FACTOR: '1',
     WEBHOOK_POLL_MS: '100',
     REDIS_URL: '',
+    OPERATOR_WEBHOOK_URL: rx.url('/ops'),
+    OPERATOR_WEBHOOK_SECRET: OPERATOR_SECRET,
   };
 });
 afterAll(async () => {
@@ -70,9 +77,12 @@ describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', 
         DATABASE_URL: storage.url,
         LOG_LEVEL: 'silent',
         PLAN_LIMITS: 'off',
+        OPERATOR_WEBHOOK_URL: rx.url('/ops'),
+        OPERATOR_WEBHOOK_SECRET: OPERATOR_SECRET,
       },
     );
     const services = createServices({ storage, clock: systemClock, config });
+    // Its operator event (workspace.created) is written with it, and sent by the server started below.
     const ws = await services.workspaces.create(asCli(services), { name: 'Crash', adminEmail: 'crash@example.test' });
     const key = ws.keys.live.key;
 
@@ -80,21 +90,30 @@ describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', 
     expect((await api('POST', '/v1/webhooks', key, { url: rx.url('/in'), events: ['*'] })).status).toBe(201);
     for (let i = 0; i < EVENTS; i++) {
       expect((await api('POST', '/v1/resources', key, { name: `r${i}`, type: 'standard' })).status).toBe(201);
+      if (i < KEYS) expect((await api('POST', '/v1/keys', key, { name: `k${i}`, env: 'live' })).status).toBe(201);
     }
+    const TOTAL = EVENTS + KEYS + 1;
     // 1st crash: every first attempt is in flight (the receiver holds them open).
-    await rx.until(() => seen.size === EVENTS);
+    await rx.until(() => seen.size === TOTAL);
     await stopProcess(server.child, 'SIGKILL');
 
     server = await startWsvc(['serve'], env);
     // 2nd crash: after the leases lapsed and some second attempts failed, retries are pending.
-    await rx.until(() => [...seen.values()].filter((n) => n >= 2).length >= EVENTS / 2, 20_000);
+    await rx.until(() => [...seen.values()].filter((n) => n >= 2).length >= TOTAL / 2, 20_000);
     await stopProcess(server.child, 'SIGKILL');
 
     server = await startWsvc(['serve'], env);
-    await rx.until(() => [...seen.values()].every((n) => n >= 3) && seen.size === EVENTS, 30_000);
-    const ids = (await storage.db.selectFrom('events').select('id').execute()).map((e) => e.id).sort();
+    await rx.until(() => [...seen.values()].every((n) => n >= 3) && seen.size === TOTAL, 30_000);
+    const events = await storage.db.selectFrom('events').select(['id', 'type']).execute();
+    const operator = await storage.db.selectFrom('operator_deliveries').select(['event_id', 'event_type']).execute();
+    // Each event recorded once, and received (to its 2xx) under that one id.
+    expect(events.filter((e) => e.type === 'resource.created')).toHaveLength(EVENTS);
+    expect(events.filter((e) => e.type === 'key.created')).toHaveLength(KEYS);
+    expect(events).toHaveLength(EVENTS + KEYS);
+    expect(operator.map((o) => o.event_type)).toEqual(['workspace.created']);
+    const ids = [...events.map((e) => e.id), ...operator.map((o) => o.event_id)].sort();
     expect([...seen.keys()].sort()).toEqual(ids);
-    expect(ids).toHaveLength(EVENTS);
+    expect(new Set(rx.to('/ops').map((r) => r.headers['webhook-id']))).toEqual(new Set([operator[0]?.event_id]));
     // The log agrees once the last outcomes are written.
     const deadline = Date.now() + 10_000;
     let statuses: string[] = [];
@@ -103,9 +122,13 @@ describe('kill -9 and restart (at least once, docs/api.md#webhook-deliveries)', 
       if (statuses.every((s) => s === 'succeeded')) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(statuses).toEqual(Array(EVENTS).fill('succeeded'));
+    expect(statuses).toEqual(Array(EVENTS + KEYS).fill('succeeded'));
+    const opStatuses = (await storage.db.selectFrom('operator_deliveries').select('status').execute()).map(
+      (d) => d.status,
+    );
+    expect(opStatuses).toEqual(['succeeded']);
     const dup = [...seen.values()].filter((n) => n > 3).length;
-    console.log(`crash test: ${EVENTS} events, ${rx.received.length} requests, ${dup} events delivered more than once`);
+    console.log(`crash test: ${TOTAL} events, ${rx.received.length} requests, ${dup} events delivered more than once`);
   }, 90_000);
 
   it('SIGTERM finishes the attempts in flight, records them, and exits', async () => {
