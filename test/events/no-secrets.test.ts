@@ -1,13 +1,14 @@
 // Backends: sqlite — walks the schemas and the examples in memory; no storage.
 // Tier: quick — milliseconds.
-// No event carries key material, a secret, a token or a hash (docs/api.md#platform-events): every catalogue type's
-// `data` schema and its example (what a test event sends) are walked, and the walk itself is shown finding each
-// kind of secret planted on purpose.
+// No event carries key material, a secret, a token or a hash (docs/api.md#platform-events, #operator-events): every
+// catalogue type's `data` schema and its example (what a test event sends), and every operator type's schema, are
+// walked, and the walk itself is shown finding each kind of secret planted on purpose.
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { ALL_EVENT_TYPES, PLATFORM_EVENT_TYPES } from '../../src/kernel/event-types.js';
+import { ALL_EVENT_TYPES, OPERATOR_EVENT_TYPES, PLATFORM_EVENT_TYPES } from '../../src/kernel/event-types.js';
 import { exampleEventData } from '../../src/modules/events/event-examples.js';
 import { EVENT_DATA, EventSchema } from '../../src/modules/events/events.schemas.js';
+import { OPERATOR_EVENT_DATA, OperatorEventSchema } from '../../src/modules/operator-events/operator-events.schemas.js';
 import { schemaSecrets, valueSecrets } from '../helpers/event-secrets.js';
 
 const ctx = {
@@ -27,6 +28,15 @@ describe('no secrets in events', () => {
     const members = (EventSchema as unknown as { anyOf: unknown[] }).anyOf;
     expect(members).toHaveLength(ALL_EVENT_TYPES.length);
     expect(PLATFORM_EVENT_TYPES.length).toBeGreaterThan(0);
+  });
+
+  it.each([...OPERATOR_EVENT_TYPES])('operator event %s: its data schema holds none', (type) => {
+    expect(schemaSecrets(OPERATOR_EVENT_DATA[type])).toEqual([]);
+  });
+
+  it('the operator event object (every member of its union) holds none', () => {
+    expect(schemaSecrets(OperatorEventSchema)).toEqual([]);
+    expect((OperatorEventSchema as unknown as { anyOf: unknown[] }).anyOf).toHaveLength(OPERATOR_EVENT_TYPES.length);
   });
 
   it('the walk finds each kind of secret planted on purpose', () => {
