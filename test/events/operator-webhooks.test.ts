@@ -77,7 +77,12 @@ const verified = () =>
 /** A manual clock for the worker: retries fall due when the test moves it. */
 function manualClock() {
   let now = Date.now();
-  return { now: () => now, advance: (ms: number) => void (now += ms) };
+  return {
+    now: () => now,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
 }
 
 async function drain(worker: ReturnType<typeof testWorker>) {
@@ -196,6 +201,19 @@ describe('operator events', { timeout: 180_000 }, () => {
     expect(new Set(sent.map((r) => r.body)).size).toBe(1);
     const after = (await t.services.operatorEvents.list(1))[0];
     expect(after).toMatchObject({ id: failed.id, status: 'succeeded', attempt_count: 3, last_response_status: 200 });
+  });
+
+  it('the purge-operator-deliveries job deletes those older than EVENT_RETENTION_DAYS (30), and only those', async () => {
+    const old = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    await asCli(t.services).run((c) =>
+      c.emit({ type: 'subscription.unpaid', workspaceId: 'ws_old', invoiceId: 'inv_old', at: old }),
+    );
+    const before = await rowCount();
+    const job = t.services.jobs.find((j) => j.id === 'purge-operator-deliveries');
+    expect(await job?.run()).toBe(1);
+    expect(await rowCount()).toBe(before - 1);
+    const left = await storage.db.selectFrom('operator_deliveries').select('workspace_id').execute();
+    expect(left.map((r) => r.workspace_id)).not.toContain('ws_old');
   });
 
   it('without the settings, nothing is written', async () => {
