@@ -182,7 +182,8 @@ export function createServices(deps: {
 
   // The unit of work: the one door to a change. Its subscribers react to what a change emits, in this order, in the
   // change's transaction: plan limits refuse first; the outbox records webhook events and their deliveries (and tells
-  // integrations of each); notifications write their rows (and tell integrations); the operator's events theirs; the audit log closes the change.
+  // integrations of each); notifications write their rows (and tell integrations); the operator's events theirs; the
+  // audit log closes the change.
   const checks: PrincipalChecks = {
     api_key: apiKeyCheck(dialect, clock),
     session: sessionCheck(dialect, users),
