@@ -126,6 +126,7 @@ export const AUDIT_ACTIONS = every<AuditAction>()([
   'secrets.key_rotated',
   'events.purged',
   'request_log.purged',
+  'usage.purged',
   'idempotency.purged',
   'notifications.purged',
   'integration_messages.purged',
