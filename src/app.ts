@@ -38,6 +38,8 @@ import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { installConsoleSession } from './modules/console-auth/console-session.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { EventSchema } from './modules/events/events.schemas.js';
+import { exportsRoutes } from './modules/exports/exports.routes.js';
+import { ExportSchema } from './modules/exports/exports.schemas.js';
 import { integrationsRoutes } from './modules/integrations/integrations.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { ApiKeySchema } from './modules/keys/keys.schemas.js';
@@ -165,6 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     SubscriptionSchema,
     AuditEntrySchema,
     OperatorEventSchema,
+    ExportSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -233,6 +236,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(usageRoutes, { usage: services.usage, retentionDays: config.REQUEST_LOG_RETENTION_DAYS });
     await v1.register(billingRoutes, { billing: services.billing });
     await v1.register(auditRoutes, { audit: services.audit, retentionDays: config.AUDIT_RETENTION_DAYS });
+    await v1.register(exportsRoutes, { exports: services.exports });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(

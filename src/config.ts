@@ -1,4 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import ipaddr from 'ipaddr.js';
@@ -94,6 +96,11 @@ const ConfigSchema = Type.Object({
   MAIL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 120_000 }),
   /** How long audit entries are kept (docs/api.md#audit-log): the purge job deletes older ones, keeping the chain's anchor. */
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 400 }),
+  /**
+   * The folder of workspace export archives (docs/data-lifecycle.md#export); unset: `exports/` beside the SQLite
+   * file, or `./data/exports` with PostgreSQL. Processes that share a database must share this folder.
+   */
+  EXPORTS_DIR: Type.Optional(Type.String({ minLength: 1, 'x-expected': 'the path of a folder' })),
   /** How long events and their deliveries with the attempts are kept (docs/api.md#events). */
   EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 30 }),
   /** How long failed requests are kept in the request log (docs/usage.md#request-log). */
@@ -224,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         key === 'METRICS_TOKEN' ||
         key === 'SMTP_URL' ||
         key === 'PLANS_FILE' ||
+        key === 'EXPORTS_DIR' ||
         key === 'SECRETS_KEY' ||
         key === 'OPERATOR_WEBHOOK_URL' ||
         key === 'OPERATOR_WEBHOOK_SECRET'
@@ -337,4 +345,15 @@ export function secretsKeys(config: Pick<Config, 'SECRETS_KEY' | 'DATABASE_URL'>
   }
   const keys = parseSecretsKeys(readFileSync(file, 'utf8'), `the key file ${file}`);
   return { keys, source: `the key file ${file}`, createdFile };
+}
+
+/** Where export archives are written (EXPORTS_DIR; docs/settings.md): by default `exports/` beside the SQLite file. */
+export function exportsDir(config: Pick<Config, 'EXPORTS_DIR' | 'DATABASE_URL'>): string {
+  if (config.EXPORTS_DIR) return config.EXPORTS_DIR;
+  if (config.DATABASE_URL.startsWith('sqlite:')) {
+    const path = config.DATABASE_URL.slice('sqlite:'.length);
+    if (path !== ':memory:') return join(dirname(path), 'exports');
+    return join(tmpdir(), 'wsvc-exports');
+  }
+  return join('data', 'exports');
 }

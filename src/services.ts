@@ -1,4 +1,5 @@
-import { type Config, publicUrl, secretsKeys } from './config.js';
+import { randomBytes } from 'node:crypto';
+import { type Config, exportsDir, publicUrl, secretsKeys } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Db } from './db/dialect.js';
 import type { AuditActor } from './kernel/audit-actions.js';
@@ -16,6 +17,7 @@ import { createConsoleAuthService, createSignInReads } from './modules/console-a
 import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery-engine/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
+import { createExportsService } from './modules/exports/exports.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { createIntegrationsService } from './modules/integrations/integrations.service.js';
 import { apiKeyCheck } from './modules/keys/key-check.js';
@@ -278,6 +280,24 @@ export function createServices(deps: {
     deliveriesDue,
     log,
   });
+  // Workspace exports (docs/data-lifecycle.md#export): each kind of data read in batches through its owner's service.
+  const exports = createExportsService({
+    db,
+    clock,
+    dir: exportsDir(config),
+    sources: [
+      { kind: 'members', batch: users.exportBatch },
+      { kind: 'keys', batch: keys.exportBatch },
+      { kind: 'resources', batch: resources.exportBatch },
+      { kind: 'webhooks', batch: webhooks.exportBatch },
+      { kind: 'events', batch: events.exportBatch },
+      { kind: 'deliveries', batch: (ws, after, limit) => deliveries.exportBatch(ws, after, limit) },
+      { kind: 'usage', batch: usage.exportBatch },
+      { kind: 'invoices', batch: billing.exportBatch },
+    ],
+    audit,
+    workerId: `exp_run_${randomBytes(6).toString('hex')}`,
+  });
   /** The door of a periodic job: its own system actor, `scheduler:<id>`. */
   const scheduler = (id: string) => uow.as(systemActor(`scheduler:${id}`));
   // Secrets at rest (docs/settings.md#secrets-at-rest): each owner's sealed columns (src/platform/sealed-columns.ts).
@@ -412,6 +432,15 @@ export function createServices(deps: {
       run: () => billing.notifyUsage(scheduler('billing-usage-notices')),
     },
     {
+      id: 'exports',
+      name: 'exports: workspace archives written, and those past their 24 h deleted',
+      everyMs: 5_000,
+      run: async () => {
+        const u = scheduler('exports');
+        return (await exports.runDue(u)) + (await exports.expireDue(u));
+      },
+    },
+    {
       id: 'purge-audit',
       name: 'purge-audit: audit entries older than AUDIT_RETENTION_DAYS, the chain anchored at the last one deleted',
       everyMs: 60 * 60_000,
@@ -420,6 +449,7 @@ export function createServices(deps: {
   ];
   return {
     audit,
+    exports,
     keyRegistry,
     keys,
     users,

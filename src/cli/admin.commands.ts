@@ -1,3 +1,4 @@
+import { copyFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ENVIRONMENTS, type Env } from '../kernel/environments.js';
 import { ROLES, type Role } from '../kernel/roles.js';
@@ -77,6 +78,30 @@ export function registerAdminCommands(program: Command): void {
           list.map((w) => [w.id, w.name, String(w.members), w.created_at]),
         ) || '(no workspaces)',
       );
+    });
+
+  workspaces
+    .command('export')
+    .description("write an archive of a workspace's data (docs/data-lifecycle.md#export), showing progress")
+    .option('--workspace <ws_id>', WORKSPACE_DEFAULT_HELP)
+    .option('--out <file>', 'where to write the archive (default: workspace-<ws_id>-<export id>.tar.gz here)')
+    .action(async (opts: { workspace?: string; out?: string }, cmd: Command) => {
+      const out = await cliWrite(async (s, u) => {
+        const workspaceId = await workspaceOf(s, opts.workspace);
+        const requested = await s.exports.request(u, workspaceId);
+        const line = (text: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[2K${text}`);
+        await s.exports.runDue(u, {
+          only: requested.id,
+          onProgress: (p) =>
+            line(`export ${requested.id}: ${p.kindsDone}/${p.kindsTotal} kinds, ${p.rows} rows (${p.kind})`),
+        });
+        if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
+        const file = await s.exports.downloadFor(workspaceId, requested.id);
+        const target = opts.out ?? file.filename;
+        await copyFile(file.path, target);
+        return { export: requested.id, file: target, size_bytes: file.size };
+      });
+      print(isJson(cmd), out, `export ${out.export} written to ${out.file} (${out.size_bytes} bytes)`);
     });
 
   const users = program.command('users').description('manage workspace members');

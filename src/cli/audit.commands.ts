@@ -95,8 +95,11 @@ export function registerAuditCommands(program: Command): void {
     .command('verify')
     .description("recompute every workspace's hash chain from its anchor; exit 1 naming the first entry that fails")
     .option('--workspace <ws_id>', 'only this workspace (default: every workspace)')
-    .action(async (opts: { workspace?: string }, cmd: Command) => {
-      const checks = await withServices((s) => s.audit.verify(opts.workspace));
+    .option('--file <export.tar.gz>', 'verify the audit log of a workspace export archive instead, offline')
+    .action(async (opts: { workspace?: string; file?: string }, cmd: Command) => {
+      const checks = opts.file
+        ? [await (await import('../modules/exports/export-verify.js')).verifyExportArchive(opts.file)]
+        : await withServices((s) => s.audit.verify(opts.workspace));
       const broken = checks.filter((c) => !c.ok);
       const entries = checks.reduce((n, c) => n + c.entries, 0);
       const lines = broken.map((c) => (c.ok ? '' : `workspace ${c.workspaceId}: ${c.problem}`));

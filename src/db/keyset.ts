@@ -138,3 +138,25 @@ export function findInScope<T extends ScopedTable>(
     .where('env', '=', scope.env)
     .executeTakeFirst();
 }
+
+type BatchTable = PagedTable | 'invoices';
+
+/**
+ * One batch of a workspace's rows of `table` after `afterId` (null: from the first), oldest first: the keyset
+ * walk of an export, whose memory is one batch however many rows the workspace holds.
+ */
+export function batchAfterId<T extends BatchTable>(
+  db: Db,
+  table: T,
+  workspaceId: string,
+  afterId: string | null,
+  limit: number,
+  where?: Where<Exclude<T, 'invoices'>>,
+): Promise<Database[T][]> {
+  // As in pageById: Kysely cannot type a table chosen at run time; the casts stay here.
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  let q = (db as any).selectFrom(table).selectAll().where('workspace_id', '=', workspaceId);
+  if (where) q = q.where(where);
+  if (afterId !== null) q = q.where('id', '>', afterId);
+  return q.orderBy('id', 'asc').limit(limit).execute();
+}

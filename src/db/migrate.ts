@@ -26,6 +26,7 @@ import * as keyRecheck from './migrations/026-key-recheck.js';
 import * as receiversExpected from './migrations/027-receivers-expected.js';
 import * as exhaustedDeliveries from './migrations/028-exhausted-deliveries.js';
 import * as operatorDeliveries from './migrations/029-operator-deliveries.js';
+import * as exports from './migrations/032-exports.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '027-receivers-expected': receiversExpected,
   '028-exhausted-deliveries': exhaustedDeliveries,
   '029-operator-deliveries': operatorDeliveries,
+  '032-exports': exports,
 };
 
 class StaticProvider implements MigrationProvider {

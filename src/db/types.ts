@@ -2,6 +2,7 @@ import type { AuditAction } from '../kernel/audit-actions.js';
 import type { DeliveryStatus } from '../kernel/delivery-statuses.js';
 import type { Env } from '../kernel/environments.js';
 import type { AnyEventType, OperatorEventType } from '../kernel/event-types.js';
+import type { ExportStatus } from '../kernel/export-statuses.js';
 import type { NotificationCategory, NotificationType } from '../kernel/notification-types.js';
 import type { Platform } from '../kernel/platforms.js';
 import type { Role } from '../kernel/roles.js';
@@ -13,6 +14,7 @@ export type {
   AnyEventType,
   DeliveryStatus,
   Env,
+  ExportStatus,
   NotificationCategory,
   NotificationType,
   Platform,
@@ -560,6 +562,7 @@ export interface Database {
   receiver_versions: ReceiverVersionsTable;
   exhausted_deliveries: ExhaustedDeliveriesTable;
   operator_deliveries: OperatorDeliveriesTable;
+  exports: ExportsTable;
 }
 
 /** A Slack or Discord destination (docs/integrations.md); `url` is a secret. */
@@ -650,4 +653,33 @@ export interface ExhaustedDeliveriesTable {
   event_id: string;
   webhook_id: string;
   created_at: string;
+}
+
+/** An archive of a workspace's data an admin asked for (migration 032, docs/data-lifecycle.md#export). */
+export interface ExportsTable {
+  id: string;
+  workspace_id: string;
+  /** The environment of the key that asked; null: the console or the CLI. */
+  env: Env | null;
+  /** Who asked: a user id, or `cli`. */
+  requested_by: string;
+  status: ExportStatus;
+  /** Progress: the kinds of data written, of `kinds_total`, and the rows written so far. */
+  kinds_done: number;
+  kinds_total: number;
+  rows_written: number | string;
+  /** The finished archive's size and SHA-256 (hex); null until it is ready. */
+  size_bytes: number | string | null;
+  sha256: string | null;
+  /** Why it failed (status `failed`). */
+  error: string | null;
+  /** How many runs started it (a run whose lease lapsed starts it again from scratch). */
+  attempts: number;
+  leased_by: string | null;
+  lease_until: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** When the download stops (24 h after it is ready). */
+  expires_at: string | null;
 }

@@ -45,6 +45,7 @@ export const AUDIT_ACTIONS = [
   'invoice.voided',
   'workspace.created',
   'workspace.settings_changed',
+  'export.created',
   'sso.configured',
   'audit.purged',
   'secrets.key_rotated',

@@ -21,6 +21,7 @@ export const ID_PREFIX = {
   recoveryCode: 'rc_',
   audit: 'aud_',
   operatorDelivery: 'odlv_',
+  export: 'exp_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

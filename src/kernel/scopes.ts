@@ -15,6 +15,7 @@ export const SCOPES = [
   'requests:read',
   'billing:read',
   'audit:read',
+  'exports:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemActor } from '../../src/kernel/principal.js';
 import { json, startTestApp, type TestApp } from '../helpers/app.js';
 import { createResource, describeAuthMatrix, type RouteCase, registeredRoutes } from '../helpers/auth-matrix.js';
 
@@ -51,6 +52,15 @@ const keyUrl = async (ctx: { t: TestApp; key: string; env: string }, suffix = ''
   });
   expect(res.statusCode, res.body).toBe(201);
   return `/v1/keys/${json(res).data.id}${suffix}`;
+};
+
+/** An export asked for with `ctx.key`; `ready`: written by the worker's run first. */
+const exportUrl = async (ctx: { t: TestApp; key: string }, suffix = '', ready = false) => {
+  const res = await ctx.t.request({ method: 'POST', url: '/v1/exports', key: ctx.key });
+  expect(res.statusCode, res.body).toBe(202);
+  const id = json(res).data.id as string;
+  if (ready) await ctx.t.services.exports.runDue(ctx.t.services.uow.as(systemActor('scheduler:exports')), { only: id });
+  return `/v1/exports/${id}${suffix}`;
 };
 
 const resourceUrl = async (ctx: { t: TestApp; key: string }, suffix = '') =>
@@ -348,6 +358,29 @@ const ROUTES: RouteCase[] = [
     scope: 'audit:read',
     success: 200,
     prepare: async () => ({ url: '/v1/audit-log?action=resource.' }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/exports',
+    scope: 'exports:write',
+    success: 202,
+    prepare: async () => ({ url: '/v1/exports' }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/exports/:id',
+    scope: 'exports:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await exportUrl(ctx) }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/exports/:id/download',
+    scope: 'exports:write',
+    success: 200,
+    byId: true,
+    prepare: async (ctx) => ({ url: await exportUrl(ctx, '/download', true) }),
   },
 ];
 

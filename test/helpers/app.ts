@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
@@ -74,6 +77,8 @@ export async function startTestApp(
       REDIS_KEY_PREFIX: redisKeyPrefix,
       PLAN_LIMITS: 'off',
       PASSWORD_HASH_COST: Number(process.env.PASSWORD_HASH_COST) || undefined,
+      // Export archives in a folder of the run's own, not the working tree (PostgreSQL's default is ./data/exports).
+      EXPORTS_DIR: mkdtempSync(join(tmpdir(), 'wsvc-test-exports-')),
       ...opts.config,
     },
   );

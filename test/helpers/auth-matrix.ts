@@ -24,6 +24,8 @@ export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   // docs/billing.md#http: plans and invoices, admins only.
   'billing:read': ['admin'],
   'audit:read': ['admin'],
+  // docs/data-lifecycle.md#export: archives of the whole workspace, admins only.
+  'exports:write': ['admin'],
 };
 const ALL_SCOPES = Object.keys(ROLE_SCOPES);
 

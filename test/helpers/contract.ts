@@ -129,6 +129,13 @@ function buildContract(doc: Json): Contract {
       if (!v(typed)) problems.push(`${where}: header ${name}=${String(value)} ${ajv.errorsText(v.errors)}`);
     }
     const content = response.content?.['application/json'];
+    // A file answered as bytes (an export's archive): its content type must be the documented one.
+    const other = Object.keys(response.content ?? {}).find((type) => type !== 'application/json');
+    if (!content && other && !head) {
+      const type = String(res.headers['content-type'] ?? '');
+      if (!type.startsWith(other)) problems.push(`${where}: content-type ${type}, documented ${other}`);
+      return problems;
+    }
     if (head || !content) {
       if (res.body !== '' && !head) problems.push(`${where}: body sent where none is documented`);
       return problems;

@@ -65,6 +65,7 @@ export const SCOPES = every<Scope>()([
   'requests:read',
   'billing:read',
   'audit:read',
+  'exports:write',
 ]);
 /** What a webhook subscribes to: `*` (every type) or one type. */
 export const SUBSCRIBABLE_EVENTS = every<SubscribableEvent>()(['*', ...EVENT_TYPES]);
@@ -121,6 +122,7 @@ export const AUDIT_ACTIONS = every<AuditAction>()([
   'invoice.voided',
   'workspace.created',
   'workspace.settings_changed',
+  'export.created',
   'sso.configured',
   'audit.purged',
   'secrets.key_rotated',

@@ -49,3 +49,49 @@ export function numberAfter(
   });
   return { rows, head: { seq, hash } };
 }
+
+/** Where a chain starts (its anchor: the last purged entry, or seq 0) and where it ends (its head). */
+export interface ChainEnds {
+  anchor: { seq: number; hash: string };
+  head: { seq: number; hash: string };
+}
+
+/** What walking a chain found: how many entries hold, or the first that does not. */
+export type ChainWalk =
+  | { ok: true; entries: number }
+  | { ok: false; entries: number; id: string | null; seq: number; problem: string };
+
+/**
+ * Recomputes a chain from its anchor over `rows` in seq order (the database's, or an export's audit file):
+ * every seq present in order, every hash over the previous one, the last equal to the head's. Rows after
+ * the head are ignored. Names the first entry edited, removed or reordered.
+ */
+export async function walkChain(ends: ChainEnds, rows: AsyncIterable<AuditEntriesTable>): Promise<ChainWalk> {
+  let seq = ends.anchor.seq;
+  let prev = ends.anchor.hash;
+  let entries = 0;
+  const broken = (id: string | null, at: number, problem: string): ChainWalk => ({
+    ok: false,
+    entries,
+    id,
+    seq: at,
+    problem,
+  });
+  for await (const row of rows) {
+    const at = Number(row.seq);
+    if (at > ends.head.seq) break;
+    if (at !== seq + 1) {
+      return broken(row.id, at, `entry seq ${seq + 1} is missing: removed before ${row.id} (seq ${at})`);
+    }
+    if (entryHash(prev, row) !== row.hash) {
+      return broken(row.id, at, `entry ${row.id} (seq ${at}) was edited or reordered: its hash does not match`);
+    }
+    seq = at;
+    prev = row.hash;
+    entries++;
+  }
+  if (seq !== ends.head.seq || prev !== ends.head.hash) {
+    return broken(null, seq + 1, `entries after seq ${seq} are missing: the head is at seq ${ends.head.seq}`);
+  }
+  return { ok: true, entries };
+}

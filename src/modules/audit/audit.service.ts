@@ -9,7 +9,7 @@ import { PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
 import type { Unit, UnitOfWork } from '../../platform/unit-of-work.js';
 import { type AuditFilter, auditRepository as repo } from './audit.repository.js';
 import type { AuditEntry, AuditQuery } from './audit.schemas.js';
-import { entryHash } from './audit-chain.js';
+import { type ChainEnds, walkChain } from './audit-chain.js';
 import type { AuditSequencer } from './audit-sequencer.js';
 
 const DAY_MS = 86_400_000;
@@ -158,40 +158,40 @@ export function createAuditService(deps: {
    * previous one, the last equal to the head's. Names the first entry edited, removed or reordered.
    */
   async function verifyWorkspace(workspaceId: string): Promise<ChainCheck> {
+    const ends = await chainEnds(workspaceId);
+    if (!ends) return { workspaceId, ok: true, entries: 0 };
+    return { workspaceId, ...(await walkChain(ends, chainRows(workspaceId, ends))) };
+  }
+
+  /** A workspace's chain's anchor and head (after numbering what is pending); undefined: no entries yet. */
+  async function chainEnds(workspaceId: string): Promise<ChainEnds | undefined> {
     const head = await repo.head(db, workspaceId);
-    if (!head) return { workspaceId, ok: true, entries: 0 };
-    let seq = Number(head.anchor_seq);
-    let prev = head.anchor_hash;
-    let entries = 0;
-    const broken = (id: string | null, at: number, problem: string): ChainCheck => ({
-      workspaceId,
-      ok: false,
-      entries,
-      id,
-      seq: at,
-      problem,
-    });
+    if (!head) return undefined;
+    return {
+      anchor: { seq: Number(head.anchor_seq), hash: head.anchor_hash },
+      head: { seq: Number(head.seq), hash: head.hash },
+    };
+  }
+
+  /** The chain's entries from its anchor through its head, as stored (hash included), in batches. */
+  async function* chainRows(workspaceId: string, ends: ChainEnds, batch = VERIFY_BATCH) {
+    let seq = ends.anchor.seq;
     for (;;) {
-      const batch = await repo.chain(db, workspaceId, seq, VERIFY_BATCH);
-      for (const row of batch) {
-        const at = Number(row.seq);
-        if (at > Number(head.seq)) break;
-        if (at !== seq + 1) {
-          return broken(row.id, at, `entry seq ${seq + 1} is missing: removed before ${row.id} (seq ${at})`);
-        }
-        if (entryHash(prev, row) !== row.hash) {
-          return broken(row.id, at, `entry ${row.id} (seq ${at}) was edited or reordered: its hash does not match`);
-        }
-        seq = at;
-        prev = row.hash;
-        entries++;
+      const rows = await repo.chain(db, workspaceId, seq, batch);
+      for (const row of rows) {
+        if (Number(row.seq) > ends.head.seq) return;
+        yield row;
       }
-      if (batch.length < VERIFY_BATCH || Number(batch.at(-1)?.seq) >= Number(head.seq)) break;
+      const last = rows.at(-1);
+      if (rows.length < batch || !last || Number(last.seq) >= ends.head.seq) return;
+      seq = Number(last.seq);
     }
-    if (seq !== Number(head.seq) || prev !== head.hash) {
-      return broken(null, seq + 1, `entries after seq ${seq} are missing: the head is at seq ${head.seq}`);
-    }
-    return { workspaceId, ok: true, entries };
+  }
+
+  /** The chain's ends for an export, after numbering what is pending (PostgreSQL's sequencer). */
+  async function exportEnds(workspaceId: string): Promise<ChainEnds | undefined> {
+    await deps.sequencer.flush(deps.uow, db, workspaceId);
+    return chainEnds(workspaceId);
   }
 
   /** Every workspace's chain (or one), checked from its anchor. */
@@ -249,6 +249,6 @@ export function createAuditService(deps: {
     return purged;
   }
 
-  return { list, page, exportRange, verify, purgeExpired };
+  return { list, page, exportRange, verify, purgeExpired, exportEnds, chainRows };
 }
 export type AuditService = ReturnType<typeof createAuditService>;

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/dialect.js';
+import { batchAfterId } from '../../db/keyset.js';
 import { withRowLock } from '../../db/row-locks.js';
 import type {
   InvoiceLinesTable,
@@ -12,6 +13,9 @@ import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for subscriptions, subscription_changes, invoices and invoice_lines (docs/billing.md). */
 export const billingRepository = {
+  /** A batch of the workspace's invoices after `afterId`, oldest first (an export). */
+  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'invoices', workspaceId, afterId, limit),
   /** A workspace's subscription; nothing if it has one already. `trx`: the workspace's creation. */
   async insertSubscription(trx: WriteTx, row: SubscriptionsTable): Promise<void> {
     await trx

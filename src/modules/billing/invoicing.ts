@@ -155,6 +155,20 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
       };
     },
 
+    /** A batch of the workspace's invoices after `after` (an id), oldest first, with their lines: an export's walk. */
+    async exportBatch(workspaceId: string, after: string | null, limit: number) {
+      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+      const lines =
+        rows.length === 0
+          ? []
+          : await repo.lines(
+              db,
+              rows.map((r) => r.id),
+            );
+      const invoices = rows.map((r) => toInvoice(r, toLines(lines.filter((l) => l.invoice_id === r.id))));
+      return { rows: invoices, next: rows.at(-1)?.id ?? null };
+    },
+
     /** Marks an open invoice paid or void (CLI); anything else is a 409 and changes nothing. */
     settle(u: Unit, invoiceId: string, status: 'paid' | 'void'): Promise<Invoice> {
       return u.run(async (c) => {

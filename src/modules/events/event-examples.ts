@@ -123,6 +123,6 @@ function examples(type: AnyEventType, ctx: ExampleContext): AnyEventData {
     case 'workspace.deletion_cancelled':
       return { workspace_id: ctx.workspaceId };
     case 'export.ready':
-      return { export_id: 'exp_01JD3K8Z6W6J9Q4X1V5N2M7P8R', expires_at: isoAt(ctx.now + 7 * 86_400_000) };
+      return { export_id: 'exp_01JD3K8Z6W6J9Q4X1V5N2M7P8R', expires_at: isoAt(ctx.now + 86_400_000) };
   }
 }

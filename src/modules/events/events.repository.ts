@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/dialect.js';
-import { findInScope, pageById } from '../../db/keyset.js';
+import { batchAfterId, findInScope, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { EventsTable, ReceiverVersionsTable } from '../../db/types.js';
 import type { Tenant } from '../../kernel/principal.js';
@@ -53,6 +53,9 @@ const receiversChangedQuery = prepared((db, $: Param<ReceiverVersionsTable>) =>
 
 /** SQL of the events table (its only owner); reads are confined to one workspace and environment (docs/api.md#environments). */
 export const eventsRepository = {
+  /** A batch of the workspace's rows after `afterId`, oldest first (an export's keyset walk). */
+  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'events', workspaceId, afterId, limit),
   /**
    * Writes one event; returns its workspace's receivers' token as this statement sees it (null: never
    * changed), so the webhooks and integrations it fans out to can be taken from a cache kept under it.

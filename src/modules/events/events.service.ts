@@ -25,6 +25,11 @@ export function createEventsService(deps: { db: Db }) {
   }
 
   return {
+    /** A batch of the workspace's events after `after` (an id; null: from the first), oldest first: an export's walk. */
+    exportBatch: async (workspaceId: string, after: string | null, limit: number) => {
+      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+      return { rows: rows.map((r) => ({ ...toEvent(r), env: r.env })), next: rows.at(-1)?.id ?? null };
+    },
     get,
     list,
     /**

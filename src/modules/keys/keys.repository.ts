@@ -1,6 +1,6 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/dialect.js';
-import { pageById } from '../../db/keyset.js';
+import { batchAfterId, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { ApiKeysTable, Database, Env, Role } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
@@ -67,6 +67,9 @@ function visibleTo(eb: ExpressionBuilder<Database, 'api_keys'>, v: KeyVisibility
 
 /** SQL for API keys. */
 export const keysRepository = {
+  /** A batch of the workspace's rows after `afterId`, oldest first (an export's keyset walk). */
+  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'api_keys', workspaceId, afterId, limit),
   insert(db: WriteTx, row: ApiKeysTable) {
     return db.insertInto('api_keys').values(row).execute();
   },

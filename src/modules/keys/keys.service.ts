@@ -146,7 +146,14 @@ export function createKeysService(deps: {
     });
   }
 
-  return { list, get, create, revoke, roll };
+  /** A batch of the workspace's API keys (never their digests) after `after` (an id; null: from the first), oldest first: an export's walk. */
+  async function exportBatch(workspaceId: string, after: string | null, limit: number) {
+    const rows = await repo.exportBatch(db, workspaceId, after, limit);
+    const now = isoAt(deps.clock.now());
+    return { rows: rows.map((r) => toApiKey(r, now)), next: rows.at(-1)?.id ?? null };
+  }
+
+  return { list, get, create, revoke, roll, exportBatch };
 }
 
 /** A restricted key cannot obtain a key with scopes it lacks (by creating or rolling one): 403. */

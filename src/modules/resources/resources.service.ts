@@ -158,6 +158,11 @@ export function createResourcesService(deps: { db: Db; clock: Clock }) {
   }
 
   return {
+    /** A batch of the workspace's resources (both environments) after `after` (an id; null: from the first), oldest first: an export's walk. */
+    exportBatch: async (workspaceId: string, after: string | null, limit: number) => {
+      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+      return { rows: rows.map((r) => ({ ...toResource(r), env: r.env })), next: rows.at(-1)?.id ?? null };
+    },
     create,
     get,
     list,

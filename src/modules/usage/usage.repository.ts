@@ -286,3 +286,34 @@ export async function listRequestLog(
     .execute();
   return { rows, total: Number(total.n) };
 }
+
+/** Where an export's walk of usage rows stands: the last row's key (period, environment, key, route, status). */
+export type UsageCursor = [string, string, string, string, string, number];
+
+/**
+ * A batch of the workspace's usage rows (per minute, hour or day, as rolled up so far) after `after`, in key order: an
+ * export's keyset walk over the composite key.
+ */
+export async function usageExportBatch(
+  db: Db,
+  workspaceId: string,
+  after: UsageCursor | null,
+  limit: number,
+): Promise<UsageCountsTable[]> {
+  let q = db.selectFrom('usage_counts').selectAll().where('workspace_id', '=', workspaceId);
+  if (after !== null) {
+    const [g, p, e, k, r, st] = after;
+    q = q.where(
+      sql<boolean>`(granularity, period_start, env, key_id, route, status) > (${g}, ${p}, ${e}, ${k}, ${r}, ${st})`,
+    );
+  }
+  return q
+    .orderBy('granularity')
+    .orderBy('period_start')
+    .orderBy('env')
+    .orderBy('key_id')
+    .orderBy('route')
+    .orderBy('status')
+    .limit(limit)
+    .execute();
+}

@@ -17,6 +17,8 @@ import {
   listRequestLog,
   readUsage,
   rollUp,
+  type UsageCursor,
+  usageExportBatch,
   writeBatch,
 } from './usage.repository.js';
 import type { LoggedRequest, UsageQuery, UsageSeries } from './usage.schemas.js';
@@ -50,6 +52,32 @@ export function createUsageService(deps: {
   const { db, clock } = deps;
 
   return {
+    /**
+     * A batch of the workspace's usage rows (per minute, hour or day, as rolled up so far) after `after` (the cursor this gave;
+     * null: from the first), in key order: an export's walk.
+     */
+    async exportBatch(workspaceId: string, after: string | null, limit: number) {
+      const cursor = after === null ? null : (JSON.parse(after) as UsageCursor);
+      const rows = await usageExportBatch(db, workspaceId, cursor, limit);
+      const last = rows.at(-1);
+      return {
+        rows: rows.map(({ workspace_id: _w, ...r }) => ({
+          ...r,
+          count: Number(r.count),
+          latency_sum_ms: Number(r.latency_sum_ms),
+        })),
+        next: last
+          ? JSON.stringify([
+              last.granularity,
+              last.period_start,
+              last.env,
+              last.key_id,
+              last.route,
+              Number(last.status),
+            ])
+          : null,
+      };
+    },
     /**
      * This process's meter (docs/usage.md): it counts requests in memory and flushes them every `flushMs` with
      * `u` (the `meter` actor's door), moving keys' last use (`recordUse`, the keys module's) in the same change.

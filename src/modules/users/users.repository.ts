@@ -1,5 +1,5 @@
 import type { Db } from '../../db/dialect.js';
-import { pageById } from '../../db/keyset.js';
+import { batchAfterId, pageById } from '../../db/keyset.js';
 import type { UsersTable, UserTestProfilesTable } from '../../db/types.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
@@ -21,6 +21,9 @@ export function toUser(row: UsersTable, overlay?: UserTestProfilesTable): User {
 
 /** SQL for users and their test-mode profile overlays. */
 export const usersRepository = {
+  /** A batch of the workspace's rows after `afterId`, oldest first (an export's keyset walk). */
+  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'users', workspaceId, afterId, limit),
   insert(db: WriteTx, row: UsersTable) {
     return db.insertInto('users').values(row).execute();
   },

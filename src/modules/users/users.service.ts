@@ -167,6 +167,14 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
   }
 
   return {
+    /** A batch of the workspace's members (removed ones too) after `after` (an id; null: from the first), oldest first: an export's walk. */
+    exportBatch: async (workspaceId: string, after: string | null, limit: number) => {
+      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+      return {
+        rows: rows.map((u) => ({ ...toUser(u), removed_at: u.removed_at ?? null })),
+        next: rows.at(-1)?.id ?? null,
+      };
+    },
     me,
     patchMe,
     list,

@@ -1,6 +1,6 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 import { type Db, type Dialect, later } from '../../db/dialect.js';
-import { pageById } from '../../db/keyset.js';
+import { batchAfterId, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { Database, DeliveriesTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
@@ -44,6 +44,9 @@ export type EventIdsQuery = SelectQueryBuilder<Database, 'events', { id: string 
 
 /** SQL of the delivery log and of the workers' claims (docs/api.md#webhook-deliveries, #deployment). */
 export const deliveriesRepository = {
+  /** A batch of the workspace's deliveries made since `since`, after `afterId`, oldest first (an export). */
+  exportBatch: (db: Db, workspaceId: string, since: string, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'deliveries', workspaceId, afterId, limit, (eb) => eb('created_at', '>=', since)),
   /** The enabled webhooks an event of this tenant fans out to (≤ 16, docs/api.md#webhooks). */
   async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
     return (await enabledQuery.execute(db, tenant)).rows;

@@ -184,6 +184,13 @@ export function createDeliveriesService(deps: {
   /** Deliveries waiting for an attempt, across every workspace: GET /metrics' queue depth (http/metrics.ts). */
   const pendingCount = () => repo.pendingCount(db);
 
-  return { listForWebhook, list, summary, get, retry, retryMatching, pendingCount };
+  /** A batch of the workspace's deliveries of the last `days` days after `after` (an id), oldest first: an export's walk. */
+  async function exportBatch(workspaceId: string, after: string | null, limit: number, days = 30) {
+    const since = isoAt(deps.clock.now() - days * 86_400_000);
+    const rows = await repo.exportBatch(db, workspaceId, since, after, limit);
+    return { rows: rows.map((r) => ({ ...toDelivery(r), env: r.env })), next: rows.at(-1)?.id ?? null };
+  }
+
+  return { listForWebhook, list, summary, get, retry, retryMatching, pendingCount, exportBatch };
 }
 export type DeliveriesService = ReturnType<typeof createDeliveriesService>;

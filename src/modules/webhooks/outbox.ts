@@ -237,6 +237,12 @@ export function createOutbox(deps: {
           paid_at: at,
         });
       },
+      'export.ready': async (c, e) => {
+        await publishPlatform(c, e.at, e.workspaceId, 'live', 'export.ready', {
+          export_id: e.exportId,
+          expires_at: e.expiresAt,
+        });
+      },
       'receivers.changed': async (c, e) => {
         await events.receiversChanged(c.trx, e.workspaceId);
         // This process's own change drops what it holds for the workspace, so its next write reads the

@@ -1,5 +1,5 @@
 import { type Db, readJson } from '../../db/dialect.js';
-import { findInScope, pageById } from '../../db/keyset.js';
+import { batchAfterId, findInScope, pageById } from '../../db/keyset.js';
 import { withRowLock } from '../../db/row-locks.js';
 import { sealedUnderOther, toSeal } from '../../db/sealed-values.js';
 import type { WebhooksTable } from '../../db/types.js';
@@ -30,6 +30,9 @@ export function toWebhook(row: WebhooksTable, now: string): Webhook {
 
 /** SQL for webhooks, confined to one workspace and environment (docs/api.md#environments). */
 export const webhooksRepository = {
+  /** A batch of the workspace's rows after `afterId`, oldest first (an export's keyset walk). */
+  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'webhooks', workspaceId, afterId, limit),
   insert(db: WriteTx, row: WebhooksTable) {
     return db.insertInto('webhooks').values(row).execute();
   },

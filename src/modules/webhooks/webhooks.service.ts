@@ -250,6 +250,12 @@ export function createWebhooksService(deps: {
   const countIn = (tenant: Tenant, d: Db = db): Promise<number> => repo.count(d, tenant);
 
   return {
+    /** A batch of the workspace's webhooks (never their secrets) after `after` (an id; null: from the first), oldest first: an export's walk. */
+    exportBatch: async (workspaceId: string, after: string | null, limit: number) => {
+      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+      const now = isoAt(deps.clock.now());
+      return { rows: rows.map((r) => ({ ...toWebhook(r, now), env: r.env })), next: rows.at(-1)?.id ?? null };
+    },
     create,
     get,
     list,

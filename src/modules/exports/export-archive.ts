@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { create as createTar } from 'tar';
+
+/** One kind of data an export holds: read in batches through its module's service (keyset walk). */
+export interface ExportSource {
+  /** Names its file, `<kind>.ndjson`. */
+  kind: string;
+  /** The rows after `after` (null: from the first) and the cursor after them (null or fewer rows: the end). */
+  batch(workspaceId: string, after: string | null, limit: number): Promise<{ rows: object[]; next: string | null }>;
+}
+
+/** One file of the archive as the manifest lists it. */
+export interface ManifestFile {
+  name: string;
+  kind: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
+/** An NDJSON file being written: counts, hashes and respects the stream's back-pressure. */
+export class NdjsonFile {
+  private readonly out: WriteStream;
+  private readonly hash = createHash('sha256');
+  rows = 0;
+  bytes = 0;
+
+  constructor(
+    readonly path: string,
+    readonly name: string,
+    readonly kind: string,
+  ) {
+    this.out = createWriteStream(path);
+  }
+
+  async write(row: object): Promise<void> {
+    const line = `${JSON.stringify(row)}\n`;
+    this.hash.update(line);
+    this.rows++;
+    this.bytes += Buffer.byteLength(line);
+    if (!this.out.write(line)) await once(this.out, 'drain');
+  }
+
+  async close(): Promise<ManifestFile> {
+    this.out.end();
+    await once(this.out, 'finish');
+    return { name: this.name, kind: this.kind, rows: this.rows, bytes: this.bytes, sha256: this.hash.digest('hex') };
+  }
+}
+
+/** A temporary folder for an export's files, inside `dir` (so the archive's rename stays on one file system). */
+export function workFolder(dir: string, exportId: string): Promise<string> {
+  return mkdtemp(join(dir, `${exportId}.work-`));
+}
+
+/** Removes what an earlier run of `exportId` left in `dir` (its work folders and `.part` file), never a finished archive. */
+export async function clearLeftovers(dir: string, exportId: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    if (name.startsWith(`${exportId}.work-`) || name === `${exportId}.tar.gz.part`) {
+      await rm(join(dir, name), { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * Packs `names` of `folder` into `<final>.part` (tar + gzip, streamed), then renames it to `final` once complete, so
+ * an archive cut short is never at the final name. Returns its size and SHA-256.
+ */
+export async function packArchive(
+  folder: string,
+  names: string[],
+  final: string,
+  manifest: object,
+): Promise<{ size: number; sha256: string }> {
+  await writeFile(join(folder, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const part = `${final}.part`;
+  await createTar({ gzip: true, cwd: folder, file: part, portable: true }, ['manifest.json', ...names]);
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(part)) hash.update(chunk as Buffer);
+  const { size } = await stat(part);
+  await rename(part, final);
+  return { size, sha256: hash.digest('hex') };
+}
