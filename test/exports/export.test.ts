@@ -174,6 +174,17 @@ describe('workspace export', { timeout: 180_000 }, () => {
     expect(await t.services.exports.expireDue(job())).toBeGreaterThanOrEqual(1);
     expect(json(await api(ws.live, 'GET', `/v1/exports/${id}`)).data.status).toBe('expired');
     expect(existsSync(join(dir, `${id}.tar.gz`))).toBe(false);
+
+    // `wsvc workspaces export --out` runs an export to its end and writes the archive where it is told.
+    const target = join(out, 'by-cli.tar.gz');
+    const run = await exec(
+      process.execPath,
+      ['bin/wsvc.js', 'workspaces', 'export', '--workspace', ws.id, '--out', target],
+      { env: { ...process.env, DATABASE_URL: databaseUrlOf(storage), EXPORTS_DIR: dir, LOG_LEVEL: 'silent' } },
+    );
+    expect(run.stdout).toMatch(new RegExp(`^export exp_\\w+ written to ${target} \\(\\d+ bytes\\)`));
+    expect((await exec('tar', ['-tzf', target])).stdout).toContain('audit_log.ndjson');
+    expect(await verifyExportArchive(target)).toMatchObject({ ok: true, workspaceId: ws.id });
   });
 
   it('a run killed with SIGKILL mid-way is started again by the next run; nothing partial is ever served', async () => {
