@@ -17,6 +17,7 @@ import { createConsoleAuthService, createSignInReads } from './modules/console-a
 import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery-engine/delivery.worker.js';
 import { createEventsService } from './modules/events/events.service.js';
+import { byEnvironment } from './modules/exports/export-archive.js';
 import { createExportsService } from './modules/exports/exports.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { createIntegrationsService } from './modules/integrations/integrations.service.js';
@@ -288,10 +289,13 @@ export function createServices(deps: {
     sources: [
       { kind: 'members', batch: users.exportBatch },
       { kind: 'keys', batch: keys.exportBatch },
-      { kind: 'resources', batch: resources.exportBatch },
-      { kind: 'webhooks', batch: webhooks.exportBatch },
-      { kind: 'events', batch: events.exportBatch },
-      { kind: 'deliveries', batch: (ws, after, limit) => deliveries.exportBatch(ws, after, limit) },
+      { kind: 'resources', batch: byEnvironment(resources.exportBatch) },
+      { kind: 'webhooks', batch: byEnvironment(webhooks.exportBatch) },
+      { kind: 'events', batch: byEnvironment(events.exportBatch) },
+      {
+        kind: 'deliveries',
+        batch: byEnvironment((ws, env, after, limit) => deliveries.exportBatch(ws, env, after, limit)),
+      },
       { kind: 'usage', batch: usage.exportBatch },
       { kind: 'invoices', batch: billing.exportBatch },
     ],

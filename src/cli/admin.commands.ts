@@ -95,6 +95,15 @@ export function registerAdminCommands(program: Command): void {
           onProgress: (p) =>
             line(`export ${requested.id}: ${p.kindsDone}/${p.kindsTotal} kinds, ${p.rows} rows (${p.kind})`),
         });
+        // A worker process may have taken it first: follow its progress until it ends.
+        for (;;) {
+          const e = await s.exports.getFor(workspaceId, requested.id);
+          if (e.status !== 'queued' && e.status !== 'running') break;
+          line(
+            `export ${requested.id}: ${e.progress.kinds_done}/${e.progress.kinds_total} kinds, ${e.progress.rows_written} rows (worker)`,
+          );
+          await new Promise((r) => setTimeout(r, 1000));
+        }
         if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
         const file = await s.exports.downloadFor(workspaceId, requested.id);
         const target = opts.out ?? file.filename;

@@ -151,12 +151,14 @@ export function batchAfterId<T extends BatchTable>(
   workspaceId: string,
   afterId: string | null,
   limit: number,
-  where?: Where<Exclude<T, 'invoices'>>,
+  opts: { env?: string; where?: Where<Exclude<T, 'invoices'>> } = {},
 ): Promise<Database[T][]> {
   // As in pageById: Kysely cannot type a table chosen at run time; the casts stay here.
   // biome-ignore lint/suspicious/noExplicitAny: see above
   let q = (db as any).selectFrom(table).selectAll().where('workspace_id', '=', workspaceId);
-  if (where) q = q.where(where);
+  // With the environment the walk follows the (workspace_id, env, id) index instead of sorting the workspace's rows.
+  if (opts.env !== undefined) q = q.where('env', '=', opts.env);
+  if (opts.where) q = q.where(opts.where);
   if (afterId !== null) q = q.where('id', '>', afterId);
   return q.orderBy('id', 'asc').limit(limit).execute();
 }

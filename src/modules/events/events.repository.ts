@@ -4,6 +4,7 @@ import type { Db } from '../../db/dialect.js';
 import { batchAfterId, findInScope, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { EventsTable, ReceiverVersionsTable } from '../../db/types.js';
+import type { Env } from '../../kernel/environments.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
 import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
@@ -54,8 +55,8 @@ const receiversChangedQuery = prepared((db, $: Param<ReceiverVersionsTable>) =>
 /** SQL of the events table (its only owner); reads are confined to one workspace and environment (docs/api.md#environments). */
 export const eventsRepository = {
   /** A batch of the workspace's rows after `afterId`, oldest first (an export's keyset walk). */
-  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
-    batchAfterId(db, 'events', workspaceId, afterId, limit),
+  exportBatch: (db: Db, workspaceId: string, env: Env, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'events', workspaceId, afterId, limit, { env }),
   /**
    * Writes one event; returns its workspace's receivers' token as this statement sees it (null: never
    * changed), so the webhooks and integrations it fans out to can be taken from a cache kept under it.

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/dialect.js';
+import type { Env } from '../../kernel/environments.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { isId } from '../../kernel/ids.js';
 import { type Principal, tenantOf } from '../../kernel/principal.js';
@@ -26,8 +27,8 @@ export function createEventsService(deps: { db: Db }) {
 
   return {
     /** A batch of the workspace's events after `after` (an id; null: from the first), oldest first: an export's walk. */
-    exportBatch: async (workspaceId: string, after: string | null, limit: number) => {
-      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+    exportBatch: async (workspaceId: string, env: Env, after: string | null, limit: number) => {
+      const rows = await repo.exportBatch(db, workspaceId, env, after, limit);
       return { rows: rows.map((r) => ({ ...toEvent(r), env: r.env })), next: rows.at(-1)?.id ?? null };
     },
     get,

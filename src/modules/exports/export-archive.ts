@@ -4,6 +4,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create as createTar } from 'tar';
+import { ENVIRONMENTS, type Env } from '../../kernel/environments.js';
 
 /** One kind of data an export holds: read in batches through its module's service (keyset walk). */
 export interface ExportSource {
@@ -11,6 +12,34 @@ export interface ExportSource {
   kind: string;
   /** The rows after `after` (null: from the first) and the cursor after them (null or fewer rows: the end). */
   batch(workspaceId: string, after: string | null, limit: number): Promise<{ rows: object[]; next: string | null }>;
+}
+
+type EnvBatch = (
+  workspaceId: string,
+  env: Env,
+  after: string | null,
+  limit: number,
+) => Promise<{ rows: object[]; next: string | null }>;
+
+/**
+ * A source walking each environment in turn (live, then test) with a batch function of one environment, so each
+ * batch follows its table's (workspace, environment, id) index; its cursor is `<env>:<id>`.
+ */
+export function byEnvironment(batch: EnvBatch): ExportSource['batch'] {
+  return async (workspaceId, after, limit) => {
+    const sep = after === null ? -1 : after.indexOf(':');
+    const start = (after === null ? ENVIRONMENTS[0] : after.slice(0, sep)) as Env;
+    const startId = after === null ? null : after.slice(sep + 1) || null;
+    const rows: object[] = [];
+    let next: string | null = null;
+    for (const env of ENVIRONMENTS.slice(ENVIRONMENTS.indexOf(start))) {
+      const b = await batch(workspaceId, env, env === start ? startId : null, limit - rows.length);
+      rows.push(...b.rows);
+      next = `${env}:${b.next ?? (env === start ? (startId ?? '') : '')}`;
+      if (rows.length >= limit) break;
+    }
+    return { rows, next: rows.length === 0 ? null : next };
+  };
 }
 
 /** One file of the archive as the manifest lists it. */

@@ -82,6 +82,7 @@ export function createExportsService(deps: {
   const batchRows = deps.batchRows ?? BATCH_ROWS;
   const kindsTotal = deps.sources.length + 1;
   const fileOf = (id: string) => join(dir, `${id}.tar.gz`);
+  let busy = false;
 
   /** Queues an export of `workspaceId` (an admin, or the CLI); audited `export.created`. Throws ForbiddenError. */
   async function request(u: Unit, workspaceId: string): Promise<Export> {
@@ -152,9 +153,14 @@ export function createExportsService(deps: {
 
   /** The archive of a ready export of `workspaceId` (the CLI). */
   async function downloadFor(workspaceId: string, id: string) {
+    return downloadable(await findFor(workspaceId, id));
+  }
+
+  /** An export of `workspaceId` (the CLI). Throws NotFoundError. */
+  async function findFor(workspaceId: string, id: string): Promise<ExportsTable> {
     const row = await repo.find(db, workspaceId, id);
     if (!row) throw new NotFoundError('export');
-    return downloadable(row);
+    return row;
   }
 
   function downloadable(row: ExportsTable) {
@@ -180,6 +186,20 @@ export function createExportsService(deps: {
     u: Unit<SystemActor>,
     opts: { only?: string; onProgress?: (p: ExportProgress) => void } = {},
   ): Promise<number> {
+    // The job's ticks do not overlap in one process: one export at a time, so memory holds one batch.
+    if (opts.only === undefined && busy) return 0;
+    busy = opts.only === undefined;
+    try {
+      return await runEach(u, opts);
+    } finally {
+      if (opts.only === undefined) busy = false;
+    }
+  }
+
+  async function runEach(
+    u: Unit<SystemActor>,
+    opts: { only?: string; onProgress?: (p: ExportProgress) => void },
+  ): Promise<number> {
     mkdirSync(dir, { recursive: true });
     let done = 0;
     for (;;) {
@@ -195,6 +215,7 @@ export function createExportsService(deps: {
         done++;
       } catch (err) {
         if (err instanceof LeaseLost) continue;
+        await clearLeftovers(dir, row.id);
         const message = err instanceof Error ? err.message : String(err);
         await u.run(({ trx }) =>
           repo.finish(trx, row.id, deps.workerId, {
@@ -301,6 +322,16 @@ export function createExportsService(deps: {
     return ids.length;
   }
 
-  return { request, get, list, download, downloadFor, runDue, expireDue, dir };
+  return {
+    request,
+    get,
+    getFor: async (workspaceId: string, id: string) => toExport(await findFor(workspaceId, id)),
+    list,
+    download,
+    downloadFor,
+    runDue,
+    expireDue,
+    dir,
+  };
 }
 export type ExportsService = ReturnType<typeof createExportsService>;

@@ -263,8 +263,8 @@ function listOther(db: Db, tenant: Tenant, filter: ListResourcesFilter, page: Pa
 /** SQL for resources; every query is confined to one workspace and environment (docs/api.md#environments). */
 export const resourcesRepository = {
   /** A batch of the workspace's rows after `afterId`, oldest first (an export's keyset walk). */
-  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
-    batchAfterId(db, 'resources', workspaceId, afterId, limit),
+  exportBatch: (db: Db, workspaceId: string, env: Env, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'resources', workspaceId, afterId, limit, { env }),
   /**
    * Inserts a resource and counts it; call inside the change's transaction. Both are sent just before the
    * transaction's next statement, or with its COMMIT, where the dialect defers (dialect.ts, `later`).

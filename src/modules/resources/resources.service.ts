@@ -1,6 +1,7 @@
 import { type Db, writeJson } from '../../db/dialect.js';
 import type { ResourcesTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
+import type { Env } from '../../kernel/environments.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
@@ -159,8 +160,8 @@ export function createResourcesService(deps: { db: Db; clock: Clock }) {
 
   return {
     /** A batch of the workspace's resources (both environments) after `after` (an id; null: from the first), oldest first: an export's walk. */
-    exportBatch: async (workspaceId: string, after: string | null, limit: number) => {
-      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+    exportBatch: async (workspaceId: string, env: Env, after: string | null, limit: number) => {
+      const rows = await repo.exportBatch(db, workspaceId, env, after, limit);
       return { rows: rows.map((r) => ({ ...toResource(r), env: r.env })), next: rows.at(-1)?.id ?? null };
     },
     create,

@@ -287,7 +287,7 @@ export async function listRequestLog(
   return { rows, total: Number(total.n) };
 }
 
-/** Where an export's walk of usage rows stands: the last row's key (period, environment, key, route, status). */
+/** Where an export's walk of usage rows stands: the last row's key (environment, granularity, period, key, route, status). */
 export type UsageCursor = [string, string, string, string, string, number];
 
 /**
@@ -302,15 +302,16 @@ export async function usageExportBatch(
 ): Promise<UsageCountsTable[]> {
   let q = db.selectFrom('usage_counts').selectAll().where('workspace_id', '=', workspaceId);
   if (after !== null) {
-    const [g, p, e, k, r, st] = after;
+    const [e, g, p, k, r, st] = after;
     q = q.where(
-      sql<boolean>`(granularity, period_start, env, key_id, route, status) > (${g}, ${p}, ${e}, ${k}, ${r}, ${st})`,
+      sql<boolean>`(env, granularity, period_start, key_id, route, status) > (${e}, ${g}, ${p}, ${k}, ${r}, ${st})`,
     );
   }
+  // The primary key's order: each batch is a range of its index, never a sort of the workspace's rows.
   return q
+    .orderBy('env')
     .orderBy('granularity')
     .orderBy('period_start')
-    .orderBy('env')
     .orderBy('key_id')
     .orderBy('route')
     .orderBy('status')

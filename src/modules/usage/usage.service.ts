@@ -68,9 +68,9 @@ export function createUsageService(deps: {
         })),
         next: last
           ? JSON.stringify([
+              last.env,
               last.granularity,
               last.period_start,
-              last.env,
               last.key_id,
               last.route,
               Number(last.status),

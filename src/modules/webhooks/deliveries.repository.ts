@@ -4,6 +4,7 @@ import { batchAfterId, pageById } from '../../db/keyset.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import { withRowLockSkipping } from '../../db/row-locks.js';
 import type { Database, DeliveriesTable, DeliveryStatus, WebhooksTable } from '../../db/types.js';
+import type { Env } from '../../kernel/environments.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
 import { countByWorkspace, PURGE_BATCH_ROWS } from '../../platform/batched-purge.js';
@@ -45,8 +46,8 @@ export type EventIdsQuery = SelectQueryBuilder<Database, 'events', { id: string 
 /** SQL of the delivery log and of the workers' claims (docs/api.md#webhook-deliveries, #deployment). */
 export const deliveriesRepository = {
   /** A batch of the workspace's deliveries made since `since`, after `afterId`, oldest first (an export). */
-  exportBatch: (db: Db, workspaceId: string, since: string, afterId: string | null, limit: number) =>
-    batchAfterId(db, 'deliveries', workspaceId, afterId, limit, (eb) => eb('created_at', '>=', since)),
+  exportBatch: (db: Db, workspaceId: string, env: Env, since: string, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'deliveries', workspaceId, afterId, limit, { env, where: (eb) => eb('created_at', '>=', since) }),
   /** The enabled webhooks an event of this tenant fans out to (≤ 16, docs/api.md#webhooks). */
   async subscribers(db: Db, tenant: Tenant): Promise<Pick<WebhooksTable, 'id' | 'events'>[]> {
     return (await enabledQuery.execute(db, tenant)).rows;

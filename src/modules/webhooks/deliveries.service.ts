@@ -1,6 +1,7 @@
 import type { Db, Dialect } from '../../db/dialect.js';
 import type { DeliveryStatus } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
+import type { Env } from '../../kernel/environments.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors.js';
 import { isId } from '../../kernel/ids.js';
 import { type Principal, tenantOf } from '../../kernel/principal.js';
@@ -185,9 +186,9 @@ export function createDeliveriesService(deps: {
   const pendingCount = () => repo.pendingCount(db);
 
   /** A batch of the workspace's deliveries of the last `days` days after `after` (an id), oldest first: an export's walk. */
-  async function exportBatch(workspaceId: string, after: string | null, limit: number, days = 30) {
+  async function exportBatch(workspaceId: string, env: Env, after: string | null, limit: number, days = 30) {
     const since = isoAt(deps.clock.now() - days * 86_400_000);
-    const rows = await repo.exportBatch(db, workspaceId, since, after, limit);
+    const rows = await repo.exportBatch(db, workspaceId, env, since, after, limit);
     return { rows: rows.map((r) => ({ ...toDelivery(r), env: r.env })), next: rows.at(-1)?.id ?? null };
   }
 

@@ -3,6 +3,7 @@ import { batchAfterId, findInScope, pageById } from '../../db/keyset.js';
 import { withRowLock } from '../../db/row-locks.js';
 import { sealedUnderOther, toSeal } from '../../db/sealed-values.js';
 import type { WebhooksTable } from '../../db/types.js';
+import type { Env } from '../../kernel/environments.js';
 import type { Tenant } from '../../kernel/principal.js';
 import type { PageRequest } from '../../lib/paging.js';
 import type { SealedColumn, StoredSecret } from '../../platform/sealed-columns.js';
@@ -31,8 +32,8 @@ export function toWebhook(row: WebhooksTable, now: string): Webhook {
 /** SQL for webhooks, confined to one workspace and environment (docs/api.md#environments). */
 export const webhooksRepository = {
   /** A batch of the workspace's rows after `afterId`, oldest first (an export's keyset walk). */
-  exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
-    batchAfterId(db, 'webhooks', workspaceId, afterId, limit),
+  exportBatch: (db: Db, workspaceId: string, env: Env, afterId: string | null, limit: number) =>
+    batchAfterId(db, 'webhooks', workspaceId, afterId, limit, { env }),
   insert(db: WriteTx, row: WebhooksTable) {
     return db.insertInto('webhooks').values(row).execute();
   },

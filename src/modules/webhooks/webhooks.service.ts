@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Db, type Dialect, readJson, writeJson } from '../../db/dialect.js';
 import type { WebhooksTable } from '../../db/types.js';
 import { type Clock, isoAt } from '../../kernel/clock.js';
+import type { Env } from '../../kernel/environments.js';
 import { ConflictError, fieldError, NotFoundError, ValidationError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import { type Principal, type Tenant, tenantOf } from '../../kernel/principal.js';
@@ -251,8 +252,8 @@ export function createWebhooksService(deps: {
 
   return {
     /** A batch of the workspace's webhooks (never their secrets) after `after` (an id; null: from the first), oldest first: an export's walk. */
-    exportBatch: async (workspaceId: string, after: string | null, limit: number) => {
-      const rows = await repo.exportBatch(db, workspaceId, after, limit);
+    exportBatch: async (workspaceId: string, env: Env, after: string | null, limit: number) => {
+      const rows = await repo.exportBatch(db, workspaceId, env, after, limit);
       const now = isoAt(deps.clock.now());
       return { rows: rows.map((r) => ({ ...toWebhook(r, now), env: r.env })), next: rows.at(-1)?.id ?? null };
     },
