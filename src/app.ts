@@ -58,6 +58,7 @@ import { UserSchema } from './modules/users/users.schemas.js';
 import { deliveriesRoutes } from './modules/webhooks/deliveries.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { DeliverySchema, WebhookSchema } from './modules/webhooks/webhooks.schemas.js';
+import { workspacesConsoleRoutes, workspacesRoutes } from './modules/workspaces/workspaces.routes.js';
 import { createServices, type Services } from './services.js';
 
 export interface AppDeps {
@@ -237,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(billingRoutes, { billing: services.billing });
     await v1.register(auditRoutes, { audit: services.audit, retentionDays: config.AUDIT_RETENTION_DAYS });
     await v1.register(exportsRoutes, { exports: services.exports });
+    await v1.register(workspacesRoutes, { deletion: services.workspaceDeletion });
   };
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
@@ -256,6 +258,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(notificationsRoutes, { notifications: services.notifications });
       await api.register(integrationsRoutes, { integrations: services.integrations });
       await api.register(billingConsoleRoutes, { billing: services.billing });
+      await api.register(workspacesConsoleRoutes, { deletion: services.workspaceDeletion });
       // The console calls the same routes and services as /v1, authenticated by its session (docs/console.md).
       await api.register(
         async (mirror) => {

@@ -101,6 +101,7 @@ const ConfigSchema = Type.Object({
    * file, or `./data/exports` with PostgreSQL. Processes that share a database must share this folder.
    */
   EXPORTS_DIR: Type.Optional(Type.String({ minLength: 1, 'x-expected': 'the path of a folder' })),
+  WORKSPACE_DELETION_GRACE_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30 }),
   /** How long events and their deliveries with the attempts are kept (docs/api.md#events). */
   EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 30 }),
   /** How long failed requests are kept in the request log (docs/usage.md#request-log). */

@@ -39,6 +39,7 @@ import { createDeliveriesService } from './modules/webhooks/deliveries.service.j
 import { createEndpointHealth } from './modules/webhooks/endpoint-health.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
+import { createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.service.js';
 import { createWorkspacesService } from './modules/workspaces/workspaces.service.js';
 import { checkSealedColumns, type SealedColumn, type StoredSecret, sealColumns } from './platform/sealed-columns.js';
 import { createUnitOfWork, type PrincipalChecks, type Unit } from './platform/unit-of-work.js';
@@ -266,6 +267,14 @@ export function createServices(deps: {
   });
   const members = createMembersService({ users, links: consoleAuth });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys: keyRegistry, links: consoleAuth });
+  const workspaceDeletion = createWorkspaceDeletion({
+    db,
+    dialect,
+    clock,
+    graceDays: config.WORKSPACE_DELETION_GRACE_DAYS,
+    keys: keyRegistry,
+    users,
+  });
   const meter = usage.meterWith(uow.as(systemActor('meter')), {
     flushMs: config.USAGE_FLUSH_MS,
     trackBillable: config.PLAN_LIMITS === 'on',
@@ -450,6 +459,12 @@ export function createServices(deps: {
       everyMs: 60 * 60_000,
       run: () => audit.purgeExpired(scheduler('purge-audit')),
     },
+    {
+      id: 'workspace-deletions',
+      name: 'workspace-deletions: rows of workspaces whose deletion grace period has ended, in batches',
+      everyMs: 10 * 60_000,
+      run: () => workspaceDeletion.runDue(scheduler('workspace-deletions')),
+    },
   ];
   return {
     audit,
@@ -462,6 +477,7 @@ export function createServices(deps: {
     webhooks,
     deliveries,
     workspaces,
+    workspaceDeletion,
     idempotency,
     consoleAuth,
     mfa,

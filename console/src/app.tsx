@@ -27,6 +27,7 @@ const Integrations = lazy(() => import('./features/integrations/integrations-pag
 const Billing = lazy(() => import('./features/billing/billing-page'));
 const Invoice = lazy(() => import('./features/billing/invoice-page'));
 const AuditLog = lazy(() => import('./features/audit/audit-log-page'));
+const Workspace = lazy(() => import('./features/workspace/workspace-page'));
 
 export function App() {
   return (
@@ -57,6 +58,7 @@ export function App() {
             <Route path="settings/integrations" element={<Integrations />} />
             <Route path="settings/security" element={<Security />} />
             <Route path="settings/audit-log" element={<AuditLog />} />
+            <Route path="settings/workspace" element={<Workspace />} />
             <Route path="*" element={<NotFound />} />
           </Route>
           <Route path="*" element={<Home />} />

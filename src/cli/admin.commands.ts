@@ -6,6 +6,7 @@ import { isScope, SCOPES } from '../kernel/scopes.js';
 import { cliWrite, withServices } from './context.js';
 import { keysTable } from './keys-table.js';
 import { print, table } from './output.js';
+import { registerWorkspaceDeletionCommands } from './workspace-deletion.commands.js';
 import { WORKSPACE_DEFAULT_HELP, workspaceOf } from './workspace-option.js';
 
 export const isJson = (cmd: Command) => Boolean(cmd.optsWithGlobals().json);
@@ -112,6 +113,7 @@ export function registerAdminCommands(program: Command): void {
       });
       print(isJson(cmd), out, `export ${out.export} written to ${out.file} (${out.size_bytes} bytes)`);
     });
+  registerWorkspaceDeletionCommands(workspaces);
 
   const users = program.command('users').description('manage workspace members');
   users

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type Clock, isoAt } from '../kernel/clock.js';
 import { type Db, dialectOf } from './dialect.js';
 
@@ -25,13 +25,27 @@ const leased = (db: Db) => db as unknown as LeasedDb;
 export async function claimLeased(
   db: Db,
   table: LeasedTable,
-  opts: { now: string; leaseUntil: string; workerId: string; limit: number },
+  opts: {
+    now: string;
+    leaseUntil: string;
+    workerId: string;
+    limit: number;
+    /**
+     * The row types still sent while their workspace is scheduled for deletion; every other row of such a workspace
+     * is held (docs/data-lifecycle.md#deleting-a-workspace) and goes out if the deletion is cancelled.
+     */
+    sentWhileDeleting: readonly string[];
+  },
 ): Promise<string[]> {
   const q = leased(db);
+  const sent = opts.sentWhileDeleting.length === 0 ? sql`false` : sql`type in (${sql.join(opts.sentWhileDeleting)})`;
   const due = q
     .selectFrom(table)
     .select('id')
     .where('status', '=', 'pending')
+    .where(
+      sql<boolean>`(${sent} or workspace_id not in (select id from workspaces where deletion_scheduled_at is not null))`,
+    )
     .where('next_attempt_at', '<=', opts.now)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', opts.now)]))
     .orderBy('next_attempt_at')

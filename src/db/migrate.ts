@@ -27,6 +27,7 @@ import * as receiversExpected from './migrations/027-receivers-expected.js';
 import * as exhaustedDeliveries from './migrations/028-exhausted-deliveries.js';
 import * as operatorDeliveries from './migrations/029-operator-deliveries.js';
 import * as exports from './migrations/032-exports.js';
+import * as workspaceDeletion from './migrations/033-workspace-deletion.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -59,6 +60,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '028-exhausted-deliveries': exhaustedDeliveries,
   '029-operator-deliveries': operatorDeliveries,
   '032-exports': exports,
+  '033-workspace-deletion': workspaceDeletion,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -31,6 +31,21 @@ export interface WorkspacesTable {
   name: string;
   created_at: string;
   updated_at: string;
+  /** Set while the workspace's deletion is scheduled (migration 033, docs/data-lifecycle.md#deleting-a-workspace). */
+  deletion_scheduled_at?: string | null;
+  /** When the deletion job may delete its rows (the grace period's end). */
+  delete_at?: string | null;
+  /** Who scheduled it: the user's id, or `cli`. */
+  deletion_scheduled_by?: string | null;
+}
+
+/** What stays of a deleted workspace besides its finalized invoices (migration 033). */
+export interface WorkspaceTombstonesTable {
+  workspace_id: string;
+  deleted_at: string;
+  /** Its audit chain's last entry when its rows were deleted; null when it had none. */
+  audit_last_seq: number | string | null;
+  audit_last_hash: string | null;
 }
 
 export interface UsersTable {
@@ -563,6 +578,7 @@ export interface Database {
   exhausted_deliveries: ExhaustedDeliveriesTable;
   operator_deliveries: OperatorDeliveriesTable;
   exports: ExportsTable;
+  workspace_tombstones: WorkspaceTombstonesTable;
 }
 
 /** A Slack or Discord destination (docs/integrations.md); `url` is a secret. */

@@ -26,6 +26,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Events: 'The record of every change, kept 30 days; the same objects that webhooks receive.',
   Deliveries: 'Every delivery attempt of every endpoint, with filters and retries.',
   Keys: 'API keys: list, create, revoke and roll them.',
+  Workspace: 'The workspace itself: scheduling its deletion (docs/data-lifecycle.md#deleting-a-workspace).',
 };
 
 const header = (description: string, schema: Json, required = true) => ({ description, required, schema });
@@ -62,7 +63,7 @@ const IDEMPOTENCY_KEY = {
 /** Error statuses any authenticated operation can answer, from the plugins before the handler. */
 const COMMON_ERRORS: Record<string, string> = {
   '400': 'validation_error (with `details`) or invalid_json.',
-  '401': 'missing_token, invalid_token or expired_token.',
+  '401': 'missing_token, invalid_token, expired_token or workspace_deleted.',
   '403': 'insufficient_scope: the key’s scopes or its owner’s role do not allow this.',
   '408': 'request_timeout: the request was not received in time (answered by the HTTP parser, before routing).',
   '413': 'payload_too_large: the body is over 1 MiB.',

@@ -46,6 +46,8 @@ export const AUDIT_ACTIONS = [
   'workspace.created',
   'workspace.settings_changed',
   'export.created',
+  'workspace.deletion_scheduled',
+  'workspace.deletion_cancelled',
   'sso.configured',
   'audit.purged',
   'secrets.key_rotated',

@@ -44,12 +44,14 @@ export class ForbiddenError extends AppError {
 
 export class UnauthorizedError extends AppError {
   /** `message`: a more precise reason than the code's own (a header that is not `Bearer <key>`). */
-  constructor(code: 'missing_token' | 'invalid_token' | 'expired_token', message?: string) {
+  constructor(code: 'missing_token' | 'invalid_token' | 'expired_token' | 'workspace_deleted', message?: string) {
     const messages = {
       missing_token: 'No API key given: send the header Authorization: Bearer <API_KEY>.',
       invalid_token:
         'No API key matches: check that the whole key was copied and that it was made on this server (wsvc keys list).',
       expired_token: 'The API key has been revoked or has expired; use an active key.',
+      workspace_deleted:
+        "The API key's workspace is scheduled for deletion: its keys no longer work. An admin can cancel the deletion in the console during the grace period.",
     } as const;
     super(401, code, message ?? messages[code]);
   }

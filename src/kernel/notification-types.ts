@@ -24,6 +24,8 @@ export const NOTIFICATION_TYPES_BY_CATEGORY = {
     'passkey.removed',
     'sso.configured',
     'workspace.settings_changed',
+    'workspace.deletion_scheduled',
+    'workspace.deletion_cancelled',
   ],
   account: ['invite', 'password.reset'],
   usage: ['usage.threshold'],

@@ -25,7 +25,7 @@ export const ErrorSchema = Type.Object(
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'validation_error or invalid_json',
-  401: 'missing_token, invalid_token or expired_token',
+  401: 'missing_token, invalid_token, expired_token or workspace_deleted',
   403: 'insufficient_scope',
   404: 'not_found',
   409: 'idempotency_key_reused or idempotency_key_in_use (see `Idempotency-Key`)',

@@ -16,6 +16,7 @@ export const SCOPES = [
   'billing:read',
   'audit:read',
   'exports:write',
+  'workspace:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -381,6 +381,11 @@ const ROUTES: RouteCase[] = [
     success: 200,
     byId: true,
     prepare: async (ctx) => ({ url: await exportUrl(ctx, '/download', true) }),
+    method: 'DELETE',
+    path: '/v1/workspace',
+    scope: 'workspace:write',
+    success: 202,
+    prepare: async () => ({ url: '/v1/workspace', body: { confirm: 'Test workspace' } }),
   },
 ];
 

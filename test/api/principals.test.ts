@@ -158,6 +158,14 @@ describe('principals: the services check whoever calls them, at commit', () => {
       .set({ time: '2000-01-01T00:00:00.000Z' })
       .where('workspace_id', '=', ws.id)
       .execute();
+    // The workspace-deletions job writes only when a grace period has ended: one scheduled, its deadline passed.
+    const doomed = await newWorkspace(t, 'Doomed');
+    await t.services.workspaceDeletion.schedule(asCli(t.services), doomed.id, { confirm: 'Doomed' });
+    await t.storage.db
+      .updateTable('workspaces')
+      .set({ delete_at: '2000-01-01T00:00:00.000Z' })
+      .where('id', '=', doomed.id)
+      .execute();
     const original = t.services.checks.system;
     t.services.checks.system = async () => false;
     try {
@@ -178,6 +186,8 @@ describe('principals: the services check whoever calls them, at commit', () => {
       .where('type', '=', 'key.expiring')
       .execute();
     expect(told).toEqual([]);
+    expect(await t.services.workspaceDeletion.tombstone(doomed.id)).toBeUndefined();
+    expect(await t.services.workspaceDeletion.state(doomed.id)).toMatchObject({ workspace_id: doomed.id });
     const key = await t.storage.db
       .selectFrom('api_keys')
       .select('expiry_notice_at')

@@ -47,7 +47,7 @@ function clientFor(ws: TestWorkspace, seen = new Set<string>()) {
 }
 
 describe('every operation through the client', () => {
-  it('calls each of the 40 operations of the served document once, typed end to end', async () => {
+  it('calls each of the 41 operations of the served document once, typed end to end', async () => {
     const ws = await newWorkspace(t);
     const seen = new Set<string>();
     const c = clientFor(ws, seen);
@@ -146,6 +146,10 @@ describe('every operation through the client', () => {
     // Not written yet (no worker here): 409 export_not_ready, an ApiError like any other.
     const early = (await c.GET('/v1/exports/{id}/download', expPath).catch((e: unknown) => e)) as ApiError;
     expect([early.status, early.code]).toEqual([409, 'export_not_ready']);
+    // Last: from here on the workspace's keys answer 401 workspace_deleted (docs/data-lifecycle.md).
+    const deletion = (await c.DELETE('/v1/workspace', { body: { confirm: 'Test workspace' } })).data;
+    expect(deletion.workspace_id).toBe(ws.id);
+    expect(deletion.delete_at).not.toBeNull();
 
     const doc = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, object> };
     const all = Object.entries(doc.paths).flatMap(([p, item]) =>
@@ -154,6 +158,7 @@ describe('every operation through the client', () => {
         .map((m) => `${m.toUpperCase()} ${p}`),
     );
     expect(all.length).toBe(40);
+    expect(all.length).toBe(38);
     expect([...seen].sort()).toEqual(all.sort());
   });
 });

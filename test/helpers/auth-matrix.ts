@@ -26,6 +26,7 @@ export const ROLE_SCOPES: Record<string, readonly Role[]> = {
   'audit:read': ['admin'],
   // docs/data-lifecycle.md#export: archives of the whole workspace, admins only.
   'exports:write': ['admin'],
+  'workspace:write': ['admin'],
 };
 const ALL_SCOPES = Object.keys(ROLE_SCOPES);
 

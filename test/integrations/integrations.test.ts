@@ -426,3 +426,23 @@ describe('sending (docs/integrations.md#sending)', () => {
     await api('DELETE', `/${i.id}`);
   });
 });
+
+describe('a workspace scheduled for deletion (docs/data-lifecycle.md#deleting-a-workspace)', () => {
+  it('posts nothing to chat until the deletion is cancelled; then the held message goes out', async () => {
+    const hook = await connect({
+      kind: 'slack',
+      url: SLACK,
+      env: 'live',
+      events: ['resource.created'],
+      categories: [],
+    });
+    expect((await resource(liveKey, 'Before deletion')).statusCode).toBe(201);
+    await t.services.workspaceDeletion.schedule(asCli(t.services), ws, { confirm: 'Chat' });
+    await send();
+    expect((await log(hook.id)).map((m) => m.status)).toEqual(['pending']);
+    await t.services.workspaceDeletion.cancel(asCli(t.services), ws);
+    await send();
+    expect((await log(hook.id)).map((m) => m.status)).toEqual(['sent']);
+    expect((await api('DELETE', `/${hook.id}`)).statusCode).toBe(204);
+  });
+});

@@ -69,3 +69,4 @@ export type { Platform } from '../../../src/kernel/platforms.js';
 export type { Role } from '../../../src/kernel/roles.js';
 export type { Scope } from '../../../src/kernel/scopes.js';
 export type { AuditAction } from '../../../src/modules/audit/audit.catalogue.js';
+export type { DeletionState as WorkspaceDeletion } from '../../../src/modules/workspaces/workspace-deletion.service.js';

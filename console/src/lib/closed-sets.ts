@@ -66,6 +66,7 @@ export const SCOPES = every<Scope>()([
   'billing:read',
   'audit:read',
   'exports:write',
+  'workspace:write',
 ]);
 /** What a webhook subscribes to: `*` (every type) or one type. */
 export const SUBSCRIBABLE_EVENTS = every<SubscribableEvent>()(['*', ...EVENT_TYPES]);
@@ -123,6 +124,8 @@ export const AUDIT_ACTIONS = every<AuditAction>()([
   'workspace.created',
   'workspace.settings_changed',
   'export.created',
+  'workspace.deletion_scheduled',
+  'workspace.deletion_cancelled',
   'sso.configured',
   'audit.purged',
   'secrets.key_rotated',

@@ -4,6 +4,7 @@ import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-route
 import { api } from '../api/client';
 import { CurrentProvider, SESSION_KEY, useScopeParams, useSessionQuery } from '../lib/session';
 import { NotificationBell } from './bell';
+import { DeletionBanner } from './deletion-banner';
 import { Loading } from './states';
 import { ThemeSelect } from './theme-select';
 
@@ -24,6 +25,7 @@ const SETTINGS: typeof NAV = [
   { to: '/settings/integrations', label: 'Integrations' },
   { to: '/settings/security', label: 'Sign-in security', admin: true },
   { to: '/settings/audit-log', label: 'Audit log', admin: true },
+  { to: '/settings/workspace', label: 'Workspace', admin: true },
 ];
 
 /** The signed-in frame: navigation, workspace switcher, live/test switch, sign-out. */
@@ -140,6 +142,7 @@ export function SignedInLayout() {
           <ul>{navItems(SETTINGS)}</ul>
         </nav>
         <main id="main" className="content">
+          <DeletionBanner />
           <Suspense fallback={<Loading />}>
             <Outlet />
           </Suspense>

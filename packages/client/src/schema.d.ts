@@ -658,6 +658,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Schedule the deletion of the workspace
+         * @description Schedules the deletion of the key's workspace; `confirm` must be its name. From then on every key of the workspace answers 401 `workspace_deleted` (this one included), its webhook deliveries are held (the `workspace.deletion_scheduled` event itself is delivered) and every member is emailed. An admin can cancel it in the console, or an operator with `wsvc workspaces cancel-deletion`, until `delete_at` (WORKSPACE_DELETION_GRACE_DAYS later); then its rows are deleted, except its finalized invoices. Admins only (scope `workspace:write`); 409 `deletion_scheduled` if it is already scheduled.
+         */
+        delete: operations["deleteWorkspace"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     event: {
@@ -806,6 +826,7 @@ export interface components {
         AuditEntry: {
             /** @description What was done (the closed catalogue). */
             action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
+            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
             actor: {
                 /** @description A user id, a key id, or the system actor (`cli`, `worker`, `scheduler:…`). */
                 id: string;
@@ -2168,6 +2189,7 @@ export interface operations {
             query?: {
                 /** @description One action, or a family of them by its prefix ending in `.` (`resource.`). */
                 action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "export." | "sso." | "audit." | "secrets." | "events." | "request_log." | "usage." | "idempotency." | "notifications." | "integration_messages.";
+                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "sso." | "audit." | "secrets." | "events." | "request_log." | "idempotency." | "notifications." | "integration_messages.";
                 /** @description Entries of this actor: a user id, a key id, or a system actor (`cli`, `worker`, `scheduler:…`). */
                 actor_id?: string;
                 /** @description `next_cursor` of the previous page (opaque). */
@@ -2247,7 +2269,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2416,7 +2438,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2559,7 +2581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2751,7 +2773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2939,7 +2961,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3117,7 +3139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3266,7 +3288,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3975,7 +3997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4106,6 +4128,7 @@ export interface operations {
                     name: string;
                     /** @description Left out: the scopes of the key making the request (every scope for an unrestricted key). */
                     scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read" | "audit:read" | "exports:write")[];
+                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read" | "audit:read" | "workspace:write")[];
                 };
             };
         };
@@ -4180,7 +4203,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4347,7 +4370,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4508,7 +4531,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4739,7 +4762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4960,7 +4983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5135,7 +5158,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5301,7 +5324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5468,7 +5491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5650,7 +5673,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5811,7 +5834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5981,7 +6004,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6170,7 +6193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6365,7 +6388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6536,7 +6559,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6679,7 +6702,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6832,7 +6855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7003,7 +7026,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7201,7 +7224,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7368,7 +7391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7529,7 +7552,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7705,7 +7728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7905,7 +7928,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8123,7 +8146,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8346,7 +8369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8555,7 +8578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8744,7 +8767,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8933,7 +8956,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9172,7 +9195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9371,7 +9394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9468,6 +9491,175 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request line and headers are over 16 KiB (answered before routing). */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: a fault on the server side; the log has the details under the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unreachable or busy; nothing was written. Retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The workspace's name, exactly as it is spelled: confirms that this workspace is to be deleted. */
+                    confirm: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** WorkspaceDeletion */
+                        data: {
+                            delete_at: string | null;
+                            scheduled_at: string | null;
+                            scheduled_by: string | null;
+                            workspace_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error or invalid_json */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description request_timeout: the request was not received in time (answered by the HTTP parser, before routing). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description deletion_scheduled: already scheduled */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not `application/json`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (with Retry-After) */
+            429: {
+                headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];

@@ -102,7 +102,8 @@ export const integrationsRepository = {
     db: WriteTx,
     opts: { now: string; leaseUntil: string; workerId: string; limit: number },
   ): Promise<(IntegrationMessagesTable & { url: string; kind: string; integration_status: string })[]> {
-    const ids = await claimLeased(db, 'integration_messages', opts);
+    // A workspace scheduled for deletion posts nothing to chat until the deletion is cancelled.
+    const ids = await claimLeased(db, 'integration_messages', { ...opts, sentWhileDeleting: [] });
     if (ids.length === 0) return [];
     return db
       .selectFrom('integration_messages as m')

@@ -22,7 +22,7 @@ import { keysRepository } from './keys.repository.js';
 
 export type VerifyResult =
   | { ok: true; principal: ApiKeyPrincipal }
-  | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token'; message?: string };
+  | { ok: false; code: 'missing_token' | 'invalid_token' | 'expired_token' | 'workspace_deleted'; message?: string };
 
 /** A key-cache epoch: this connection's (SQLite, a number) or the one processes share in Redis (a string). */
 export type KeysEpoch = number | string;
@@ -202,6 +202,8 @@ export function createKeyRegistry(deps: {
     if (row.revoked_at !== null || row.role === null) return { ok: false, code: 'expired_token' };
     const expiresMs = row.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(row.expires_at);
     if (expiresMs <= clock.now()) return { ok: false, code: 'expired_token' };
+    // docs/data-lifecycle.md#deleting-a-workspace: from its scheduling on, the workspace's keys answer 401.
+    if (row.deletion_scheduled_at !== null) return { ok: false, code: 'workspace_deleted' };
     const principal: ApiKeyPrincipal = Object.freeze({
       kind: 'api_key',
       keyId: row.id,
@@ -227,6 +229,16 @@ export function createKeyRegistry(deps: {
       ...r,
       scopes: r.scopes === null ? [...SCOPES] : (JSON.parse(r.scopes) as string[]),
     }));
+  }
+
+  /**
+   * Takes the revocation lock of every key of the workspace exclusive, in `trx` (after a change that stops them all:
+   * a scheduled deletion): writes with one of them already past their check finish first, later ones see the change.
+   */
+  async function holdWorkspaceKeys(trx: WriteTx, workspaceId: string): Promise<void> {
+    for (const id of await keysRepository.idsOfWorkspace(trx, workspaceId)) {
+      await deps.dialect.holdExclusive(trx, keyLock(id));
+    }
   }
 
   /**
@@ -352,6 +364,7 @@ export function createKeyRegistry(deps: {
     create,
     verify,
     verifyNow,
+    holdWorkspaceKeys,
     parseHeader,
     cached,
     verifyAt,

@@ -15,6 +15,8 @@ export interface KeyWithOwner {
   name: string;
   scopes: string | null;
   revoked_at: string | null;
+  /** Set while the key's workspace is scheduled for deletion: the key answers 401 workspace_deleted. */
+  deletion_scheduled_at: string | null;
   expires_at: string | null;
   role: Role | null;
 }
@@ -24,6 +26,7 @@ const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
   db
     .selectFrom('api_keys')
     .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
     .select([
       'api_keys.id',
       'api_keys.digest',
@@ -35,6 +38,7 @@ const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
       'api_keys.revoked_at',
       'api_keys.expires_at',
       'users.role',
+      'workspaces.deletion_scheduled_at',
     ])
     .where('api_keys.digest', '=', $('digest')),
 );
@@ -45,8 +49,10 @@ const isActiveQuery = prepared((db, $: Param<{ id: string; now: string }>) =>
   db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
     .select('api_keys.id')
     .where('api_keys.id', '=', $('id'))
+    .where('workspaces.deletion_scheduled_at', 'is', null)
     .where('api_keys.revoked_at', 'is', null)
     .where((eb) => eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', $('now'))]))
     .where('users.removed_at', 'is', null),
@@ -169,6 +175,18 @@ export const keysRepository = {
   },
 
   /** Whether the key is still usable at `now` (not revoked, not expired, owner a member), read inside the caller's write transaction (docs/api.md#keys-scopes-and-roles). */
+  /** The ids of a workspace's keys, in id order (the order their locks are taken in). */
+  async idsOfWorkspace(db: Db, workspaceId: string): Promise<string[]> {
+    const rows = await db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('revoked_at', 'is', null)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => r.id);
+  },
+
   async isActive(db: Db, id: string, now: string): Promise<boolean> {
     return (await isActiveQuery.execute(db, { id, now })).rows.length > 0;
   },

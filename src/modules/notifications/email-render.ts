@@ -168,6 +168,10 @@ const SIGN_IN_LINES: Partial<Record<NotificationsTable['type'], (d: SecurityNoti
     `${d.by ?? 'An admin'} changed the workspace's single sign-on at ${t}: ${settingsText(d)}.`,
   'workspace.settings_changed': (d, t) =>
     `${d.by ?? 'An admin'} changed the workspace's sign-in policy at ${t}: ${settingsText(d)}.`,
+  'workspace.deletion_scheduled': (d, t) =>
+    `${d.by ?? 'An admin'} scheduled the deletion of the workspace at ${t}: its API keys and webhook deliveries stopped at once, and all its data is deleted after ${String(d.settings?.delete_at ?? 'the grace period')}. An admin can cancel the deletion in the console's settings until then.`,
+  'workspace.deletion_cancelled': (d, t) =>
+    `${d.by ?? 'An admin'} cancelled the deletion of the workspace at ${t}: its API keys and webhook deliveries work again.`,
 };
 
 function settingsText(d: SecurityNoticeData): string {
@@ -216,6 +220,10 @@ export function securityTitle(type: NotificationsTable['type'], d: SecurityNotic
       return 'Single sign-on settings changed';
     case 'workspace.settings_changed':
       return 'Sign-in policy changed';
+    case 'workspace.deletion_scheduled':
+      return `Workspace scheduled for deletion on ${String(d.settings?.delete_at ?? '')}`;
+    case 'workspace.deletion_cancelled':
+      return 'Workspace deletion cancelled';
     default:
       return type;
   }

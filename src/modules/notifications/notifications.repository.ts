@@ -20,7 +20,11 @@ export const notificationsRepository = {
     db: WriteTx,
     opts: { now: string; leaseUntil: string; workerId: string; limit: number },
   ): Promise<NotificationsTable[]> {
-    const ids = await claimLeased(db, 'notifications', opts);
+    // Only the deletion notices of a workspace scheduled for deletion are sent; the rest wait for a cancellation.
+    const ids = await claimLeased(db, 'notifications', {
+      ...opts,
+      sentWhileDeleting: ['workspace.deletion_scheduled', 'workspace.deletion_cancelled'],
+    });
     if (ids.length === 0) return [];
     return db.selectFrom('notifications').selectAll().where('id', 'in', ids).orderBy('id').execute();
   },

@@ -190,6 +190,8 @@ export function createUsersService(deps: { db: Db; dialect: Dialect; clock: Cloc
     workspaceExists: repo.workspaceExists,
     /** The current member `userId` of `workspaceId` (id, email, role), if any. */
     memberOf: repo.memberOf,
+    /** The workspace's current members, in `db` (who is told of its deletion). */
+    members: (inDb: Db, workspaceId: string) => repo.listAll(inDb, workspaceId),
     /** The workspace's current admins, in `db` (who is told about endpoint health, docs/api.md#notifications). */
     admins: async (inDb: Db, workspaceId: string) =>
       (await repo.listAll(inDb, workspaceId)).filter((u) => u.role === 'admin'),

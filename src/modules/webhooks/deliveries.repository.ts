@@ -390,6 +390,12 @@ export const deliveriesRepository = {
   },
 };
 
+/**
+ * The only events delivered while their workspace is scheduled for deletion (docs/data-lifecycle.md#deleting-a-workspace):
+ * every other delivery of that workspace is held, and resumes if the deletion is cancelled.
+ */
+const DELIVERED_WHILE_DELETING = ['workspace.deletion_scheduled', 'workspace.deletion_cancelled'];
+
 /** How many due rows one claim looks at, per free slot (endpoints at their cap are not among them). */
 const SCAN_PER_SLOT = 8;
 
@@ -421,6 +427,8 @@ async function fairCandidates(
       select id, webhook_id, workspace_id, next_attempt_at from deliveries
       where status = 'pending' and next_attempt_at <= ${opts.now}
         and (lease_until is null or lease_until < ${opts.now}) ${notFull}
+        and (event_type in (${sql.join(DELIVERED_WHILE_DELETING)})
+          or workspace_id not in (select id from workspaces where deletion_scheduled_at is not null))
       order by next_attempt_at, id
       limit ${scan}
     ),

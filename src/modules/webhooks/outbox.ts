@@ -243,6 +243,16 @@ export function createOutbox(deps: {
           expires_at: e.expiresAt,
         });
       },
+      // docs/data-lifecycle.md#deleting-a-workspace: delivered even while the workspace's other deliveries are held.
+      'workspace.deletion_scheduled': (c, e) =>
+        publishPlatform(c, e.at, e.workspaceId, 'live', 'workspace.deletion_scheduled', {
+          workspace_id: e.workspaceId,
+          delete_at: e.deleteAt ?? e.at,
+        }),
+      'workspace.deletion_cancelled': (c, e) =>
+        publishPlatform(c, e.at, e.workspaceId, 'live', 'workspace.deletion_cancelled', {
+          workspace_id: e.workspaceId,
+        }),
       'receivers.changed': async (c, e) => {
         await events.receiversChanged(c.trx, e.workspaceId);
         // This process's own change drops what it holds for the workspace, so its next write reads the
