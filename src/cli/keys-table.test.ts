@@ -20,7 +20,11 @@ const key = (over: Partial<ListedKey>): ListedKey => ({
   ...over,
 });
 const member = SCOPES.filter(
-  (s) => !s.startsWith('webhooks') && !s.startsWith('billing') && s !== 'audit:read' && s !== 'exports:write' &&
+  (s) =>
+    !s.startsWith('webhooks') &&
+    !s.startsWith('billing') &&
+    s !== 'audit:read' &&
+    s !== 'exports:write' &&
     s !== 'workspace:write',
 );
 

@@ -381,6 +381,8 @@ const ROUTES: RouteCase[] = [
     success: 200,
     byId: true,
     prepare: async (ctx) => ({ url: await exportUrl(ctx, '/download', true) }),
+  },
+  {
     method: 'DELETE',
     path: '/v1/workspace',
     scope: 'workspace:write',

@@ -825,8 +825,7 @@ export interface components {
         /** AuditEntry */
         AuditEntry: {
             /** @description What was done (the closed catalogue). */
-            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
-            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
+            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
             actor: {
                 /** @description A user id, a key id, or the system actor (`cli`, `worker`, `scheduler:…`). */
                 id: string;
@@ -2188,8 +2187,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description One action, or a family of them by its prefix ending in `.` (`resource.`). */
-                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "export." | "sso." | "audit." | "secrets." | "events." | "request_log." | "usage." | "idempotency." | "notifications." | "integration_messages.";
-                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "sso." | "audit." | "secrets." | "events." | "request_log." | "idempotency." | "notifications." | "integration_messages.";
+                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "export." | "sso." | "audit." | "secrets." | "events." | "request_log." | "usage." | "idempotency." | "notifications." | "integration_messages.";
                 /** @description Entries of this actor: a user id, a key id, or a system actor (`cli`, `worker`, `scheduler:…`). */
                 actor_id?: string;
                 /** @description `next_cursor` of the previous page (opaque). */
@@ -3452,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3619,7 +3617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3782,7 +3780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description missing_token, invalid_token or expired_token */
+            /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4127,8 +4125,7 @@ export interface operations {
                     /** @description 1..100 characters on one line (docs/api.md#names), to tell keys apart. */
                     name: string;
                     /** @description Left out: the scopes of the key making the request (every scope for an unrestricted key). */
-                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read" | "audit:read" | "exports:write")[];
-                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read" | "audit:read" | "workspace:write")[];
+                    scopes?: ("users:read" | "users:write" | "resources:read" | "resources:write" | "events:read" | "webhooks:read" | "webhooks:write" | "keys:read" | "keys:write" | "usage:read" | "requests:read" | "billing:read" | "audit:read" | "exports:write" | "workspace:write")[];
                 };
             };
         };

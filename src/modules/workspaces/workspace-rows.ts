@@ -19,6 +19,12 @@ export type TableRule =
 export const WORKSPACE_TABLE_RULES: readonly TableRule[] = [
   { table: 'delivery_attempts', rule: 'via', column: 'delivery_id', parent: 'deliveries' },
   { table: 'exhausted_deliveries', rule: 'via', column: 'event_id', parent: 'events' },
+  { table: 'exports', rule: 'workspace' },
+  {
+    table: 'operator_deliveries',
+    rule: 'keep',
+    why: "the operator's instance-wide events (workspace.deleted among them), purged after EVENT_RETENTION_DAYS",
+  },
   { table: 'deliveries', rule: 'workspace' },
   { table: 'events', rule: 'workspace' },
   { table: 'receiver_versions', rule: 'workspace' },
