@@ -83,7 +83,7 @@ describe('wsvc workspaces list / users list / keys list / users reset-link', { t
     });
     const counted = (await wsvc('keys', 'list', '--workspace', ws.id)).stdout;
     expect(counted.split('\n').find((r) => r.startsWith(narrowed.id))).toMatch(
-      /\sops\s+\S+\s+6 of 14\s+never\s+active$/,
+      /\sops\s+\S+\s+6 of 15\s+never\s+active$/,
     );
     const wide = (await wsvc('keys', 'list', '--workspace', ws.id, '--wide')).stdout;
     expect(wide.split('\n').find((r) => r.startsWith(narrowed.id))).toContain(` ${many.join(',')} `);
