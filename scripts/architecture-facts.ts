@@ -6,7 +6,8 @@
 // - layers:     each server layer with the folders and files it holds and the layers it imports, and the
 //               module folders' floors, as `npm run deps` computes them (scripts/check-deps.mjs);
 // - tables:     each table, the migration that creates it, the files that write it and the other files that read it;
-// - principals: the principal kinds (src/kernel/principal.ts) and the system actors the code names.
+// - principals: the principal kinds (src/kernel/principal.ts) and the system actors the code names;
+// - personal-data: every column holding a person's data and its erasure rule (src/platform/personal-data.ts).
 // docs/code-facts.md:
 // - rooms:      which room (a module folder, another folder, a top-level file, a console folder) imports which;
 // - migrations: the migrations a fresh database applies, in order, and the tables each creates or alters;
@@ -21,7 +22,7 @@ import { checkDeps } from './check-deps.mjs';
 const ROOT = join(import.meta.dirname, '..');
 /** Which file holds which generated sections. */
 export const FACT_FILES: Record<string, string[]> = {
-  'ARCHITECTURE.md': ['layers', 'tables', 'principals'],
+  'ARCHITECTURE.md': ['layers', 'tables', 'principals', 'personal-data'],
   'docs/code-facts.md': ['rooms', 'migrations', 'routes'],
   'docs/api.md': ['event-reference'],
 };
@@ -255,6 +256,25 @@ async function eventReference(): Promise<string> {
   return ['| Type | `data` |', '|---|---|', ...rows].join('\n');
 }
 
+/** Each column of the personal-data registry with what erasing a person does to it. */
+async function personalData(): Promise<string> {
+  const { PERSONAL_DATA } = await import('../src/platform/personal-data.js');
+  const rule = (e: (typeof PERSONAL_DATA)[number]['erasure']): string => {
+    if (e.rule === 'not-personal') return `not personal: ${e.reason}`;
+    if (e.rule === 'commitment') return 'commitment (the chain keeps a salted hash; value and salt erased)';
+    return `${e.rule} (found by ${e.find})`;
+  };
+  const rows = PERSONAL_DATA.map((p) => `| \`${p.table}\` | \`${p.column}\` | ${p.holds} | ${rule(p.erasure)} |`);
+  return [
+    "Columns holding a person's data and what `wsvc users erase` does to each (`src/platform/personal-data.ts`;",
+    '`test/architecture/personal-data.test.ts` fails on a column that looks personal without a rule):',
+    '',
+    '| Table | Column | Holds | Erasure |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
 /** Every generated section, by name. */
 export async function generateFacts(): Promise<Record<string, string>> {
   const graph = await graphParts();
@@ -264,6 +284,7 @@ export async function generateFacts(): Promise<Record<string, string>> {
     tables: tables(),
     migrations: migrations(),
     principals: principals(),
+    'personal-data': await personalData(),
     routes: await routes(),
     'event-reference': await eventReference(),
   };

@@ -23,6 +23,7 @@ import { installRequestId, requestIds } from './http/request-id.js';
 import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './kernel/clock.js';
+import { personActor } from './kernel/principal.js';
 import { ErrorSchema } from './kernel/schemas.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { AuditEntrySchema } from './modules/audit/audit.schemas.js';
@@ -243,7 +244,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(v1Routes, { prefix: '/v1' });
   await app.register(
     async (api) => {
-      await api.register(consoleRoutes, { consoleAuth: services.consoleAuth, hasWorkspace: services.workspaces.any });
+      await api.register(consoleRoutes, {
+        consoleAuth: services.consoleAuth,
+        hasWorkspace: services.workspaces.any,
+        // As the person, without the request's origin: the erasure records no address of theirs.
+        eraseSelf: (email) => services.erasure.eraseSelf(services.uow.as(personActor(email))),
+      });
       await api.register(membersRoutes, { members: services.members });
       await api.register(mfaRoutes, {
         mfa: services.mfa,

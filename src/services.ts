@@ -34,6 +34,7 @@ import { createResourcesService } from './modules/resources/resources.service.js
 import { createSsoService, type SsoFetch } from './modules/sso/sso.service.js';
 import { createUsageService } from './modules/usage/usage.service.js';
 import { memberRole, systemCheck } from './modules/users/user-check.js';
+import { createUserErasure } from './modules/users/user-erasure.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDeliveriesService } from './modules/webhooks/deliveries.service.js';
 import { createEndpointHealth } from './modules/webhooks/endpoint-health.js';
@@ -220,6 +221,7 @@ export function createServices(deps: {
 
   // What acts as actors of its own making (sign-in, second factors, single sign-on) is built with the unit of work.
   const audit = createAuditService({ db, clock, uow, sequencer, retentionDays: config.AUDIT_RETENTION_DAYS });
+  const erasure = createUserErasure({ db, dialect, clock, uow, flushAudit: sequencer.flush });
   const idempotency = createIdempotencyService({ db, dialect, clock });
   const signInReads = createSignInReads({ db, passwordCost: config.PASSWORD_HASH_COST });
   const passkeys = createPasskeysService({
@@ -496,6 +498,7 @@ export function createServices(deps: {
     checks,
     uow,
     secrets,
+    erasure,
   };
 }
 export type Services = ReturnType<typeof createServices>;

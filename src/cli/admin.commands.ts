@@ -193,6 +193,23 @@ export function registerAdminCommands(program: Command): void {
       print(isJson(cmd), { user: out }, `user ${out.id} removed at ${out.removed_at}`);
     });
 
+  users
+    .command('erase')
+    .description(
+      "erase a person: their email, name, IP addresses and user agents everywhere (every workspace's user row of that email, sessions, notifications, the mailbox, the audit log, whose chain still verifies)",
+    )
+    .argument('<email>', 'the email of the person to erase')
+    .action(async (email: string, _opts: unknown, cmd: Command) => {
+      const out = await cliWrite((s, u) => s.erasure.erase(u, email));
+      const lines = Object.entries(out.changed).map(([column, n]) => [column, String(n)]);
+      if (out.audit_entries > 0) lines.push(['audit_entries (commitments kept)', String(out.audit_entries)]);
+      const text =
+        out.users.length === 0 && lines.length === 0
+          ? 'nothing to erase: no user, session, email or entry names this email'
+          : `erased ${out.users.length} user ${out.users.length === 1 ? 'row' : 'rows'} (${out.users.map((u) => `${u.id} in ${u.workspace_id}`).join(', ') || 'none'})\n${table(['WHERE', 'ROWS'], lines)}`;
+      print(isJson(cmd), { ...out }, text);
+    });
+
   const keys = program.command('keys').description('manage API keys');
   keys
     .command('create')

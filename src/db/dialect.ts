@@ -61,6 +61,14 @@ export interface Dialect {
    */
   notifyOnCommit?(trx: Db): Promise<void>;
   /**
+   * Runs `fn` (an erasure, docs/data-lifecycle.md#erasing-a-person) so that what it deletes or overwrites leaves
+   * no copy in the database's files: SQLite overwrites freed content with zeros (`secure_delete`) while it runs,
+   * then rebuilds the file (VACUUM, which drops the copies earlier page splits left in unused space; it waits for
+   * no reader but holds the write lock while it runs), checkpoints the WAL into the file and truncates it. Absent where no file of the service keeps old rows
+   * readable (PostgreSQL: a dump or a query sees live rows only; VACUUM reclaims the dead ones).
+   */
+  secureErase?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
    * Performance (docs/performance.md#the-key-cache-and-its-epochs): a number that changes whenever a write that may change API keys or users has committed,
    * or absent where no such number exists (PostgreSQL: other processes write without telling this
    * one). SQLite counts this connection's write transactions not marked `keepsKeys` (after COMMIT,

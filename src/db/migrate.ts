@@ -28,6 +28,7 @@ import * as exhaustedDeliveries from './migrations/028-exhausted-deliveries.js';
 import * as operatorDeliveries from './migrations/029-operator-deliveries.js';
 import * as exports from './migrations/032-exports.js';
 import * as workspaceDeletion from './migrations/033-workspace-deletion.js';
+import * as auditCommitments from './migrations/035-audit-commitments.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '029-operator-deliveries': operatorDeliveries,
   '032-exports': exports,
   '033-workspace-deletion': workspaceDeletion,
+  '035-audit-commitments': auditCommitments,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -52,6 +52,28 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
     },
     keysEpoch: () => (dataVersion.get() as number) * 1e9 + queue.keyChanges,
     // Outside a transaction every statement is atomic, so a read needs no lock: it sees committed data only.
+    async secureErase(fn) {
+      // A flag of the connection, which every write of this process shares: the writes queued beside the
+      // erasure's are zeroed too, which costs them nothing but I/O.
+      raw.exec('pragma secure_delete = on');
+      let out: Awaited<ReturnType<typeof fn>>;
+      try {
+        out = await fn();
+      } finally {
+        raw.exec('pragma secure_delete = off');
+      }
+      // Copies a page split or an update left earlier in a page's unused space are no row's: only rebuilding the
+      // file drops them. Then the WAL, which holds the rebuilt pages, is moved into the file and emptied.
+      // A write of this process under way (a server) keeps VACUUM from running: what the erasure itself deleted is
+      // zeroed all the same, and `wsvc users erase` of the same email later rebuilds the file.
+      if (!raw.inTransaction) {
+        try {
+          raw.exec('vacuum');
+        } catch {}
+      }
+      raw.exec('pragma wal_checkpoint(TRUNCATE)');
+      return out;
+    },
     directReader(text, parameters) {
       if (raw.inTransaction) return undefined;
       let reader = readers.get(text);

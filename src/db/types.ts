@@ -640,11 +640,20 @@ export interface AuditEntriesTable {
   request_id: string | null;
   ip: string | null;
   user_agent: string | null;
+  /**
+   * Hex salt of the commitments to the personal fields (actor_name, changes, ip, user_agent); null once the entry's
+   * personal data was erased (migration 035, docs/api.md#audit-log).
+   */
+  personal_salt: string | null;
+  /** JSON object: each personal field's salted SHA-256 commitment, which the chain hashes; null: an entry of the first form. */
+  commitments: string | null;
   hash: string;
 }
 
 /** An entry its change committed and the sequencer has not numbered yet (migration 024); `pos` orders one process's. */
-export type AuditPendingTable = Omit<AuditEntriesTable, 'seq' | 'hash'> & { pos: number };
+export type AuditPendingTable = Omit<AuditEntriesTable, 'seq' | 'hash' | 'personal_salt' | 'commitments'> & {
+  pos: number;
+};
 
 /** Each workspace's last entry (seq, hash) and the anchor its chain starts from after a purge (migration 022). */
 export interface AuditHeadsTable {

@@ -1,4 +1,5 @@
 import { type Db, later } from '../../db/dialect.js';
+import { containing } from '../../db/like.js';
 import { type Param, prepared } from '../../db/prepared.js';
 import type { AuditEntriesTable, AuditHeadsTable, AuditPendingTable, Env } from '../../db/types.js';
 import type { AuditAction } from '../../kernel/audit-actions.js';
@@ -78,7 +79,13 @@ const lockHeadQuery = prepared((db, $: Param<{ ws: string }>) =>
 );
 
 const insertQuery = prepared((db, $: Param<AuditEntriesTable>) =>
-  db.insertInto('audit_entries').values({ ...entryFields($), seq: $('seq'), hash: $('hash') }),
+  db.insertInto('audit_entries').values({
+    ...entryFields($),
+    seq: $('seq'),
+    personal_salt: $('personal_salt'),
+    commitments: $('commitments'),
+    hash: $('hash'),
+  }),
 );
 
 const setHeadQuery = prepared((db, $: Param<{ ws: string; seq: number; hash: string }>) =>
@@ -259,6 +266,40 @@ export const auditRepository = {
       .orderBy('seq', 'desc')
       .limit(1)
       .executeTakeFirst();
+  },
+
+  /**
+   * The entries that name a person (docs/data-lifecycle.md#erasing-a-person): by one of their user ids as the actor,
+   * the key's owner or the target, or whose changes quote one of `needles` (their email, their name as JSON).
+   */
+  personEntries(trx: WriteTx, userIds: readonly string[], needles: readonly string[]): Promise<AuditEntriesTable[]> {
+    return trx
+      .selectFrom('audit_entries')
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('actor_type', '=', 'user'), eb('actor_id', 'in', userIds)]),
+          eb('actor_user_id', 'in', userIds),
+          eb('target_id', 'in', userIds),
+          ...needles.map((n) => eb('changes', 'like', containing(n))),
+        ]),
+      )
+      .orderBy('workspace_id')
+      .orderBy('seq')
+      .execute();
+  },
+
+  /** An entry's personal fields replaced and its salt deleted: its commitments, and so its hash, stay. */
+  async erasePersonal(
+    trx: WriteTx,
+    id: string,
+    set: Pick<AuditEntriesTable, 'actor_name' | 'ip' | 'user_agent' | 'changes'>,
+  ): Promise<void> {
+    await trx
+      .updateTable('audit_entries')
+      .set({ ...set, personal_salt: null })
+      .where('id', '=', id)
+      .execute();
   },
 
   /** Deletes a workspace's entries up to `seq` and makes the last of them the chain's anchor; returns how many. */

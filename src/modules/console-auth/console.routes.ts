@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { RequestOrigin } from '../../kernel/audit-actions.js';
+import { fieldError } from '../../kernel/errors.js';
 import { DataOf, IdParam } from '../../kernel/schemas.js';
 import {
   ChangePasswordBody,
@@ -45,7 +46,9 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
   consoleAuth: ConsoleAuthService;
   /** Whether any workspace exists (the workspaces service's `any`, wired in app.ts). */
   hasWorkspace: () => Promise<boolean>;
-}> = async (app, { consoleAuth, hasWorkspace }) => {
+  /** Erases the person of this email, as themselves (the users module's erasure, wired in app.ts); 409 `last_admin`. */
+  eraseSelf: (email: string) => Promise<unknown>;
+}> = async (app, { consoleAuth, hasWorkspace, eraseSelf }) => {
   const describe = (open: OpenSession) => describeSession(consoleAuth, open);
 
   // A fresh install: the sign-in page says to create the first workspace with the CLI (docs/console.md).
@@ -144,6 +147,24 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{
         req.body.new_password,
         clientOf(req),
       );
+      return reply.code(204).send(null);
+    },
+  );
+
+  // Delete my account (docs/data-lifecycle.md#deleting-your-own-account): the person types their email to confirm.
+  app.post(
+    '/account/delete',
+    {
+      config: { console: 'session' },
+      schema: { hide, body: Type.Object({ email: Type.String({ maxLength: 320 }) }), response: { 204: NoContent } },
+    },
+    async (req, reply) => {
+      const { session } = sessionOf(req);
+      if (req.body.email.trim().toLowerCase() !== session.email.toLowerCase()) {
+        throw fieldError('email', 'invalid_value', 'Type the email you signed in with to confirm.');
+      }
+      await eraseSelf(session.email);
+      app.consoleCookie.clear(reply);
       return reply.code(204).send(null);
     },
   );

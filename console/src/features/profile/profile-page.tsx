@@ -1,10 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { useNavigate } from 'react-router';
 import { api } from '../../api/client';
 import type { SessionInfo, User } from '../../api/types';
 import { SESSION_KEY, useCurrent } from '../../lib/session';
 import { formatTime, timeZones } from '../../lib/time';
-import { Field, PageHeader, Time } from '../../ui/primitives';
+import { ConfirmButton, Field, PageHeader, Time } from '../../ui/primitives';
 import { Empty, FormError, QueryView } from '../../ui/states';
 import { NotificationPreferences } from '../notifications/preferences';
 import { TwoFactorCards } from '../two-factor/two-factor-card';
@@ -18,6 +19,7 @@ export default function ProfilePage() {
       <TwoFactorCards />
       <NotificationPreferences />
       <Sessions />
+      <DeleteAccount />
     </section>
   );
 }
@@ -142,6 +144,40 @@ function Sessions() {
         }
       </QueryView>
       <FormError error={end.error} />
+    </section>
+  );
+}
+
+/** Delete my account (docs/data-lifecycle.md#deleting-your-own-account): the person types their email to confirm. */
+function DeleteAccount() {
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const [email, setEmail] = useState('');
+  return (
+    <section className="card" aria-labelledby="delete-account-title">
+      <h2 id="delete-account-title">Delete my account</h2>
+      <p>
+        Erases your email, name, addresses and browsers from every workspace you are a member of, your sign-in and your
+        emails; the audit log keeps what was done, by an erased person. Refused while you are the last admin of a
+        workspace.
+      </p>
+      <Field label="Type your email to confirm">
+        {(id) => (
+          <input id={id} type="email" autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} />
+        )}
+      </Field>
+      <ConfirmButton
+        label="Delete my account"
+        title="Delete your account?"
+        message="This cannot be undone: you are removed from every workspace and signed out."
+        confirmLabel="Delete my account"
+        onConfirm={async () => {
+          await api('/account/delete', { method: 'POST', body: { email } });
+          qc.clear();
+          qc.setQueryData(SESSION_KEY, null);
+          navigate('/sign-in');
+        }}
+      />
     </section>
   );
 }
