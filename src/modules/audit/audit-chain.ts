@@ -147,7 +147,11 @@ export async function walkChain(ends: ChainEnds, rows: AsyncIterable<AuditEntrie
     }
     const field = personalMismatch(row);
     if (field) {
-      return broken(row.id, at, `entry ${row.id} (seq ${at}) was edited or reordered: its ${field} does not match its commitment`);
+      return broken(
+        row.id,
+        at,
+        `entry ${row.id} (seq ${at}) was edited or reordered: its ${field} does not match its commitment`,
+      );
     }
     seq = at;
     prev = row.hash;
