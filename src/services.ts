@@ -269,14 +269,6 @@ export function createServices(deps: {
   });
   const members = createMembersService({ users, links: consoleAuth });
   const workspaces = createWorkspacesService({ db, dialect, clock, users, keys: keyRegistry, links: consoleAuth });
-  const workspaceDeletion = createWorkspaceDeletion({
-    db,
-    dialect,
-    clock,
-    graceDays: config.WORKSPACE_DELETION_GRACE_DAYS,
-    keys: keyRegistry,
-    users,
-  });
   const meter = usage.meterWith(uow.as(systemActor('meter')), {
     flushMs: config.USAGE_FLUSH_MS,
     trackBillable: config.PLAN_LIMITS === 'on',
@@ -312,6 +304,15 @@ export function createServices(deps: {
     ],
     audit,
     workerId: `exp_run_${randomBytes(6).toString('hex')}`,
+  });
+  const workspaceDeletion = createWorkspaceDeletion({
+    db,
+    dialect,
+    clock,
+    graceDays: config.WORKSPACE_DELETION_GRACE_DAYS,
+    keys: keyRegistry,
+    users,
+    archives: exports,
   });
   /** The door of a periodic job: its own system actor, `scheduler:<id>`. */
   const scheduler = (id: string) => uow.as(systemActor(`scheduler:${id}`));

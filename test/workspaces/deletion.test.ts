@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 // Backends: both — scheduling, the key check, the held deliveries and the batched deletion are all storage rules
 // Tier: quick
 // docs/data-lifecycle.md#deleting-a-workspace: an admin schedules a workspace's deletion by typing its name; its keys
@@ -217,6 +219,16 @@ describe('deleting a workspace (docs/data-lifecycle.md#deleting-a-workspace)', (
         .sort(),
     ).toEqual(['resource.created', 'workspace.deletion_cancelled']);
 
+    // An export archive of each: a's goes with its workspace, b's stays.
+    const [expA, expB] = [
+      await t.services.exports.request(asCli(t.services), a.id),
+      await t.services.exports.request(asCli(t.services), b.id),
+    ];
+    const exportJob = t.services.uow.as(systemActor('scheduler:exports'));
+    while ((await t.services.exports.runDue(exportJob)) > 0) {}
+    const archive = (id: string) => join(t.services.exports.dir, `${id}.tar.gz`);
+    expect([existsSync(archive(expA.id)), existsSync(archive(expB.id))]).toEqual([true, true]);
+
     // Again, and past the grace period: the job deletes.
     expect((await del(a.live, { confirm: a.name })).statusCode).toBe(202);
     await deliverAll();
@@ -240,6 +252,7 @@ describe('deleting a workspace (docs/data-lifecycle.md#deleting-a-workspace)', (
       workspace_tombstones: 1,
     });
     expect(await countsOf(b.id)).toEqual(beforeB);
+    expect([existsSync(archive(expA.id)), existsSync(archive(expB.id))]).toEqual([false, true]);
     const tomb = await db()
       .selectFrom('workspace_tombstones')
       .selectAll()

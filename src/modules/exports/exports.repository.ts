@@ -19,6 +19,12 @@ export const exportsRepository = {
   },
 
   /** The workspace's exports, newest first. */
+  /** The ids of every export of a workspace. */
+  async idsOf(db: Db, workspaceId: string): Promise<string[]> {
+    const rows = await db.selectFrom('exports').select('id').where('workspace_id', '=', workspaceId).execute();
+    return rows.map((r) => r.id);
+  },
+
   list(db: Db, workspaceId: string, limit: number): Promise<ExportsTable[]> {
     return db
       .selectFrom('exports')

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db } from '../../db/dialect.js';
@@ -322,9 +322,19 @@ export function createExportsService(deps: {
     return ids.length;
   }
 
+  /** Removes a workspace's archives (finished or partial) from the folder: its deletion (docs/data-lifecycle.md). */
+  async function removeArchives(workspaceId: string): Promise<void> {
+    if (!existsSync(dir)) return; // no export ever written here
+    for (const id of await repo.idsOf(db, workspaceId)) {
+      await rm(fileOf(id), { force: true });
+      await clearLeftovers(dir, id);
+    }
+  }
+
   return {
     request,
     get,
+    removeArchives,
     getFor: async (workspaceId: string, id: string) => toExport(await findFor(workspaceId, id)),
     list,
     download,

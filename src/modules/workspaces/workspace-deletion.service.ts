@@ -38,6 +38,8 @@ export function createWorkspaceDeletion(deps: {
     members(db: Db, workspaceId: string): Promise<UsersTable[]>;
     row(db: Db, id: string): Promise<UsersTable | undefined>;
   };
+  /** The exports module's: removes the workspace's export archives from their folder (files, not rows). */
+  archives: { removeArchives(workspaceId: string): Promise<void> };
   batchRows?: number;
 }) {
   const { db, clock } = deps;
@@ -192,6 +194,8 @@ export function createWorkspaceDeletion(deps: {
         audit_last_hash: head?.hash ?? null,
       });
     });
+    // Before the rows that name them: a run killed after this finds no file left to remove, and none is lost track of.
+    await deps.archives.removeArchives(workspaceId);
     let total = 0;
     for (const rule of WORKSPACE_TABLE_RULES) {
       if (rule.rule === 'keep') continue;
