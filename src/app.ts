@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
-import { type Config, publicUrl, trustProxy } from './config.js';
+import { type Config, publicUrl, stripeOn, trustProxy } from './config.js';
 import { createDatabaseBreaker } from './db/breaker.js';
 import type { Storage } from './db/database.js';
 import { createRedisGuard, type RedisLog } from './db/redis.js';
@@ -31,10 +31,12 @@ import { billingConsoleRoutes, billingRoutes } from './modules/billing/billing.r
 import {
   InvoiceLineSchema,
   InvoiceSchema,
+  PaymentAttemptSchema,
   PlanSchema,
   SubscriptionSchema,
   UpcomingInvoiceSchema,
 } from './modules/billing/billing.schemas.js';
+import { stripeWebhookRoutes } from './modules/billing/payments.routes.js';
 import { consoleRoutes } from './modules/console-auth/console.routes.js';
 import { installConsoleSession } from './modules/console-auth/console-session.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
@@ -164,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     LoggedRequestSchema,
     PlanSchema,
     InvoiceLineSchema,
+    PaymentAttemptSchema,
     UpcomingInvoiceSchema,
     InvoiceSchema,
     SubscriptionSchema,
@@ -186,8 +189,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installRequestOrigin(app);
   // The free plan's hard cap: counted from the usage meter, shared in Redis when there is one, no
   // write on the request path (docs/billing.md#the-free-cap).
+  // With payments with Stripe on, the same cached read answers 402 payment_required for an unpaid subscription.
   const planCap =
-    config.PLAN_LIMITS === 'on' && config.USAGE_METERING === 'on'
+    (config.PLAN_LIMITS === 'on' || stripeOn(config)) && config.USAGE_METERING === 'on'
       ? createPlanCap({
           billing: services.billing,
           meter: services.usage.meter,
@@ -195,6 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           refreshMs: config.USAGE_FLUSH_MS,
           redis,
           keyPrefix: config.REDIS_KEY_PREFIX,
+          billingPage: `${publicUrl(config)}/live/settings/billing`,
         })
       : undefined;
   await installRateLimit(app, {
@@ -242,6 +247,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(workspacesRoutes, { deletion: services.workspaceDeletion });
   };
   await app.register(v1Routes, { prefix: '/v1' });
+  await app.register(stripeWebhookRoutes, { billing: services.billing });
   await app.register(
     async (api) => {
       await api.register(consoleRoutes, {

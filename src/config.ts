@@ -153,6 +153,30 @@ const ConfigSchema = Type.Object({
       'x-expected': 'one or more base64 keys of 32 bytes, comma-separated (make one with `openssl rand -base64 32`)',
     }),
   ),
+  /** Payments with Stripe (docs/billing.md#payments-with-stripe): on only with both this and STRIPE_WEBHOOK_SECRET. */
+  STRIPE_SECRET_KEY: Type.Optional(
+    Type.String({ pattern: '^(sk|rk)_[A-Za-z0-9_]+$', 'x-expected': 'a Stripe secret key (sk_live_… or sk_test_…)' }),
+  ),
+  /** The signing secret of the Stripe webhook endpoint that posts to /stripe/webhook. */
+  STRIPE_WEBHOOK_SECRET: Type.Optional(
+    Type.String({
+      pattern: '^whsec_[A-Za-z0-9_]+$',
+      'x-expected': 'the webhook signing secret Stripe shows (whsec_…)',
+    }),
+  ),
+  /** Where the Stripe client sends its requests (a stand-in in tests); unset: Stripe's own API. */
+  STRIPE_API_BASE: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s/]+/?$',
+      'x-expected': 'an http:// or https:// origin, such as http://127.0.0.1:12111',
+    }),
+  ),
+  /** Days after an invoice's first failed charge at which it is charged again; after the last failure it is uncollectible. */
+  DUNNING_SCHEDULE: Type.String({
+    pattern: '^[0-9]{1,3}(,[0-9]{1,3})*$',
+    default: '1,3,5,7',
+    'x-expected': 'increasing whole days after the first failure, comma-separated, such as 1,3,5,7',
+  }),
 });
 
 export type Config = Readonly<Static<typeof ConfigSchema>>;
@@ -184,7 +208,13 @@ function proxyEntryProblem(entry: string): string | undefined {
 }
 
 /** Settings whose value is a secret as a whole: an invalid one is described, never echoed. */
-const SECRET_SETTINGS = new Set<string>(['METRICS_TOKEN', 'SECRETS_KEY', 'OPERATOR_WEBHOOK_SECRET']);
+const SECRET_SETTINGS = new Set<string>([
+  'METRICS_TOKEN',
+  'SECRETS_KEY',
+  'OPERATOR_WEBHOOK_SECRET',
+  'STRIPE_SECRET_KEY',
+  'STRIPE_WEBHOOK_SECRET',
+]);
 
 /**
  * An invalid value as an error message shows it (docs/operations.md#logs: no credential in any log
@@ -235,7 +265,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         key === 'EXPORTS_DIR' ||
         key === 'SECRETS_KEY' ||
         key === 'OPERATOR_WEBHOOK_URL' ||
-        key === 'OPERATOR_WEBHOOK_SECRET'
+        key === 'OPERATOR_WEBHOOK_SECRET' ||
+        key === 'STRIPE_SECRET_KEY' ||
+        key === 'STRIPE_WEBHOOK_SECRET' ||
+        key === 'STRIPE_API_BASE'
       )
     ) {
       problems.push(`${key} is required`);
@@ -276,9 +309,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       problems.push(err.message);
     }
   }
+  problems.push(...stripeProblems(converted));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(converted as Config);
 }
+
+/** Payments with Stripe need both settings; half of them stops start-up naming the missing one. */
+function stripeProblems(c: Record<string, unknown>): string[] {
+  const key = c.STRIPE_SECRET_KEY !== undefined;
+  const hook = c.STRIPE_WEBHOOK_SECRET !== undefined;
+  const out: string[] = [];
+  if (key && !hook) {
+    out.push('STRIPE_WEBHOOK_SECRET is required when STRIPE_SECRET_KEY is set (payments with Stripe need both)');
+  }
+  if (hook && !key) {
+    out.push('STRIPE_SECRET_KEY is required when STRIPE_WEBHOOK_SECRET is set (payments with Stripe need both)');
+  }
+  const days = String(c.DUNNING_SCHEDULE ?? '')
+    .split(',')
+    .map(Number);
+  if (days.some((d, i) => i > 0 && d <= (days[i - 1] ?? 0)) || days[0] === 0) {
+    out.push(`DUNNING_SCHEDULE must be increasing whole days of at least 1; got ${JSON.stringify(c.DUNNING_SCHEDULE)}`);
+  }
+  return out;
+}
+
+/** Payments with Stripe are on (both settings given). */
+export const stripeOn = (c: Config): boolean =>
+  c.STRIPE_SECRET_KEY !== undefined && c.STRIPE_WEBHOOK_SECRET !== undefined;
+
+/** DUNNING_SCHEDULE as days after the first failure. */
+export const dunningDays = (c: Config): number[] => c.DUNNING_SCHEDULE.split(',').map(Number);
 
 /** Warnings about settings that are valid but unsafe outside development, logged at start-up. */
 export function settingWarnings(config: Config): string[] {

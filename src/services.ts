@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Config, exportsDir, publicUrl, secretsKeys } from './config.js';
+import { type Config, dunningDays, exportsDir, publicUrl, secretsKeys, stripeOn } from './config.js';
 import type { Storage } from './db/database.js';
 import type { Db } from './db/dialect.js';
 import type { AuditActor } from './kernel/audit-actions.js';
@@ -13,6 +13,7 @@ import { createAuditSubscriber } from './modules/audit/audit-append.js';
 import { createAuditSequencer } from './modules/audit/audit-sequencer.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { loadPlans } from './modules/billing/plans.js';
+import { createStripeGateway, type PaymentGateway } from './modules/billing/stripe-gateway.js';
 import { createConsoleAuthService, createSignInReads } from './modules/console-auth/console-auth.service.js';
 import { sessionCheck } from './modules/console-auth/session-check.js';
 import { createDeliveryWorker, type WorkerLogger } from './modules/delivery-engine/delivery.worker.js';
@@ -79,6 +80,8 @@ export function createServices(deps: {
   integrationSend?: Send;
   /** How single sign-on reaches identity providers (tests put a hand in the middle); fetch by default. */
   ssoFetch?: SsoFetch;
+  /** Stripe as the tests reach it (their own gateway); by default built from the STRIPE_* settings. */
+  paymentGateway?: PaymentGateway;
   /** The sealer of stored secrets (tests); by default from SECRETS_KEY or the key file (docs/settings.md#secrets-at-rest). */
   sealer?: Sealer;
 }) {
@@ -164,6 +167,18 @@ export function createServices(deps: {
     // A downgrade is checked against what the live environment holds (docs/billing.md#plan-changes).
     counts: { resources: (t, d) => resources.countIn(t, d), webhooks: (t, d) => webhooks.countIn(t, d) },
     enforceLimits: config.PLAN_LIMITS === 'on',
+    // Payments with Stripe (docs/billing.md#payments-with-stripe): only with both settings (config.ts refuses half).
+    gateway:
+      deps.paymentGateway ??
+      (stripeOn(config)
+        ? createStripeGateway({
+            secretKey: config.STRIPE_SECRET_KEY as string,
+            webhookSecret: config.STRIPE_WEBHOOK_SECRET as string,
+            apiBase: config.STRIPE_API_BASE,
+          })
+        : null),
+    dunningDays: dunningDays(config),
+    consoleUrl: () => publicUrl(config),
   });
 
   // The audit log (docs/api.md#audit-log): each change's entries, appended last in its transaction, name its actor.
@@ -434,6 +449,18 @@ export function createServices(deps: {
       name: 'billing-invoices: invoices finalized for periods that ended an hour ago',
       everyMs: 5 * 60_000,
       run: () => billing.finalizeDue(scheduler('billing-invoices')),
+    },
+    {
+      id: 'billing-payments',
+      name: 'billing-payments: finalized invoices charged with Stripe, unanswered attempts sent again, retries due',
+      everyMs: 60_000,
+      run: () => billing.chargeDue(scheduler('billing-payments')),
+    },
+    {
+      id: 'billing-settle-payments',
+      name: 'billing-settle-payments: PaymentIntents still processing after 15 minutes read back from Stripe',
+      everyMs: 5 * 60_000,
+      run: () => billing.settleProcessing(scheduler('billing-settle-payments')),
     },
     {
       id: 'key-expiry-notices',

@@ -21,6 +21,12 @@ const linesText = (lines: Lines) =>
     lines.map((l) => [l.kind, String(l.quantity), usd(l.unit_price_cents), usd(l.amount_cents), l.description]),
   );
 
+/** An invoice's charge attempts in one cell: `1 failed (insufficient_funds), 2 succeeded`. */
+function attemptsText(attempts: { attempt: number; outcome: string; decline_code: string | null }[]): string {
+  if (attempts.length === 0) return '-';
+  return attempts.map((a) => `${a.attempt} ${a.outcome}${a.decline_code ? ` (${a.decline_code})` : ''}`).join(', ');
+}
+
 /** `wsvc billing plans|show|set-plan|invoices|mark-paid|void` (docs/billing.md#the-cli). */
 export function registerBillingCommands(program: Command): void {
   const billing = program.command('billing').description('plans, subscriptions and invoices (docs/billing.md)');
@@ -105,7 +111,7 @@ export function registerBillingCommands(program: Command): void {
         isJson(cmd),
         { invoices: page.items, total: page.total },
         table(
-          ['ID', 'NUMBER', 'PERIOD', 'PLAN', 'TOTAL', 'STATUS'],
+          ['ID', 'NUMBER', 'PERIOD', 'PLAN', 'TOTAL', 'STATUS', 'PAYMENT', 'ATTEMPTS', 'PAID', 'REFUNDED'],
           page.items.map((i) => [
             i.id,
             i.number,
@@ -113,8 +119,29 @@ export function registerBillingCommands(program: Command): void {
             i.plan,
             usd(i.total_cents),
             i.status,
+            i.payment_status,
+            attemptsText(i.payment_attempts),
+            i.paid_at ?? '-',
+            usd(i.refunded_cents),
           ]),
         ) || '(no invoices)',
+      );
+    });
+
+  billing
+    .command('refund')
+    .description('refund a card payment of an invoice through Stripe, all of what is left or --amount-cents')
+    .argument('<invoice_id>', 'invoice id (inv_…)')
+    .option('--amount-cents <n>', 'how much, in US cents (default: all that is left)', (v) => Number(v))
+    .action(async (id: string, opts: { amountCents?: number }, cmd: Command) => {
+      const inv = await cliWrite(async (s, u) => {
+        await s.billing.refund(u, id, opts.amountCents);
+        return s.billing.invoice(id);
+      });
+      print(
+        isJson(cmd),
+        { invoice: inv },
+        `${inv.number} refunded ${usd(inv.refunded_cents)} of ${usd(inv.total_cents)}`,
       );
     });
 

@@ -29,6 +29,10 @@ import * as operatorDeliveries from './migrations/029-operator-deliveries.js';
 import * as exports from './migrations/032-exports.js';
 import * as workspaceDeletion from './migrations/033-workspace-deletion.js';
 import * as auditCommitments from './migrations/035-audit-commitments.js';
+import * as billingCustomers from './migrations/036-billing-customers.js';
+import * as invoicePayments from './migrations/037-invoice-payments.js';
+import * as stripeEvents from './migrations/038-stripe-events.js';
+import * as subscriptionPaymentState from './migrations/039-subscription-payment-state.js';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -63,6 +67,10 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '032-exports': exports,
   '033-workspace-deletion': workspaceDeletion,
   '035-audit-commitments': auditCommitments,
+  '036-billing-customers': billingCustomers,
+  '037-invoice-payments': invoicePayments,
+  '038-stripe-events': stripeEvents,
+  '039-subscription-payment-state': subscriptionPaymentState,
 };
 
 class StaticProvider implements MigrationProvider {

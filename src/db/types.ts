@@ -471,7 +471,13 @@ export interface SubscriptionsTable {
   started_at: string;
   created_at: string;
   updated_at: string;
+  /** Migration 039: `unpaid` after an invoice became uncollectible, until an invoice is paid. */
+  payment_state: 'active' | 'unpaid';
+  unpaid_since: string | null;
 }
+
+/** A subscription as a new workspace's creation inserts it (payment state at its default). */
+export type NewSubscription = Omit<SubscriptionsTable, 'payment_state' | 'unpaid_since'>;
 
 export type SubscriptionChangeKind = 'upgrade' | 'downgrade_scheduled' | 'downgrade_cancelled' | 'downgrade_applied';
 
@@ -492,7 +498,9 @@ export interface SubscriptionChangesTable {
   created_at: string;
 }
 
-export type InvoiceStatus = 'open' | 'paid' | 'void';
+export type InvoiceStatus = 'open' | 'paid' | 'void' | 'uncollectible';
+/** Where an invoice's charge stands (migration 037, docs/billing.md#payments-with-stripe). */
+export type PaymentStatus = 'none' | 'processing' | 'succeeded' | 'failed' | 'requires_action';
 export type InvoiceLineKind = 'base' | 'proration' | 'overage';
 
 /** A finalized invoice (migration 013): only its status (and paid_at, voided_at) ever changes. */
@@ -512,6 +520,56 @@ export interface InvoicesTable {
   finalized_at: string;
   paid_at: string | null;
   voided_at: string | null;
+  /** Migration 037: the charge's state, attempts begun, dunning, refunds. */
+  payment_status: PaymentStatus;
+  payment_attempts: number;
+  first_failed_at: string | null;
+  next_charge_at: string | null;
+  refunded_cents: number | string;
+}
+
+/** An invoice as finalization inserts it: the payment columns start at their defaults. */
+export type NewInvoice = Omit<
+  InvoicesTable,
+  'payment_status' | 'payment_attempts' | 'first_failed_at' | 'next_charge_at' | 'refunded_cents'
+>;
+
+/** One attempt to charge an invoice (migration 037), written before Stripe is called. */
+export interface InvoicePaymentAttemptsTable {
+  invoice_id: string;
+  attempt: number;
+  workspace_id: string;
+  /** What the attempt asks Stripe for: a restart sends exactly this again under the same idempotency key. */
+  amount_cents: number | string;
+  customer_id: string;
+  payment_method_id: string;
+  payment_intent_id: string | null;
+  /** `pending` until Stripe's answer is recorded. */
+  outcome: 'pending' | Exclude<PaymentStatus, 'none'>;
+  decline_code: string | null;
+  message: string | null;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/** A Stripe webhook event processed (migration 038): each id once. */
+export interface StripeEventsTable {
+  event_id: string;
+  type: string;
+  received_at: string;
+}
+
+/** A workspace's Stripe Customer and saved card (migration 036): ids and what may be shown, never the card. */
+export interface BillingCustomersTable {
+  workspace_id: string;
+  customer_id: string;
+  payment_method_id: string | null;
+  card_brand: string | null;
+  card_last4: string | null;
+  card_exp_month: number | null;
+  card_exp_year: number | null;
+  card_updated_at: string | null;
+  created_at: string;
 }
 
 export interface InvoiceLinesTable {
@@ -567,6 +625,9 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   subscription_changes: SubscriptionChangesTable;
   invoices: InvoicesTable;
+  invoice_payment_attempts: InvoicePaymentAttemptsTable;
+  billing_customers: BillingCustomersTable;
+  stripe_events: StripeEventsTable;
   invoice_lines: InvoiceLinesTable;
   integrations: IntegrationsTable;
   integration_messages: IntegrationMessagesTable;

@@ -10,6 +10,8 @@ import type { CapTake, InlineCap } from './rate-limit.js';
 
 interface CapEntry {
   limit: number | null;
+  /** The subscription is unpaid (payments with Stripe): live requests answer 402 payment_required. */
+  unpaid: boolean;
   periodStart: number;
   periodEnd: number;
   /** Billable requests in the database when read. */
@@ -99,6 +101,8 @@ export function createPlanCap(deps: {
   redis?: { client: Redis; guard: RedisGuard };
   /** Prefix of the shared counts (REDIS_KEY_PREFIX). */
   keyPrefix?: string;
+  /** The console's billing page, named by a 402 payment_required. */
+  billingPage?: string;
 }): { inline: InlineCap; install(app: FastifyInstance): void } {
   const cache = new Map<string, CapEntry>();
   const reading = new Map<string, Promise<CapEntry | null>>();
@@ -122,7 +126,7 @@ export function createPlanCap(deps: {
       if (p?.kind !== 'api_key' || p.env !== 'live') return null;
       const now = deps.clock.now();
       const entry = cache.get(p.workspaceId);
-      if (stale(entry, now) || entry.limit === null) return null;
+      if (stale(entry, now) || entry.limit === null || entry.unpaid) return null;
       const ttlMs = entry.periodEnd - now + KEY_GRACE_MS;
       return { key: keyOf(p.workspaceId, entry), floor: entry.base, limit: entry.limit, ttlMs };
     },
@@ -165,8 +169,16 @@ export function createPlanCap(deps: {
     );
   };
 
+  const paymentRequired = () =>
+    new AppError(
+      402,
+      'payment_required',
+      `This workspace's last invoice could not be charged: live requests are refused until an invoice is paid. An admin can add a card on the console's billing page (${deps.billingPage ?? '/live/settings/billing'}); test keys and the console keep working.`,
+    );
+
   /** The check with the workspace's entry in hand; a promise only when it asks Redis. */
   const checkWith = (request: FastifyRequest, entry: CapEntry | undefined, now: number): Promise<void> | undefined => {
+    if (entry?.unpaid) throw paymentRequired();
     if (!entry || entry.limit === null) return undefined;
     const p = request.principal as Extract<FastifyRequest['principal'], { kind: 'api_key' }>;
     if (shared?.guard.usable()) {

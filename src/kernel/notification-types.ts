@@ -29,7 +29,7 @@ export const NOTIFICATION_TYPES_BY_CATEGORY = {
   ],
   account: ['invite', 'password.reset'],
   usage: ['usage.threshold'],
-  billing: ['invoice.issued'],
+  billing: ['invoice.issued', 'invoice.payment_failed'],
 } as const;
 
 type ByCategory = typeof NOTIFICATION_TYPES_BY_CATEGORY;

@@ -44,8 +44,8 @@ export interface SystemActor {
   userId: null;
   origin?: RequestOrigin;
 }
-/** `meter`: each API process's usage flush (docs/usage.md). */
-export type SystemActorName = 'cli' | 'worker' | 'meter' | `scheduler:${string}`;
+/** `meter`: each API process's usage flush (docs/usage.md); `stripe`: a Stripe webhook event (docs/billing.md). */
+export type SystemActorName = 'cli' | 'worker' | 'meter' | 'stripe' | `scheduler:${string}`;
 
 /** The actor of the worker, a job or the CLI, named once. */
 export function systemActor(name: SystemActorName): SystemActor {

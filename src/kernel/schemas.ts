@@ -26,6 +26,7 @@ export const ErrorSchema = Type.Object(
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'validation_error or invalid_json',
   401: 'missing_token, invalid_token, expired_token or workspace_deleted',
+  402: "payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only)",
   403: 'insufficient_scope',
   404: 'not_found',
   409: 'idempotency_key_reused or idempotency_key_in_use (see `Idempotency-Key`)',
@@ -43,7 +44,7 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 }
 
 /** Errors every authenticated route can answer. */
-export const AUTHED_ERRORS = [400, 401, 403, 429] as const;
+export const AUTHED_ERRORS = [400, 401, 402, 403, 429] as const;
 
 /** `{ data: T }` envelope. */
 export function DataOf<T extends TSchema>(schema: T) {

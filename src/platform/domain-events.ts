@@ -131,6 +131,10 @@ export interface InvoiceNoticeData {
   period_start: string;
   period_end: string;
   at: string;
+  /** invoice.payment_failed: the decline, and the next attempt (null: none, the invoice is uncollectible). */
+  decline_code?: string | null;
+  message?: string | null;
+  next_attempt_at?: string | null;
 }
 
 /** A usage or billing notification to the workspace's admins (on by default, per their preferences). */

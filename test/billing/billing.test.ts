@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { InvoicesTable } from '../../src/db/types.js';
+import type { NewInvoice } from '../../src/db/types.js';
 import { systemActor } from '../../src/kernel/principal.js';
 import { billingRepository } from '../../src/modules/billing/billing.repository.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
@@ -277,7 +277,7 @@ describe('billing (docs/billing.md)', () => {
 
   it('the unique constraints refuse a second invoice for a period or a number, harmlessly (ON CONFLICT DO NOTHING)', async () => {
     const ws = await newWorkspace(a);
-    const row = (id: string, number: number, start: string): InvoicesTable => ({
+    const row = (id: string, number: number, start: string): NewInvoice => ({
       id,
       workspace_id: ws.id,
       number,
@@ -292,7 +292,7 @@ describe('billing (docs/billing.md)', () => {
       paid_at: null,
       voided_at: null,
     });
-    const insert = (r: InvoicesTable) =>
+    const insert = (r: NewInvoice) =>
       a.services.uow.as(cli).run(({ trx }) => billingRepository.insertInvoice(trx, r, []));
     expect(await insert(row('inv_01JD0000000000000000000001', 1, '2030-01-01T00:00:00.000Z'))).toBe(true);
     // Same period (another worker's number), same number (another period): nothing inserted, no error.

@@ -12,6 +12,7 @@ import type { Env, Role } from '../../src/db/types.js';
 import { type Clock, systemClock } from '../../src/kernel/clock.js';
 import { type ApiKeyPrincipal, type SystemActor, systemActor } from '../../src/kernel/principal.js';
 import type { Send } from '../../src/lib/http-send.js';
+import type { PaymentGateway } from '../../src/modules/billing/stripe-gateway.js';
 import type { SsoFetch } from '../../src/modules/sso/sso.service.js';
 import type { Unit } from '../../src/platform/unit-of-work.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -59,6 +60,8 @@ export async function startTestApp(
     logStream?: { write(line: string): void };
     /** How single sign-on reaches the identity provider (a hand in the middle); fetch by default. */
     ssoFetch?: SsoFetch;
+    /** Stripe as the test reaches it (a gateway wrapping the stand-in's); by default from the STRIPE_* settings. */
+    paymentGateway?: PaymentGateway;
   } = {},
 ): Promise<TestApp> {
   const storage = opts.storage ?? (await openTestStorage());
@@ -90,6 +93,7 @@ export async function startTestApp(
     resolveHost: opts.resolveHost,
     integrationSend: opts.integrationSend,
     ssoFetch: opts.ssoFetch,
+    paymentGateway: opts.paymentGateway,
   });
   opts.wrapServices?.(services);
   // With TEST_REDIS_URL the same tests run with Redis-backed rate limits, in their own key namespace.

@@ -826,6 +826,7 @@ export interface components {
         AuditEntry: {
             /** @description What was done (the closed catalogue). */
             action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "user.erased" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "audit.chain_migrated" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
+            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "invoice.payment_succeeded" | "invoice.payment_failed" | "invoice.refunded" | "payment_method.updated" | "subscription.unpaid" | "subscription.reactivated" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
             actor: {
                 /** @description A user id, a key id, or the system actor (`cli`, `worker`, `scheduler:…`). */
                 id: string;
@@ -1772,12 +1773,18 @@ export interface components {
             /** @example inv_01JD0000000000000000000000 */
             id: string;
             lines: components["schemas"]["InvoiceLine"][];
+            /** @description The next retry (dunning). */
+            next_payment_attempt_at: string | null;
             /**
              * @description Sequential per workspace.
              * @example INV-3
              */
             number: string;
             paid_at: string | null;
+            /** @description Oldest first. */
+            payment_attempts: components["schemas"]["PaymentAttempt"][];
+            /** @description Where the card charge stands (payments with Stripe); none: never charged. */
+            payment_status: "none" | "processing" | "succeeded" | "failed" | "requires_action";
             /**
              * Format: date-time
              * @description End of the billing period, exclusive.
@@ -1792,7 +1799,10 @@ export interface components {
             period_start: string;
             /** @description The plan in force at the end of the period (its overage prices apply). */
             plan: string;
-            status: "open" | "paid" | "void";
+            /** @description Refunded so far, in US cents. */
+            refunded_cents: number;
+            /** @description uncollectible: every charge of the dunning schedule failed. */
+            status: "open" | "paid" | "void" | "uncollectible";
             /** @description US cents. */
             total_cents: number;
             voided_at: string | null;
@@ -1938,6 +1948,21 @@ export interface components {
             event: "subscription.unpaid";
             /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
+        /** PaymentAttempt */
+        PaymentAttempt: {
+            /**
+             * Format: date-time
+             * @description When the attempt began.
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            at: string;
+            attempt: number;
+            /** @example insufficient_funds */
+            decline_code: string | null;
+            /** @description The card issuer's reason, as Stripe gives it. */
+            message: string | null;
+            /** @description pending: Stripe has not answered yet. */
+            outcome: "pending" | "processing" | "succeeded" | "failed" | "requires_action";
         };
         /** Plan */
         Plan: {
@@ -2188,6 +2213,7 @@ export interface operations {
             query?: {
                 /** @description One action, or a family of them by its prefix ending in `.` (`resource.`). */
                 action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "user.erased" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "audit.chain_migrated" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "export." | "sso." | "audit." | "secrets." | "events." | "request_log." | "usage." | "idempotency." | "notifications." | "integration_messages.";
+                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "invoice.payment_succeeded" | "invoice.payment_failed" | "invoice.refunded" | "payment_method.updated" | "subscription.unpaid" | "subscription.reactivated" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "payment_method." | "subscription." | "workspace." | "sso." | "audit." | "secrets." | "events." | "request_log." | "idempotency." | "notifications." | "integration_messages.";
                 /** @description Entries of this actor: a user id, a key id, or a system actor (`cli`, `worker`, `scheduler:…`). */
                 actor_id?: string;
                 /** @description `next_cursor` of the previous page (opaque). */
@@ -2270,6 +2296,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -2446,6 +2485,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -2582,6 +2634,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -2781,6 +2846,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -2969,6 +3047,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -3147,6 +3238,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -3289,6 +3393,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -4005,6 +4122,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -4210,6 +4340,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -4377,6 +4521,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -4531,6 +4688,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -4769,6 +4939,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -4990,6 +5174,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -5165,6 +5362,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -5324,6 +5534,20 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -5491,6 +5715,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -5680,6 +5917,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -5834,6 +6084,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -6004,6 +6267,20 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -6193,6 +6470,20 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -6395,6 +6686,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -6566,6 +6870,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -6702,6 +7019,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -6855,6 +7185,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -7026,6 +7369,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -7231,6 +7587,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -7398,6 +7768,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -7552,6 +7935,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -7728,6 +8124,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -7928,6 +8337,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -8146,6 +8568,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -8376,6 +8811,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -8585,6 +9034,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -8774,6 +9237,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -8956,6 +9433,20 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -9202,6 +9693,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -9394,6 +9899,20 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };

@@ -5,6 +5,8 @@ import type {
   InvoiceLinesTable,
   InvoiceStatus,
   InvoicesTable,
+  NewInvoice,
+  NewSubscription,
   SubscriptionChangesTable,
   SubscriptionsTable,
   UsageNoticesTable,
@@ -17,10 +19,10 @@ export const billingRepository = {
   exportBatch: (db: Db, workspaceId: string, afterId: string | null, limit: number) =>
     batchAfterId(db, 'invoices', workspaceId, afterId, limit),
   /** A workspace's subscription; nothing if it has one already. `trx`: the workspace's creation. */
-  async insertSubscription(trx: WriteTx, row: SubscriptionsTable): Promise<void> {
+  async insertSubscription(trx: WriteTx, row: NewSubscription): Promise<void> {
     await trx
       .insertInto('subscriptions')
-      .values(row)
+      .values({ ...row, payment_state: 'active', unpaid_since: null })
       .onConflict((oc) => oc.column('workspace_id').doNothing())
       .execute();
   },
@@ -39,7 +41,12 @@ export const billingRepository = {
   async updateSubscription(
     trx: WriteTx,
     workspaceId: string,
-    patch: Partial<Pick<SubscriptionsTable, 'plan' | 'pending_plan' | 'pending_from' | 'updated_at'>>,
+    patch: Partial<
+      Pick<
+        SubscriptionsTable,
+        'plan' | 'pending_plan' | 'pending_from' | 'updated_at' | 'payment_state' | 'unpaid_since'
+      >
+    >,
   ): Promise<void> {
     await trx.updateTable('subscriptions').set(patch).where('workspace_id', '=', workspaceId).execute();
   },
@@ -97,10 +104,17 @@ export const billingRepository = {
     return rows.map((r) => Number(r.threshold));
   },
 
-  async insertInvoice(trx: WriteTx, row: InvoicesTable, lines: InvoiceLinesTable[]): Promise<boolean> {
+  async insertInvoice(trx: WriteTx, row: NewInvoice, lines: InvoiceLinesTable[]): Promise<boolean> {
     const inserted = await trx
       .insertInto('invoices')
-      .values(row)
+      .values({
+        ...row,
+        payment_status: 'none',
+        payment_attempts: 0,
+        first_failed_at: null,
+        next_charge_at: null,
+        refunded_cents: 0,
+      })
       .onConflict((oc) => oc.doNothing())
       .returning('id')
       .executeTakeFirst();
@@ -160,13 +174,61 @@ export const billingRepository = {
     return db.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
+  /** The invoice, row-locked until `trx` ends (PostgreSQL): one change at a time moves its payment. */
+  lockedInvoice(trx: WriteTx, id: string): Promise<InvoicesTable | undefined> {
+    return withRowLock(trx, trx.selectFrom('invoices').selectAll().where('id', '=', id)).executeTakeFirst();
+  },
+
+  /**
+   * Open invoices with a total above 0 that are due a charge at `now`: never charged, or failed with a retry due
+   * (`workspaceId`: only that workspace's, whatever their retry time: a new card retries at once).
+   */
+  chargeable(db: Db, now: string, workspaceId?: string): Promise<InvoicesTable[]> {
+    let q = db
+      .selectFrom('invoices')
+      .selectAll()
+      .where('status', 'in', workspaceId === undefined ? ['open'] : ['open', 'uncollectible'])
+      .where('total_cents', '>', 0)
+      .where((eb) =>
+        eb.or([
+          eb('payment_status', '=', 'none'),
+          workspaceId === undefined
+            ? eb.and([eb('payment_status', 'in', ['failed', 'requires_action']), eb('next_charge_at', '<=', now)])
+            : eb('payment_status', 'in', ['failed', 'requires_action']),
+        ]),
+      );
+    if (workspaceId !== undefined) q = q.where('workspace_id', '=', workspaceId);
+    return q.orderBy('finalized_at').execute();
+  },
+
+  /** An invoice's payment columns (and its status, when the payment settles it). */
+  async updatePayment(
+    trx: WriteTx,
+    id: string,
+    patch: Partial<
+      Pick<
+        InvoicesTable,
+        | 'status'
+        | 'paid_at'
+        | 'payment_status'
+        | 'payment_attempts'
+        | 'first_failed_at'
+        | 'next_charge_at'
+        | 'refunded_cents'
+      >
+    >,
+  ): Promise<void> {
+    await trx.updateTable('invoices').set(patch).where('id', '=', id).execute();
+  },
+
   /** Moves an open invoice to paid or void; returns whether it was open. Amounts never change. */
   async settle(trx: WriteTx, id: string, status: Exclude<InvoiceStatus, 'open'>, at: string): Promise<boolean> {
     const r = await trx
       .updateTable('invoices')
       .set(status === 'paid' ? { status, paid_at: at } : { status, voided_at: at })
       .where('id', '=', id)
-      .where('status', '=', 'open')
+      // An uncollectible invoice can still be paid by hand (an operator's mark-paid), never voided.
+      .where('status', 'in', status === 'paid' ? ['open', 'uncollectible'] : ['open'])
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   },

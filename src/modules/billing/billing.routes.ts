@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { AUTHED_ERRORS, DataOf, errorResponses, ListOf } from '../../kernel/schemas.js';
 import { pageMeta, toPageRequest } from '../../lib/paging.js';
 import {
+  CardReturnQuery,
+  CardSchema,
   ChangePlanBody,
   InvoiceSchema,
   ListInvoicesQuery,
@@ -78,5 +80,38 @@ export const billingConsoleRoutes: FastifyPluginAsyncTypebox<{ billing: BillingS
       schema: { hide: true, body: ChangePlanBody, response: { 200: DataOf(PlanChangeSchema) } },
     },
     async (req) => ({ data: await billing.changePlan(req.unit(), req.body.plan) }),
+  );
+
+  // Payments with Stripe (docs/billing.md#payments-with-stripe): the card, and Checkout in setup mode to add one.
+  app.get(
+    '/billing/card',
+    {
+      config: { console: 'actor' },
+      schema: {
+        hide: true,
+        response: {
+          200: DataOf(Type.Object({ enabled: Type.Boolean(), card: Type.Union([CardSchema, Type.Null()]) })),
+        },
+      },
+    },
+    async (req) => ({ data: { enabled: billing.paymentsOn, card: await billing.card(req.principal) } }),
+  );
+
+  app.post(
+    '/billing/card/checkout',
+    {
+      config: { console: 'actor' },
+      schema: { hide: true, response: { 200: DataOf(Type.Object({ url: Type.String() })) } },
+    },
+    async (req) => ({ data: await billing.startCardSetup(req.unit()) }),
+  );
+
+  app.get(
+    '/billing/card/return',
+    {
+      config: { console: 'actor' },
+      schema: { hide: true, querystring: CardReturnQuery },
+    },
+    async (req, reply) => reply.redirect(await billing.finishCardSetup(req.unit(), req.query.session_id), 303),
   );
 };

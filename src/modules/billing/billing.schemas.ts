@@ -47,16 +47,55 @@ const InvoiceProps = {
   lines: Type.Array(Type.Ref(InvoiceLineSchema)),
 };
 
+export const PaymentAttemptSchema = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1 }),
+    at: { ...Timestamp, description: 'When the attempt began.' },
+    outcome: Type.Union(
+      [
+        Type.Literal('pending'),
+        Type.Literal('processing'),
+        Type.Literal('succeeded'),
+        Type.Literal('failed'),
+        Type.Literal('requires_action'),
+      ],
+      { description: 'pending: Stripe has not answered yet.' },
+    ),
+    decline_code: Type.Union([Type.String(), Type.Null()], { examples: ['insufficient_funds'] }),
+    message: Type.Union([Type.String(), Type.Null()], { description: "The card issuer's reason, as Stripe gives it." }),
+  },
+  { $id: 'PaymentAttempt', title: 'PaymentAttempt' },
+);
+export type PaymentAttempt = Static<typeof PaymentAttemptSchema>;
+
 export const InvoiceSchema = Type.Object(
   {
     id: Type.String({ examples: ['inv_01JD0000000000000000000000'] }),
     number: Type.String({ examples: ['INV-3'], description: 'Sequential per workspace.' }),
     workspace_id: Type.String(),
-    status: Type.Union([Type.Literal('open'), Type.Literal('paid'), Type.Literal('void')]),
+    status: Type.Union(
+      [Type.Literal('open'), Type.Literal('paid'), Type.Literal('void'), Type.Literal('uncollectible')],
+      {
+        description: 'uncollectible: every charge of the dunning schedule failed.',
+      },
+    ),
     ...InvoiceProps,
     finalized_at: Timestamp,
     paid_at: Type.Union([Timestamp, Type.Null()]),
     voided_at: Type.Union([Timestamp, Type.Null()]),
+    payment_status: Type.Union(
+      [
+        Type.Literal('none'),
+        Type.Literal('processing'),
+        Type.Literal('succeeded'),
+        Type.Literal('failed'),
+        Type.Literal('requires_action'),
+      ],
+      { description: 'Where the card charge stands (payments with Stripe); none: never charged.' },
+    ),
+    payment_attempts: Type.Array(Type.Ref(PaymentAttemptSchema), { description: 'Oldest first.' }),
+    next_payment_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'The next retry (dunning).' }),
+    refunded_cents: { ...Cents, minimum: 0, description: 'Refunded so far, in US cents.' },
   },
   { $id: 'Invoice', title: 'Invoice' },
 );
@@ -115,3 +154,17 @@ export const PlanChangeSchema = Type.Object({
   effective_at: Type.Union([Timestamp, Type.Null()]),
 });
 export type PlanChangeOut = Static<typeof PlanChangeSchema>;
+
+/** The workspace's card as Stripe saved it: what may be shown, nothing else. */
+export const CardSchema = Type.Object({
+  brand: Type.String({ examples: ['visa'] }),
+  last4: Type.String({ examples: ['4242'] }),
+  exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
+  exp_year: Type.Integer(),
+});
+
+/** GET /console/api/billing/card/return: Checkout's session id. */
+export const CardReturnQuery = Type.Object(
+  { session_id: Type.String({ minLength: 1, maxLength: 255, pattern: '^cs_[A-Za-z0-9_]+$' }) },
+  { additionalProperties: false },
+);

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/dialect.js';
-import type { InvoicesTable } from '../../db/types.js';
+import type { InvoicePaymentAttemptsTable, InvoicesTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
@@ -10,6 +10,7 @@ import { changesOf } from '../audit/changes.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { Invoice, InvoiceLine } from './billing.schemas.js';
 import type { BillingDeps } from './billing-deps.js';
+import { paymentsRepository as paymentsRepo } from './payments.repository.js';
 import { type Period, periodAt, periodByIndex } from './periods.js';
 import type { SubscriptionState } from './subscription-state.js';
 
@@ -21,7 +22,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
   const { db, clock } = deps;
   const { subscriptionOrThrow, applyDueDowngrade, compute } = state;
 
-  function toInvoice(row: InvoicesTable, lines: InvoiceLine[]): Invoice {
+  function toInvoice(row: InvoicesTable, lines: InvoiceLine[], attempts: InvoicePaymentAttemptsTable[]): Invoice {
     return {
       id: row.id,
       number: `INV-${row.number}`,
@@ -37,6 +38,16 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
       finalized_at: isoAt(Date.parse(row.finalized_at)),
       paid_at: row.paid_at === null ? null : isoAt(Date.parse(row.paid_at)),
       voided_at: row.voided_at === null ? null : isoAt(Date.parse(row.voided_at)),
+      payment_status: row.payment_status,
+      payment_attempts: attempts.map((a) => ({
+        attempt: Number(a.attempt),
+        at: isoAt(Date.parse(a.started_at)),
+        outcome: a.outcome,
+        decline_code: a.decline_code,
+        message: a.message,
+      })),
+      next_payment_attempt_at: row.next_charge_at === null ? null : isoAt(Date.parse(row.next_charge_at)),
+      refunded_cents: Number(row.refunded_cents),
     };
   }
 
@@ -139,11 +150,16 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
     async invoicesOf(workspaceId: string, page: PageRequest): Promise<Page<Invoice>> {
       const { rows, total, before } = await repo.listInvoices(db, workspaceId, page);
       const items = rows.slice(0, page.limit);
-      const lines = await repo.lines(
-        db,
-        items.map((r) => r.id),
+      const ids = items.map((r) => r.id);
+      const lines = await repo.lines(db, ids);
+      const attempts = await paymentsRepo.attemptsOf(db, ids);
+      const invoices = items.map((r) =>
+        toInvoice(
+          r,
+          toLines(lines.filter((l) => l.invoice_id === r.id)),
+          attempts.filter((a) => a.invoice_id === r.id),
+        ),
       );
-      const invoices = items.map((r) => toInvoice(r, toLines(lines.filter((l) => l.invoice_id === r.id))));
       const offset = page.afterId === null ? page.offset : (page.afterOffset ?? before);
       const last = invoices.at(-1);
       return {
@@ -212,7 +228,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
     async invoice(invoiceId: string, d: Db = db): Promise<Invoice> {
       const row = isId('invoice', invoiceId) ? await repo.invoice(d, invoiceId) : undefined;
       if (!row) throw new NotFoundError('invoice');
-      return toInvoice(row, toLines(await repo.lines(d, [invoiceId])));
+      return toInvoice(row, toLines(await repo.lines(d, [invoiceId])), await paymentsRepo.attemptsOf(d, [invoiceId]));
     },
 
     /**

@@ -19,15 +19,23 @@ export function createPlanLimits(deps: BillingDeps, state: SubscriptionState) {
     async capOf(
       workspaceId: string,
       t: number,
-    ): Promise<{ limit: number | null; periodStart: number; periodEnd: number; billable: number } | null> {
+    ): Promise<{
+      limit: number | null;
+      periodStart: number;
+      periodEnd: number;
+      billable: number;
+      unpaid: boolean;
+    } | null> {
       const sub = await repo.subscription(db, workspaceId);
       if (!sub) return null;
       const plan = planOf(planNow(sub, t));
       const period = periodAt(Date.parse(sub.anchor_at), t);
       // A pending downgrade ends the period's plan at its end anyway; the cap is re-read then.
-      const limit = plan.hard_cap ? plan.included_requests : null;
+      const limit = deps.enforceLimits && plan.hard_cap ? plan.included_requests : null;
       const billable = limit === null ? 0 : await deps.usage.billableCount(workspaceId, period.start, period.end);
-      return { limit, periodStart: period.start, periodEnd: period.end, billable };
+      // Payments with Stripe: an unpaid subscription's live requests answer 402 (docs/billing.md#payments-with-stripe).
+      const unpaid = deps.gateway !== null && sub.payment_state === 'unpaid';
+      return { limit, periodStart: period.start, periodEnd: period.end, billable, unpaid };
     },
 
     /**

@@ -8,6 +8,7 @@ import type { Change, Unit, WriteTx } from '../../platform/unit-of-work.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { PlanChangeOut, Subscription } from './billing.schemas.js';
 import type { BillingDeps } from './billing-deps.js';
+import { paymentsRepository } from './payments.repository.js';
 import { periodAt, proration } from './periods.js';
 import type { Plan } from './plans.js';
 import type { SubscriptionState } from './subscription-state.js';
@@ -87,7 +88,10 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
     async changePlan(u: Unit<Principal>, planId: string): Promise<PlanChangeOut> {
       const p = u.actor;
       requireAdmin(p);
-      const c = await service.setPlan(u, p.workspaceId, planId);
+      const c = await u.run(async (ch) => {
+        await requireCard(ch.trx, p.workspaceId, planId);
+        return service.setPlan(ch.unit, p.workspaceId, planId);
+      });
       switch (c.change) {
         case 'upgraded':
           return { change: c.change, from: c.from, to: c.to, proration_cents: c.proration_cents, effective_at: null };
@@ -98,6 +102,22 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
       }
     },
   };
+
+  /**
+   * Payments with Stripe: an admin moving from a free plan to a paid one needs a card first (409
+   * payment_method_required, nothing changed). The operator's `wsvc billing set-plan` is not refused.
+   */
+  async function requireCard(trx: WriteTx, workspaceId: string, planId: string): Promise<void> {
+    if (deps.gateway === null) return;
+    const target = deps.plans.find((p) => p.id === planId);
+    const sub = await repo.subscription(trx, workspaceId);
+    if (!target || !sub || target.base_price_cents === 0 || planOf(sub.plan).base_price_cents > 0) return;
+    if ((await paymentsRepository.customer(trx, workspaceId))?.payment_method_id) return;
+    throw new ConflictError(
+      'payment_method_required',
+      `Add a card on the billing page before moving to ${target.name}: a paid plan is charged to the workspace's card.`,
+    );
+  }
 
   async function setPlanIn(c: Change, workspaceId: string, planId: string): Promise<PlanChange> {
     const { trx, audit } = c;

@@ -281,6 +281,8 @@ export const formatCents = (cents: number) =>
 const usageTitle = (d: UsageNoticeData) =>
   `Usage at ${d.threshold} % of included requests: ${d.billable_requests.toLocaleString('en-US')} of ${d.included_requests.toLocaleString('en-US')}`;
 const invoiceTitle = (d: InvoiceNoticeData) => `Invoice ${d.number} issued: ${formatCents(d.total_cents)}`;
+const paymentFailedTitle = (d: InvoiceNoticeData) =>
+  `Payment of invoice ${d.number} failed: ${formatCents(d.total_cents)}${d.decline_code ? ` (${d.decline_code})` : ''}`;
 
 /** The email of a usage or billing notification, for one recipient; `link` opens the billing page. */
 export function renderBillingEmail(
@@ -305,6 +307,18 @@ export function renderBillingEmail(
     return { subject: usageTitle(d), ...emailOf(to.name, lines, { label: 'Open billing', url: link }, footer) };
   }
   const d = data as InvoiceNoticeData;
+  if (type === 'invoice.payment_failed') {
+    const lines = [
+      `The card charge of invoice ${d.number} (${formatCents(d.total_cents)}, ${d.plan} plan) failed at ${time(d.at)}${d.message ? `: ${d.message}` : '.'}`,
+      d.next_attempt_at
+        ? `The card is charged again at ${time(d.next_attempt_at)}. Add a new card on the billing page to retry at once.`
+        : 'That was the last attempt: the invoice is uncollectible and live API requests are refused with 402 payment_required until an invoice is paid. Add a new card on the billing page to pay it.',
+    ];
+    return {
+      subject: paymentFailedTitle(d),
+      ...emailOf(to.name, lines, { label: 'Update the card', url: link }, footer),
+    };
+  }
   const lines = [
     `Invoice ${d.number} for the period ${time(d.period_start)} to ${time(d.period_end)} (${d.plan} plan) was issued at ${time(d.at)}.`,
     `Total: ${formatCents(d.total_cents)} (${d.currency.toUpperCase()}).`,
@@ -323,5 +337,6 @@ export function notificationTitle(type: NotificationsTable['type'], data: unknow
   }
   if (type === 'usage.threshold') return usageTitle(data as UsageNoticeData);
   if (type === 'invoice.issued') return invoiceTitle(data as InvoiceNoticeData);
+  if (type === 'invoice.payment_failed') return paymentFailedTitle(data as InvoiceNoticeData);
   return securityTitle(type, data as SecurityNoticeData);
 }

@@ -253,6 +253,13 @@ export function createOutbox(deps: {
         publishPlatform(c, e.at, e.workspaceId, 'live', 'workspace.deletion_cancelled', {
           workspace_id: e.workspaceId,
         }),
+      'invoice.payment_failed': async (c, e) => {
+        const { at, ...invoice } = e.data;
+        await publishPlatform(c, e.data.at, e.workspaceId, 'live', 'invoice.payment_failed', {
+          ...invoice,
+          failed_at: at,
+        });
+      },
       'receivers.changed': async (c, e) => {
         await events.receiversChanged(c.trx, e.workspaceId);
         // This process's own change drops what it holds for the workspace, so its next write reads the

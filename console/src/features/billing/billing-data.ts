@@ -21,4 +21,14 @@ export const usePlans = () => useScopedQuery<{ data: Plan[] }>('/billing/plans')
 export const useChangePlan = () =>
   useScopedMutation<{ plan: string }, { data: PlanChangeOut }>('POST', '/billing/plan');
 
+/** The workspace's card (payments with Stripe): brand, last 4 digits and expiry only. */
+export interface CardInfo {
+  enabled: boolean;
+  card: { brand: string; last4: string; exp_month: number; exp_year: number } | null;
+}
+export const useCard = () => useScopedQuery<{ data: CardInfo }>('/billing/card');
+/** "Add a card" / "Replace card": the URL of Stripe's hosted page, where the browser goes next. */
+export const useCardCheckout = () =>
+  useScopedMutation<undefined, { data: { url: string } }>('POST', '/billing/card/checkout');
+
 export type { Invoice, List };

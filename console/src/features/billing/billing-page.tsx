@@ -6,7 +6,16 @@ import { useCurrent, usePathTo } from '../../lib/session';
 import { FormActions } from '../../ui/forms';
 import { Badge, Dialog, PageHeader, Pager, Time } from '../../ui/primitives';
 import { Empty, ErrorState, FormError, Loading, QueryView } from '../../ui/states';
-import { count, money, useChangePlan, useInvoices, usePlans, useSubscription } from './billing-data';
+import {
+  count,
+  money,
+  useCard,
+  useCardCheckout,
+  useChangePlan,
+  useInvoices,
+  usePlans,
+  useSubscription,
+} from './billing-data';
 import { InvoiceLines, STATUS_TONE } from './invoice-view';
 
 /**
@@ -54,8 +63,34 @@ function AdminBilling() {
           </>
         )}
       </QueryView>
+      <CardSection />
       <InvoiceHistory />
     </>
+  );
+}
+
+/** The card invoices are charged to (payments with Stripe); entered on Stripe's page, never here. */
+function CardSection() {
+  const card = useCard();
+  const checkout = useCardCheckout();
+  const info = card.data?.data;
+  if (!info?.enabled) return null;
+  return (
+    <section aria-labelledby="card-title" className="card">
+      <h2 id="card-title">Card</h2>
+      <p>
+        {info.card
+          ? `${info.card.brand} •••• ${info.card.last4}, expires ${info.card.exp_month}/${info.card.exp_year}`
+          : 'No card yet: invoices are not charged, and a paid plan needs one.'}
+      </p>
+      <button
+        type="button"
+        disabled={checkout.isPending}
+        onClick={() => checkout.mutate(undefined, { onSuccess: (r) => window.location.assign(r.data.url) })}
+      >
+        {info.card ? 'Replace card' : 'Add a card'}
+      </button>
+    </section>
   );
 }
 
@@ -226,6 +261,44 @@ function whatHappens(s: Subscription, target: Plan): string {
   return `Downgrade at the end of this period: you stay on ${s.plan.name} until then. Refused if the live environment holds more resources or webhooks than ${target.name} allows.`;
 }
 
+type InvoiceItem = NonNullable<ReturnType<typeof useInvoices>['data']>['pages'][number]['data'][number];
+
+/** The card charge of an invoice (payments with Stripe): its state, each attempt, the next retry, refunds. */
+function InvoicePayment({ invoice }: { invoice: InvoiceItem }) {
+  if (invoice.payment_status === 'none' && invoice.refunded_cents === 0) return null;
+  return (
+    <div>
+      <p>
+        Payment: <strong>{invoice.payment_status.replace('_', ' ')}</strong>
+        {invoice.paid_at ? (
+          <>
+            {' '}
+            · paid <Time iso={invoice.paid_at} />
+          </>
+        ) : null}
+        {invoice.next_payment_attempt_at ? (
+          <>
+            {' '}
+            · next attempt <Time iso={invoice.next_payment_attempt_at} />
+          </>
+        ) : null}
+        {invoice.refunded_cents > 0 ? <> · refunded {money(invoice.refunded_cents)}</> : null}
+      </p>
+      {invoice.payment_attempts.length > 0 ? (
+        <ol aria-label={`Payment attempts of invoice ${invoice.number}`}>
+          {invoice.payment_attempts.map((a) => (
+            <li key={a.attempt}>
+              <Time iso={a.at} />: {a.outcome.replace('_', ' ')}
+              {a.decline_code ? ` (${a.decline_code})` : ''}
+              {a.message ? ` — ${a.message}` : ''}
+            </li>
+          ))}
+        </ol>
+      ) : null}
+    </div>
+  );
+}
+
 function InvoiceHistory() {
   const invoices = useInvoices();
   const to = usePathTo();
@@ -250,6 +323,7 @@ function InvoiceHistory() {
                 {money(inv.total_cents)} <Badge tone={STATUS_TONE[inv.status]}>{inv.status}</Badge>
               </summary>
               <InvoiceLines invoice={inv} caption={`Lines of invoice ${inv.number}`} />
+              <InvoicePayment invoice={inv} />
               <p>
                 <Link to={to(`/settings/billing/invoices/${inv.id}`)}>Printable invoice {inv.number}</Link>
               </p>

@@ -2,7 +2,7 @@ import type { Invoice, UpcomingInvoice } from '../../api/types';
 import { Badge, Time } from '../../ui/primitives';
 import { count, money } from './billing-data';
 
-const STATUS_TONE = { open: 'warn', paid: 'good', void: 'neutral' } as const;
+const STATUS_TONE = { open: 'warn', paid: 'good', void: 'neutral', uncollectible: 'bad' } as const;
 
 /** An invoice's lines and total as a table (the billing page, the printable invoice). */
 export function InvoiceLines({ invoice, caption }: { invoice: Invoice | UpcomingInvoice; caption: string }) {
