@@ -825,8 +825,7 @@ export interface components {
         /** AuditEntry */
         AuditEntry: {
             /** @description What was done (the closed catalogue). */
-            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "user.erased" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "audit.chain_migrated" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
-            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "invoice.payment_succeeded" | "invoice.payment_failed" | "invoice.refunded" | "payment_method.updated" | "subscription.unpaid" | "subscription.reactivated" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
+            action: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "user.erased" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "invoice.payment_succeeded" | "invoice.payment_failed" | "invoice.refunded" | "payment_method.updated" | "subscription.unpaid" | "subscription.reactivated" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "audit.chain_migrated" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged";
             actor: {
                 /** @description A user id, a key id, or the system actor (`cli`, `worker`, `scheduler:…`). */
                 id: string;
@@ -1948,6 +1947,7 @@ export interface components {
             event: "subscription.unpaid";
             /** @example evt_01JD3K8Z6W6J9Q4X1V5N2M7P8R */
             id: string;
+        };
         /** PaymentAttempt */
         PaymentAttempt: {
             /**
@@ -2212,8 +2212,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description One action, or a family of them by its prefix ending in `.` (`resource.`). */
-                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "user.erased" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "audit.chain_migrated" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "workspace." | "export." | "sso." | "audit." | "secrets." | "events." | "request_log." | "usage." | "idempotency." | "notifications." | "integration_messages.";
-                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "invoice.payment_succeeded" | "invoice.payment_failed" | "invoice.refunded" | "payment_method.updated" | "subscription.unpaid" | "subscription.reactivated" | "workspace.created" | "workspace.settings_changed" | "sso.configured" | "audit.purged" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "payment_method." | "subscription." | "workspace." | "sso." | "audit." | "secrets." | "events." | "request_log." | "idempotency." | "notifications." | "integration_messages.";
+                action?: "key.created" | "key.revoked" | "key.rolled" | "member.invited" | "member.role_changed" | "member.removed" | "user.updated" | "user.password_changed" | "user.mfa_enabled" | "user.mfa_disabled" | "user.passkey_added" | "user.passkey_removed" | "user.passkey_renamed" | "user.recovery_codes_regenerated" | "user.reset_link_created" | "user.mfa_reset" | "user.erased" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "resource.created" | "resource.updated" | "resource.archived" | "resource.unarchived" | "resource.deleted" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.enabled" | "webhook.deleted" | "webhook.secret_rotated" | "delivery.retried" | "integration.created" | "integration.updated" | "integration.deleted" | "plan.changed" | "invoice.finalized" | "invoice.marked_paid" | "invoice.voided" | "invoice.payment_succeeded" | "invoice.payment_failed" | "invoice.refunded" | "payment_method.updated" | "subscription.unpaid" | "subscription.reactivated" | "workspace.created" | "workspace.settings_changed" | "export.created" | "workspace.deletion_scheduled" | "workspace.deletion_cancelled" | "sso.configured" | "audit.purged" | "audit.chain_migrated" | "secrets.key_rotated" | "events.purged" | "request_log.purged" | "usage.purged" | "idempotency.purged" | "notifications.purged" | "integration_messages.purged" | "key." | "member." | "user." | "session." | "resource." | "webhook." | "delivery." | "integration." | "plan." | "invoice." | "payment_method." | "subscription." | "workspace." | "export." | "sso." | "audit." | "secrets." | "events." | "request_log." | "usage." | "idempotency." | "notifications." | "integration_messages.";
                 /** @description Entries of this actor: a user id, a key id, or a system actor (`cli`, `worker`, `scheduler:…`). */
                 actor_id?: string;
                 /** @description `next_cursor` of the previous page (opaque). */
@@ -3577,6 +3576,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -3744,6 +3757,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description insufficient_scope */
             403: {
                 headers: {
@@ -3900,6 +3926,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
@@ -10104,6 +10143,19 @@ export interface operations {
             /** @description missing_token, invalid_token, expired_token or workspace_deleted */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment_required: the workspace's subscription is unpaid (payments with Stripe; live keys only) */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };

@@ -174,14 +174,16 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
     /** A batch of the workspace's invoices after `after` (an id), oldest first, with their lines: an export's walk. */
     async exportBatch(workspaceId: string, after: string | null, limit: number) {
       const rows = await repo.exportBatch(db, workspaceId, after, limit);
-      const lines =
-        rows.length === 0
-          ? []
-          : await repo.lines(
-              db,
-              rows.map((r) => r.id),
-            );
-      const invoices = rows.map((r) => toInvoice(r, toLines(lines.filter((l) => l.invoice_id === r.id))));
+      const ids = rows.map((r) => r.id);
+      const lines = ids.length === 0 ? [] : await repo.lines(db, ids);
+      const attempts = ids.length === 0 ? [] : await paymentsRepo.attemptsOf(db, ids);
+      const invoices = rows.map((r) =>
+        toInvoice(
+          r,
+          toLines(lines.filter((l) => l.invoice_id === r.id)),
+          attempts.filter((a) => a.invoice_id === r.id),
+        ),
+      );
       return { rows: invoices, next: rows.at(-1)?.id ?? null };
     },
 
