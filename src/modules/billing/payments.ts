@@ -221,7 +221,7 @@ export function createPayments(deps: BillingDeps) {
   /** An invoice was paid (by card or by hand): an unpaid subscription is active again. */
   async function reactivate(c: Change, workspaceId: string, invoiceId: string, at: string) {
     const sub = await repo.subscription(c.trx, workspaceId, true);
-    if (!sub || sub.payment_state !== 'unpaid') return;
+    if (sub?.payment_state !== 'unpaid') return;
     await repo.updateSubscription(c.trx, workspaceId, { payment_state: 'active', unpaid_since: null, updated_at: at });
     c.audit.record({
       action: 'subscription.reactivated',

@@ -42,6 +42,17 @@ export const WORKSPACE_TABLE_RULES: readonly TableRule[] = [
   { table: 'notification_preferences', rule: 'via', column: 'user_id', parent: 'users' },
   { table: 'subscription_changes', rule: 'workspace' },
   { table: 'subscriptions', rule: 'workspace' },
+  { table: 'billing_customers', rule: 'workspace' },
+  {
+    table: 'invoice_payment_attempts',
+    rule: 'keep',
+    why: 'the payment attempts of a finalized invoice, kept with it (Stripe ids, amounts, outcomes; no card data)',
+  },
+  {
+    table: 'stripe_events',
+    rule: 'keep',
+    why: 'the ids of the Stripe events processed, so a repeat is ignored; they name no workspace',
+  },
   { table: 'invoice_lines', rule: 'keep', why: 'the lines of a finalized invoice, kept with it' },
   { table: 'invoices', rule: 'keep', why: 'finalized invoices (every stored invoice is finalized) are kept by law' },
   { table: 'workspace_mfa_policies', rule: 'workspace' },
