@@ -17,9 +17,10 @@ import { testWorker } from '../helpers/worker.js';
 // docs/api.md#operator-events: with OPERATOR_WEBHOOK_URL and OPERATOR_WEBHOOK_SECRET, the instance-wide events reach
 // the operator's receiver through the delivery engine, signed (checked with the published `standardwebhooks`
 // verifier), retried with back-off on the injected clock, and sent again by `wsvc operator retry`; without the
-// settings nothing is written. `workspace.created` comes through its real door (`wsvc workspaces create`); the
-// producers of `workspace.deleted`, `invoice.payment_failed` and `subscription.unpaid` are being built elsewhere, so
-// those three are emitted here as their domain events through the unit of work, as their producers will.
+// settings nothing is written. `workspace.created` comes through its real door (`wsvc workspaces create`);
+// `workspace.deleted`, `invoice.payment_failed` and `subscription.unpaid` are emitted here as their domain events
+// through the unit of work, as their producers (the deletion job, the payments worker) emit them: this file does not
+// drive those producers.
 const exec = promisify(execFile);
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -112,7 +113,7 @@ describe('operator events', { timeout: 180_000 }, () => {
       ['workspace.created', { workspace_id: ws, name: 'Ops Corp' }],
     ]);
 
-    // Producers being built elsewhere: their domain events, through the unit of work.
+    // The other three: their domain events, through the unit of work, as their producers emit them.
     const at = new Date().toISOString();
     const invoice = {
       invoice_id: 'inv_01JD3K8Z6W6J9Q4X1V5N2M7P8R',
