@@ -450,18 +450,23 @@ export function createServices(deps: {
       everyMs: 5 * 60_000,
       run: () => billing.finalizeDue(scheduler('billing-invoices')),
     },
-    {
-      id: 'billing-payments',
-      name: 'billing-payments: finalized invoices charged with Stripe, unanswered attempts sent again, retries due',
-      everyMs: 60_000,
-      run: () => billing.chargeDue(scheduler('billing-payments')),
-    },
-    {
-      id: 'billing-settle-payments',
-      name: 'billing-settle-payments: PaymentIntents still processing after 15 minutes read back from Stripe',
-      everyMs: 5 * 60_000,
-      run: () => billing.settleProcessing(scheduler('billing-settle-payments')),
-    },
+    // Payments with Stripe (docs/billing.md#payments-with-stripe): these two run only when both settings are given.
+    ...(billing.paymentsOn
+      ? [
+          {
+            id: 'billing-payments',
+            name: 'billing-payments: finalized invoices charged with Stripe, unanswered attempts sent again, retries due',
+            everyMs: 60_000,
+            run: () => billing.chargeDue(scheduler('billing-payments')),
+          },
+          {
+            id: 'billing-settle-payments',
+            name: 'billing-settle-payments: PaymentIntents still processing after 15 minutes read back from Stripe',
+            everyMs: 5 * 60_000,
+            run: () => billing.settleProcessing(scheduler('billing-settle-payments')),
+          },
+        ]
+      : []),
     {
       id: 'key-expiry-notices',
       name: 'key-expiry-notices: owners and admins told of keys that stop working within 7 days, once per key',

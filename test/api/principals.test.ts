@@ -169,7 +169,8 @@ describe('principals: the services check whoever calls them, at commit', () => {
     const original = t.services.checks.system;
     t.services.checks.system = async () => false;
     try {
-      for (const job of t.services.jobs) await expect(job.run()).rejects.toMatchObject({ code: 'expired_token' });
+      for (const job of t.services.jobs)
+        await expect(job.run(), job.id).rejects.toMatchObject({ code: 'expired_token' });
     } finally {
       t.services.checks.system = original;
     }
