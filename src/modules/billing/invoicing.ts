@@ -10,6 +10,7 @@ import { changesOf } from '../audit/changes.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { Invoice, InvoiceLine } from './billing.schemas.js';
 import type { BillingDeps } from './billing-deps.js';
+import { invoiceData } from './payments.js';
 import { paymentsRepository as paymentsRepo } from './payments.repository.js';
 import { type Period, periodAt, periodByIndex } from './periods.js';
 import type { SubscriptionState } from './subscription-state.js';
@@ -211,16 +212,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
           type: 'invoice.settled',
           workspaceId: row.workspace_id,
           status,
-          data: {
-            invoice_id: row.id,
-            number: `INV-${row.number}`,
-            plan: row.plan,
-            total_cents: Number(row.total_cents),
-            currency: row.currency,
-            period_start: isoAt(Date.parse(row.period_start)),
-            period_end: isoAt(Date.parse(row.period_end)),
-            at,
-          },
+          data: invoiceData(row, at),
         });
         return service.invoice(invoiceId, trx);
       });
