@@ -288,6 +288,7 @@ export function createServices(deps: {
     flushMs: config.USAGE_FLUSH_MS,
     trackBillable: config.PLAN_LIMITS === 'on',
     recordUse: keyRegistry.recordUse,
+    deletingAmong: workspaces.deletingAmong,
     onFlushError: (err) => log.warn({ err }, 'usage flush failed; kept for the next one'),
   });
   const delivery = createDeliveryWorker({

@@ -233,6 +233,8 @@ describe('deleting a workspace (docs/data-lifecycle.md#deleting-a-workspace)', (
     expect((await del(a.live, { confirm: a.name })).statusCode).toBe(202);
     await deliverAll();
     const head = await db().selectFrom('audit_heads').selectAll().where('workspace_id', '=', a.id).executeTakeFirst();
+    // What the meter counted so far is written (its timer would otherwise write b's requests at any moment).
+    await t.services.usage.meter.flush();
     const beforeB = await countsOf(b.id);
     nowMs += 30 * DAY - 1;
     expect(
@@ -245,6 +247,33 @@ describe('deleting a workspace (docs/data-lifecycle.md#deleting-a-workspace)', (
     expect(
       await t.services.workspaceDeletion.runDue(t.services.uow.as(systemActor('scheduler:workspace-deletions'))),
     ).toBeGreaterThan(0);
+    // Requests counted for the workspace in memory but written after the job (another process's meter, or a flush
+    // that lost the race) are dropped, not left behind without their workspace.
+    t.services.usage.meter.record({
+      workspaceId: a.id,
+      env: 'live',
+      keyId: 'key_late',
+      route: 'GET /v1/users/me',
+      status: 401,
+      latencyMs: 1,
+    });
+    t.services.usage.meter.recordFailure({
+      requestId: 'req_late',
+      workspaceId: a.id,
+      env: 'live',
+      keyId: 'key_late',
+      userId: 'usr_late',
+      method: 'GET',
+      route: '/v1/users/me',
+      path: '/v1/users/me',
+      status: 401,
+      errorCode: 'workspace_deleted',
+      errorMessage: null,
+      latencyMs: 1,
+      body: null,
+      at: nowMs,
+    });
+    await t.services.usage.meter.flush();
     const after = await countsOf(a.id);
     expect(after).toEqual({
       invoices: before.a.invoices,

@@ -89,6 +89,8 @@ export function createUsageService(deps: {
         /** Keep the unflushed billable counts per workspace for the free cap (PLAN_LIMITS=on). */
         trackBillable?: boolean;
         recordUse: (trx: WriteTx, lastUsed: ReadonlyMap<string, number>) => Promise<void>;
+        /** Of these workspaces, those being deleted or gone: what was counted for them is dropped, not written. */
+        deletingAmong?: (trx: WriteTx, ids: readonly string[]) => Promise<ReadonlySet<string>>;
         onFlushError?(err: unknown): void;
       },
     ): UsageMeter {
@@ -99,7 +101,21 @@ export function createUsageService(deps: {
         // Not changesKeys: last_used_at does not change whether a key verifies, so cached keys stay valid.
         write: (batch) =>
           u.run(async ({ trx }) => {
-            await writeBatch(trx, batch);
+            const ids = new Set([
+              ...batch.cells.map((c) => c.workspaceId),
+              ...batch.failures.map((f) => f.workspaceId),
+            ]);
+            const gone = opts.deletingAmong ? await opts.deletingAmong(trx, [...ids]) : new Set<string>();
+            await writeBatch(
+              trx,
+              gone.size === 0
+                ? batch
+                : {
+                    ...batch,
+                    cells: batch.cells.filter((c) => !gone.has(c.workspaceId)),
+                    failures: batch.failures.filter((f) => !gone.has(f.workspaceId)),
+                  },
+            );
             await opts.recordUse(trx, batch.lastUsed);
           }),
         onError: opts.onFlushError,

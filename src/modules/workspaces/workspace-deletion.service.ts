@@ -185,6 +185,8 @@ export function createWorkspaceDeletion(deps: {
     onBatch?: (table: string, deleted: number) => void,
   ): Promise<number> {
     await u.run(async (c) => {
+      // The row locked first: a usage flush writing for this workspace commits before the tombstone, or sees it.
+      await workspacesRepository.lock(c.trx, workspaceId);
       if (await workspacesRepository.findTombstone(c.trx, workspaceId)) return;
       const head = await auditHeadOf(c.trx, workspaceId);
       await workspacesRepository.insertTombstone(c.trx, {

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/dialect.js';
+import { withRowLock } from '../../db/row-locks.js';
 import type { WorkspacesTable, WorkspaceTombstonesTable } from '../../db/types.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
@@ -57,6 +58,33 @@ export const workspacesRepository = {
   async deleteRow(db: WriteTx, id: string): Promise<boolean> {
     const r = await db.deleteFrom('workspaces').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
+  },
+
+  /**
+   * Of `ids`, those whose deletion has begun (a tombstone) or that are gone, read in `db`'s change with the
+   * workspaces' rows locked (PostgreSQL): the deletion job's first change, which locks the row before it writes
+   * the tombstone, waits for this change to commit (so its batches find what it wrote), or this one sees the tombstone.
+   */
+  async deletingAmong(db: WriteTx, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const sorted = [...new Set(ids)].sort();
+    const live = await withRowLock(
+      db,
+      db.selectFrom('workspaces').select('id').where('id', 'in', sorted).orderBy('id'),
+    ).execute();
+    const tombs = await db
+      .selectFrom('workspace_tombstones')
+      .select('workspace_id')
+      .where('workspace_id', 'in', sorted)
+      .execute();
+    const alive = new Set(live.map((r) => r.id));
+    for (const t of tombs) alive.delete(t.workspace_id);
+    return new Set(sorted.filter((id) => !alive.has(id)));
+  },
+
+  /** Locks the workspace's row until the change ends (PostgreSQL): see deletingAmong. */
+  async lock(db: WriteTx, id: string): Promise<void> {
+    await withRowLock(db, db.selectFrom('workspaces').select('id').where('id', '=', id)).execute();
   },
 
   insertTombstone(db: WriteTx, row: WorkspaceTombstonesTable) {

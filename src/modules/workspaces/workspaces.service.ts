@@ -4,7 +4,7 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { SingleLine } from '../../kernel/schemas.js';
 import { assertValid } from '../../lib/validate.js';
-import type { Change, Unit } from '../../platform/unit-of-work.js';
+import type { Change, Unit, WriteTx } from '../../platform/unit-of-work.js';
 import { changesOf } from '../audit/changes.js';
 import type { ConsoleAuthService } from '../console-auth/console-auth.service.js';
 import type { CreatedKey, KeyRegistry } from '../keys/key-registry.service.js';
@@ -100,5 +100,13 @@ export function createWorkspacesService(deps: {
     return workspacesRepository.any(deps.db);
   }
 
-  return { create, list, any };
+  /**
+   * Of `ids`, the workspaces whose deletion has begun or that are gone, read in the caller's change (writers that
+   * buffer, such as the usage meter, drop what they kept for them: the deletion job must not find rows it left).
+   */
+  function deletingAmong(trx: WriteTx, ids: readonly string[]): Promise<Set<string>> {
+    return workspacesRepository.deletingAmong(trx, ids);
+  }
+
+  return { create, list, any, deletingAmong };
 }
