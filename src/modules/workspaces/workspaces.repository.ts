@@ -1,4 +1,4 @@
-import type { Db } from '../../db/dialect.js';
+import { type Db, dialectOf } from '../../db/dialect.js';
 import { withRowLock } from '../../db/row-locks.js';
 import type { WorkspacesTable, WorkspaceTombstonesTable } from '../../db/types.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
@@ -68,10 +68,9 @@ export const workspacesRepository = {
   async deletingAmong(db: WriteTx, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const sorted = [...new Set(ids)].sort();
-    const live = await withRowLock(
-      db,
-      db.selectFrom('workspaces').select('id').where('id', 'in', sorted).orderBy('id'),
-    ).execute();
+    // FOR SHARE: flushes of several processes do not wait for each other, only for the deletion's FOR UPDATE.
+    const rows = db.selectFrom('workspaces').select('id').where('id', 'in', sorted).orderBy('id');
+    const live = await (dialectOf(db).rowLocks ? rows.forShare() : rows).execute();
     const tombs = await db
       .selectFrom('workspace_tombstones')
       .select('workspace_id')
