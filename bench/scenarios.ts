@@ -93,6 +93,26 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    // docs/billing.md#cost: payments with Stripe add no call to Stripe on the request path, only the plan cap's
+    // cached read of the subscription's payment state (402 payment_required). Plan limits off on both sides, as by
+    // default; the Stripe API base is a closed loopback port, so nothing leaves the machine.
+    name: 'payments on vs off',
+    quick: false,
+    serverEnv: () => ({
+      STRIPE_SECRET_KEY: 'sk_test_bench',
+      STRIPE_WEBHOOK_SECRET: 'whsec_bench',
+      STRIPE_API_BASE: 'http://127.0.0.1:9',
+    }),
+    async run(ctx) {
+      const [id] = await createViaApi(ctx.port, ctx.db.headers, 1);
+      await ctx.compare(
+        'GET /v1/resources/{id}, payments with Stripe on vs off',
+        [{ method: 'GET', path: `/v1/resources/${id}` }],
+        {},
+      );
+    },
+  },
+  {
     name: 'GET /v1/resources?limit=20',
     quick: true,
     seed: (db, quick) => db.bulkInsert(quick ? 100 : 10_000),
