@@ -207,7 +207,12 @@ export function registerAdminCommands(program: Command): void {
         out.users.length === 0 && lines.length === 0
           ? 'nothing to erase: no user, session, email or entry names this email'
           : `erased ${out.users.length} user ${out.users.length === 1 ? 'row' : 'rows'} (${out.users.map((u) => `${u.id} in ${u.workspace_id}`).join(', ') || 'none'})\n${table(['WHERE', 'ROWS'], lines)}`;
-      print(isJson(cmd), { ...out }, text);
+      // The person was the only admin of these: the operator names another one.
+      const orphaned = out.left_without_admin.map(
+        (w) =>
+          `\nworkspace "${w.name}" (${w.workspace_id}) has no admin left: make a member an admin with \`wsvc users set-role <usr_id> --role admin\` (\`wsvc users list --workspace ${w.workspace_id}\` lists them)`,
+      );
+      print(isJson(cmd), { ...out }, text + orphaned.join(''));
     });
 
   const keys = program.command('keys').description('manage API keys');

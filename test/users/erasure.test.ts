@@ -80,6 +80,7 @@ describe('wsvc users erase', { timeout: 240_000 }, () => {
     expect(report.changed).toMatchObject({ 'users.email': 2, 'console_credentials.email': 1, 'mailbox.to_address': 2 });
     expect(report.changed['console_sessions.email']).toBeGreaterThanOrEqual(1);
     expect(report.audit_entries).toBeGreaterThan(0);
+    expect(report.left_without_admin).toEqual([]);
 
     const after = await everything();
     for (const s of [EMAIL, NAME, RENAMED, AGENT]) expect(after.includes(s), `${s} left`).toBe(false);
@@ -142,6 +143,28 @@ describe('wsvc users erase', { timeout: 240_000 }, () => {
       .where('action', '=', 'user.erased')
       .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(2);
+  });
+
+  it("an operator's erasure of a workspace's only admin is done, and says the workspace has no admin left", async () => {
+    const c = await newWorkspace(t, 'Gamma Qz');
+    const email = 'olga.only@example.test';
+    const cli = asCli(t.services);
+    const only = await t.services.members.invite(cli, c.id, { email, role: 'admin' });
+    await t.services.members.removeMember(cli, c.adminId);
+    const out = await runWsvc(url, ['users', 'erase', email]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toContain(`workspace "Gamma Qz" (${c.id}) has no admin left`);
+    expect(out.stdout).toContain('wsvc users set-role <usr_id> --role admin');
+    const admins = await t.storage.db
+      .selectFrom('users')
+      .select('id')
+      .where('workspace_id', '=', c.id)
+      .where('role', '=', 'admin')
+      .where('removed_at', 'is', null)
+      .execute();
+    expect(admins).toEqual([]);
+    const row = await t.storage.db.selectFrom('users').selectAll().where('id', '=', only.user.id).executeTakeFirst();
+    expect(row).toMatchObject({ email: '[erased]' });
   });
 
   it('deletes my own account from the console, refused with 409 naming the workspace while I am its last admin', async () => {

@@ -13,6 +13,11 @@ export interface ErasureReport {
   users: { id: string; workspace_id: string }[];
   changed: Record<string, number>;
   audit_entries: number;
+  /**
+   * The workspaces this erasure left without an admin (the person was their only one): an operator's erasure is
+   * not refused for it (the person's request comes first); the CLI says how to name another admin.
+   */
+  left_without_admin: { workspace_id: string; name: string }[];
 }
 
 const byRow = (p: PersonalColumn) => 'find' in p.erasure && p.erasure.find === 'row';
@@ -61,8 +66,8 @@ async function runRule(trx: WriteTx, p: PersonalColumn, person: ErasedPerson, at
   }
 }
 
-/** Throws ConflictError `last_admin` naming the first workspace whose only current admin has this email. */
-async function refuseLastAdmin(db: Db, email: string): Promise<void> {
+/** The workspaces whose only current admin has this email (by name and id), in id order. */
+async function soleAdminOf(db: Db, email: string): Promise<{ workspace_id: string; name: string }[]> {
   const theirs = await db
     .selectFrom('users')
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
@@ -72,6 +77,7 @@ async function refuseLastAdmin(db: Db, email: string): Promise<void> {
     .where('users.removed_at', 'is', null)
     .orderBy('users.workspace_id')
     .execute();
+  const sole: { workspace_id: string; name: string }[] = [];
   for (const w of theirs) {
     const others = await db
       .selectFrom('users')
@@ -82,13 +88,9 @@ async function refuseLastAdmin(db: Db, email: string): Promise<void> {
       .where(sql<string>`lower(email)`, '!=', email)
       .limit(1)
       .execute();
-    if (others.length === 0) {
-      throw new ConflictError(
-        'last_admin',
-        `You are the last admin of the workspace "${w.name}" (${w.workspace_id}): make another member an admin, or delete the workspace, before deleting your account.`,
-      );
-    }
+    if (others.length === 0) sole.push(w);
   }
+  return sole;
 }
 
 /**
@@ -120,7 +122,14 @@ export function createUserErasure(deps: {
             .orderBy('workspace_id')
             .execute();
           // Checked in the erasure's own transaction, so that nothing is erased when it refuses.
-          if (self) await refuseLastAdmin(trx, email);
+          const sole = await soleAdminOf(trx, email);
+          const [first] = sole;
+          if (self && first) {
+            throw new ConflictError(
+              'last_admin',
+              `You are the last admin of the workspace "${first.name}" (${first.workspace_id}): make another member an admin, or delete the workspace, before deleting your account.`,
+            );
+          }
           const userIds = rows.map((r) => r.id);
           const current = rows.map((r) => r.name).filter((n): n is string => !!n && n !== ERASED);
           const names = [...new Set([...current, ...(await namesInAuditLog(trx, userIds))])];
@@ -146,7 +155,12 @@ export function createUserErasure(deps: {
               ...(self ? { actor: { type: 'user' as const, id: r.id, name: ERASED } } : {}),
             });
           }
-          return { users: rows.map(({ id, workspace_id }) => ({ id, workspace_id })), changed, audit_entries: entries };
+          return {
+            users: rows.map(({ id, workspace_id }) => ({ id, workspace_id })),
+            changed,
+            audit_entries: entries,
+            left_without_admin: sole,
+          };
         },
         // A person's own deletion ends the session it runs in: checked before.
         { changesKeys: true, checkFirst: self },
