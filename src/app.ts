@@ -189,7 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installRequestOrigin(app);
   // The free plan's hard cap: counted from the usage meter, shared in Redis when there is one, no
   // write on the request path (docs/billing.md#the-free-cap).
-  // With payments with Stripe on, the same cached read answers 402 payment_required for an unpaid subscription.
+  // With payments with Stripe on, it also answers 402 payment_required for a key whose subscription is unpaid (read with the key).
   const planCap =
     (config.PLAN_LIMITS === 'on' || stripeOn(config)) && config.USAGE_METERING === 'on'
       ? createPlanCap({
@@ -200,6 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           redis,
           keyPrefix: config.REDIS_KEY_PREFIX,
           billingPage: `${publicUrl(config)}/live/settings/billing`,
+          payments: stripeOn(config),
         })
       : undefined;
   await installRateLimit(app, {

@@ -10,8 +10,6 @@ import type { CapTake, InlineCap } from './rate-limit.js';
 
 interface CapEntry {
   limit: number | null;
-  /** The subscription is unpaid (payments with Stripe): live requests answer 402 payment_required. */
-  unpaid: boolean;
   periodStart: number;
   periodEnd: number;
   /** Billable requests in the database when read. */
@@ -103,6 +101,11 @@ export function createPlanCap(deps: {
   keyPrefix?: string;
   /** The console's billing page, named by a 402 payment_required. */
   billingPage?: string;
+  /**
+   * Payments with Stripe are on: a key whose workspace's subscription is unpaid (read with the key, so that a change of
+   * it reaches every process at once, as a revocation does) answers 402 payment_required on live requests.
+   */
+  payments?: boolean;
 }): { inline: InlineCap; install(app: FastifyInstance): void } {
   const cache = new Map<string, CapEntry>();
   const reading = new Map<string, Promise<CapEntry | null>>();
@@ -126,7 +129,7 @@ export function createPlanCap(deps: {
       if (p?.kind !== 'api_key' || p.env !== 'live') return null;
       const now = deps.clock.now();
       const entry = cache.get(p.workspaceId);
-      if (stale(entry, now) || entry.limit === null || entry.unpaid) return null;
+      if (stale(entry, now) || entry.limit === null || (deps.payments && p.unpaid)) return null;
       const ttlMs = entry.periodEnd - now + KEY_GRACE_MS;
       return { key: keyOf(p.workspaceId, entry), floor: entry.base, limit: entry.limit, ttlMs };
     },
@@ -178,7 +181,6 @@ export function createPlanCap(deps: {
 
   /** The check with the workspace's entry in hand; a promise only when it asks Redis. */
   const checkWith = (request: FastifyRequest, entry: CapEntry | undefined, now: number): Promise<void> | undefined => {
-    if (entry?.unpaid) throw paymentRequired();
     if (!entry || entry.limit === null) return undefined;
     const p = request.principal as Extract<FastifyRequest['principal'], { kind: 'api_key' }>;
     if (shared?.guard.usable()) {
@@ -210,6 +212,7 @@ export function createPlanCap(deps: {
     const p = request.principal;
     // Already taken in the rate limit's call (a refusal there answered before validation).
     if (p?.kind !== 'api_key' || p.env !== 'live' || taken.has(request)) return done();
+    if (deps.payments && p.unpaid) return done(paymentRequired());
     const now = deps.clock.now();
     const entry = cache.get(p.workspaceId);
     let pending: Promise<void> | undefined;

@@ -26,6 +26,11 @@ export interface ApiKeyPrincipal extends PrincipalBase {
   keyId: string;
   /** The key's name, for the audit entries it writes (read with the key). */
   keyName?: string;
+  /**
+   * The workspace's subscription is unpaid (read with the key; a change of it re-verifies every cached key, on every
+   * process): with payments with Stripe on, its live requests answer 402 payment_required.
+   */
+  unpaid?: true;
 }
 
 /** A person signed in to the console (a session cookie). */

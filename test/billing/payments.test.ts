@@ -1,10 +1,21 @@
 // Backends: both — one Customer from concurrent creations, attempts committed before the call, on each database
 // Tier: quick
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { openRedis, waitForRedis } from '../../src/db/redis.js';
 import { systemActor } from '../../src/kernel/principal.js';
 import { createStripeGateway, type PaymentGateway } from '../../src/modules/billing/stripe-gateway.js';
-import { json, newWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../helpers/app.js';
+import { keyChangeAnnouncer } from '../../src/modules/keys/keys-epoch.js';
+import {
+  asCli,
+  json,
+  newWorkspace,
+  otherProcess,
+  startTestApp,
+  type TestApp,
+  type TestWorkspace,
+} from '../helpers/app.js';
 import { ORIGIN, signInWithLink } from '../helpers/console.js';
 import { expectError } from '../helpers/expect.js';
 import { CARDS, type StripeStandin, startStripeStandin } from '../helpers/stripe-standin.js';
@@ -330,6 +341,8 @@ describe('dunning', () => {
       await t.services.billing.chargeDue(job('billing-payments'));
       expect(await attempts()).toBe(i + 1);
       now = first + d * day;
+      // Answered, and this process's read of the workspace fresh, right before the last charge.
+      if (d === 7) expect((await live()).statusCode).toBe(200);
       await t.services.billing.chargeDue(job('billing-payments'));
       expect(await attempts()).toBe(i + 2);
     }
@@ -344,8 +357,7 @@ describe('dunning', () => {
       .execute();
     expect(notices).toHaveLength(5);
     expect(notices.every((n) => n.user_id === ws.adminId)).toBe(true);
-    // Every process reads the subscription again within USAGE_FLUSH_MS (5 s), as after a plan change.
-    now += 5_000;
+    // At once, with no clock moved: the change re-verifies every cached key, which carries the unpaid state.
     const refused = await live();
     expect(refused.statusCode).toBe(402);
     expect(json(refused).error.code).toBe('payment_required');
@@ -366,7 +378,6 @@ describe('dunning', () => {
     expect(await t.services.billing.saveCard(cli(), ws.id, sessionId)).toBe(true);
     expect(await invoiceOver(ws)).toMatchObject({ status: 'paid', payment_status: 'succeeded' });
     expect([...stripe.paymentIntents.values()].filter((p) => p.metadata?.invoice_id === invoiceId)).toHaveLength(6);
-    now += 5_000;
     expect((await live()).statusCode).toBe(200);
     const after = (
       json(await t.request({ method: 'GET', url: '/v1/audit-log?action=subscription.', key: ws.live })) as {
@@ -374,6 +385,35 @@ describe('dunning', () => {
       }
     ).data.map((e) => e.action);
     expect(after).toEqual(['subscription.reactivated', 'subscription.unpaid']);
+  });
+});
+
+describe('the 402 on every process', () => {
+  it("another process's mark-paid of the uncollectible invoice ends this process's 402s on the next request", async () => {
+    const { ws, invoiceId } = await invoicedWorkspace(CARDS.declined);
+    const live = () => t.request({ method: 'GET', url: '/v1/resources', key: ws.live });
+    const first = now;
+    await t.services.billing.chargeDue(job('billing-payments'));
+    for (const d of [1, 3, 5, 7]) {
+      now = first + d * 86_400_000;
+      await t.services.billing.chargeDue(job('billing-payments'));
+    }
+    expect((await live()).statusCode).toBe(402);
+    // `wsvc billing mark-paid` from another connection (with Redis, its key changes announced there, as the CLI's are).
+    const { storage, services } = otherProcess(t);
+    let redis: Redis | undefined;
+    if (t.redis && !storage.dialect.keysEpoch && process.env.TEST_REDIS_URL) {
+      redis = openRedis(process.env.TEST_REDIS_URL);
+      await waitForRedis(redis, 5000);
+      storage.dialect.keyChanges = keyChangeAnnouncer(redis, t.config.REDIS_KEY_PREFIX);
+    }
+    try {
+      await services.billing.settle(asCli(services), invoiceId, 'paid');
+    } finally {
+      redis?.disconnect();
+      await storage.close();
+    }
+    expect((await live()).statusCode).toBe(200);
   });
 });
 

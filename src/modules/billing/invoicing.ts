@@ -10,7 +10,7 @@ import { changesOf } from '../audit/changes.js';
 import { billingRepository as repo } from './billing.repository.js';
 import type { Invoice, InvoiceLine } from './billing.schemas.js';
 import type { BillingDeps } from './billing-deps.js';
-import { invoiceData } from './payments.js';
+import { invoiceData, PAYMENT_STATE } from './payments.js';
 import { paymentsRepository as paymentsRepo } from './payments.repository.js';
 import { type Period, periodAt, periodByIndex } from './periods.js';
 import type { SubscriptionState } from './subscription-state.js';
@@ -215,7 +215,7 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
           data: invoiceData(row, at),
         });
         return service.invoice(invoiceId, trx);
-      });
+      }, PAYMENT_STATE);
     },
 
     /** One invoice with its lines (CLI); 404 for an unknown id. */

@@ -24,7 +24,6 @@ export function createPlanLimits(deps: BillingDeps, state: SubscriptionState) {
       periodStart: number;
       periodEnd: number;
       billable: number;
-      unpaid: boolean;
     } | null> {
       const sub = await repo.subscription(db, workspaceId);
       if (!sub) return null;
@@ -33,9 +32,7 @@ export function createPlanLimits(deps: BillingDeps, state: SubscriptionState) {
       // A pending downgrade ends the period's plan at its end anyway; the cap is re-read then.
       const limit = deps.enforceLimits && plan.hard_cap ? plan.included_requests : null;
       const billable = limit === null ? 0 : await deps.usage.billableCount(workspaceId, period.start, period.end);
-      // Payments with Stripe: an unpaid subscription's live requests answer 402 (docs/billing.md#payments-with-stripe).
-      const unpaid = deps.gateway !== null && sub.payment_state === 'unpaid';
-      return { limit, periodStart: period.start, periodEnd: period.end, billable, unpaid };
+      return { limit, periodStart: period.start, periodEnd: period.end, billable };
     },
 
     /**

@@ -11,6 +11,11 @@ import { paymentsRepository as payRepo } from './payments.repository.js';
 import { type ChargeOutcome, outcomeOfPaymentIntent, type PaymentGateway, type SavedCard } from './stripe-gateway.js';
 
 const DAY_MS = 86_400_000;
+/**
+ * A change that may make the subscription unpaid or active again: API keys carry that state (their live requests
+ * answer 402 payment_required while it is unpaid), so every process re-verifies its cached keys after it.
+ */
+export const PAYMENT_STATE = { changesKeys: true } as const;
 /** A PaymentIntent still processing this long after its attempt began is read back by the settle job. */
 export const SETTLE_AFTER_MS = 15 * 60_000;
 
@@ -108,7 +113,7 @@ export function createPayments(deps: BillingDeps) {
       customerId: a.customer_id,
       paymentMethodId: a.payment_method_id,
     });
-    await u.run((c) => record(c, a.invoice_id, Number(a.attempt), outcome));
+    await u.run((c) => record(c, a.invoice_id, Number(a.attempt), outcome), PAYMENT_STATE);
     return outcome;
   }
 
@@ -317,7 +322,7 @@ export function createPayments(deps: BillingDeps) {
         if (PAYMENT_INTENT_EVENTS.has(event.type)) {
           await applyPaymentIntent(c, event.data.object as Stripe.PaymentIntent);
         }
-      });
+      }, PAYMENT_STATE);
     },
 
     /**
@@ -466,7 +471,7 @@ export function createPayments(deps: BillingDeps) {
         if (!a.payment_intent_id) continue;
         const o = await gateway.paymentIntent(a.payment_intent_id);
         if (o.status === 'processing') continue;
-        if (await u.run((c) => record(c, a.invoice_id, Number(a.attempt), o))) n++;
+        if (await u.run((c) => record(c, a.invoice_id, Number(a.attempt), o), PAYMENT_STATE)) n++;
       }
       return n;
     },

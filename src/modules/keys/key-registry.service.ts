@@ -213,6 +213,7 @@ export function createKeyRegistry(deps: {
       env: row.env,
       role: row.role,
       scopes: row.scopes === null ? null : Object.freeze(JSON.parse(row.scopes) as string[]),
+      ...(row.payment_state === 'unpaid' ? { unpaid: true as const } : {}),
     });
     if (at !== undefined) {
       if (verified.size >= MAX_CACHED) verified.clear();

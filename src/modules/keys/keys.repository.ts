@@ -19,6 +19,8 @@ export interface KeyWithOwner {
   deletion_scheduled_at: string | null;
   expires_at: string | null;
   role: Role | null;
+  /** The workspace's subscription's payment state (payments with Stripe: `unpaid` answers 402); null without one. */
+  payment_state: 'active' | 'unpaid' | null;
 }
 
 // Performance (docs/performance.md#queries-built-once): verification runs on every request, so its queries are built and compiled once.
@@ -27,6 +29,7 @@ const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
     .selectFrom('api_keys')
     .leftJoin('users', (j) => j.onRef('users.id', '=', 'api_keys.user_id').on('users.removed_at', 'is', null))
     .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .leftJoin('subscriptions', 'subscriptions.workspace_id', 'api_keys.workspace_id')
     .select([
       'api_keys.id',
       'api_keys.digest',
@@ -39,6 +42,7 @@ const findByDigestQuery = prepared((db, $: Param<{ digest: string }>) =>
       'api_keys.expires_at',
       'users.role',
       'workspaces.deletion_scheduled_at',
+      'subscriptions.payment_state',
     ])
     .where('api_keys.digest', '=', $('digest')),
 );
