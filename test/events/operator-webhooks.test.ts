@@ -7,39 +7,57 @@ import { Value } from '@sinclair/typebox/value';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperatorEventType } from '../../src/kernel/event-types.js';
+import { systemActor } from '../../src/kernel/principal.js';
 import { OperatorEventSchema } from '../../src/modules/operator-events/operator-events.schemas.js';
 import type { OperatorDelivery } from '../../src/modules/operator-events/operator-events.service.js';
 import { asCli, otherProcess, startTestApp, type TestApp } from '../helpers/app.js';
 import { type Received, type Receiver, startReceiver } from '../helpers/receiver.js';
 import { openTestStorage } from '../helpers/storage.js';
+import { CARDS, type StripeStandin, startStripeStandin } from '../helpers/stripe-standin.js';
 import { testWorker } from '../helpers/worker.js';
 
 // docs/api.md#operator-events: with OPERATOR_WEBHOOK_URL and OPERATOR_WEBHOOK_SECRET, the instance-wide events reach
 // the operator's receiver through the delivery engine, signed (checked with the published `standardwebhooks`
 // verifier), retried with back-off on the injected clock, and sent again by `wsvc operator retry`; without the
 // settings nothing is written. `workspace.created` comes through its real door (`wsvc workspaces create`);
-// `workspace.deleted`, `invoice.payment_failed` and `subscription.unpaid` are emitted here as their domain events
-// through the unit of work, as their producers (the deletion job, the payments worker) emit them: this file does not
-// drive those producers.
+// `workspace.deleted`, `invoice.payment_failed` and `subscription.unpaid` first as their domain events through the unit
+// of work, then (the last test) from their real producers: the payments job charging a declining card at the Stripe
+// stand-in through the dunning schedule to unpaid, and the workspace-deletions job after the grace period, on the
+// injected clock.
 const exec = promisify(execFile);
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const STRIPE_SECRET = 'sk_test_standin0123456789';
+const STRIPE_WHSEC = 'whsec_standin0123456789';
+const DAY = 86_400_000;
+/** The app's clock: the real time, but where the last test pins it (in the past, so what it writes is due now). */
+let pinned: number | null = null;
+const clock = { now: () => pinned ?? Date.now() };
 
 let storage: Awaited<ReturnType<typeof openTestStorage>>;
 let t: TestApp;
 let rx: Receiver;
+let stripe: StripeStandin;
 let databaseUrl: string;
 let cliEnv: NodeJS.ProcessEnv;
 beforeAll(async () => {
   rx = await startReceiver();
   storage = await openTestStorage();
+  stripe = await startStripeStandin({ secretKey: STRIPE_SECRET, webhookSecret: STRIPE_WHSEC, now: clock.now });
   t = await startTestApp({
     storage,
+    clock,
     config: {
       WEBHOOK_ALLOW_INSECURE_URLS: true,
       WEBHOOK_MAX_RETRIES: 1,
       WEBHOOK_RETRY_BASE_MS: 60_000,
       OPERATOR_WEBHOOK_URL: rx.url('/ops'),
       OPERATOR_WEBHOOK_SECRET: SECRET,
+      // Payments with Stripe on, against the stand-in; a charge retried 1 and 3 days after the first failure.
+      STRIPE_SECRET_KEY: STRIPE_SECRET,
+      STRIPE_WEBHOOK_SECRET: STRIPE_WHSEC,
+      STRIPE_API_BASE: stripe.base,
+      DUNNING_SCHEDULE: '1,3',
+      WORKSPACE_DELETION_GRACE_DAYS: 2,
     },
   });
   const schema = storage.schema;
@@ -55,25 +73,29 @@ beforeAll(async () => {
 afterAll(async () => {
   await rx?.close();
   await t?.close();
+  await stripe?.close();
   await storage?.close();
 });
 
 const wsvc = async (...args: string[]) =>
   (await exec(process.execPath, ['bin/wsvc.js', ...args], { env: cliEnv })).stdout;
 
-/** Each request at the operator's receiver, verified as a Standard Webhooks receiver does. */
-const verified = () =>
-  rx.to('/ops').map((r: Received) => {
-    const body = new Webhook(SECRET).verify(r.body, r.headers as Record<string, string>) as {
-      id: string;
-      event: OperatorEventType;
-      created_at: string;
-      data: Record<string, unknown>;
-    };
-    expect(Value.Errors(OperatorEventSchema, body).First(), body.event).toBeUndefined();
-    expect(r.headers['webhook-id']).toBe(body.id);
-    return body;
-  });
+/** Each request at the operator's receiver (from the `from`th on), verified as a Standard Webhooks receiver does. */
+const verified = (from = 0) =>
+  rx
+    .to('/ops')
+    .slice(from)
+    .map((r: Received) => {
+      const body = new Webhook(SECRET).verify(r.body, r.headers as Record<string, string>) as {
+        id: string;
+        event: OperatorEventType;
+        created_at: string;
+        data: Record<string, unknown>;
+      };
+      expect(Value.Errors(OperatorEventSchema, body).First(), body.event).toBeUndefined();
+      expect(r.headers['webhook-id']).toBe(body.id);
+      return body;
+    });
 
 /** A manual clock for the worker: retries fall due when the test moves it. */
 function manualClock() {
@@ -236,5 +258,101 @@ describe('operator events', { timeout: 180_000 }, () => {
       await other.storage.close();
     }
     expect(await rowCount()).toBe(before);
+  });
+
+  it('from their producers: the payments job declines through dunning to unpaid, the deletion job after the grace period', async () => {
+    const worker = testWorker(t, { listen: false });
+    const job = (id: string) => t.services.uow.as(systemActor(`scheduler:${id}`));
+    // The requests before (the retries of the test above were signed on its clock, an hour ahead: not verified here).
+    const before = rx.to('/ops').length;
+    // Everything below happens on the app's clock from 40 days ago to a few days ago: its operator deliveries are due
+    // at the worker's (real) time, which also signs them, as the verifier checks.
+    pinned = Date.now() - 40 * DAY;
+    try {
+      const out = await t.services.workspaces.create(asCli(t.services), {
+        name: 'Dunning Corp',
+        adminEmail: 'dunning@example.test',
+      });
+      const ws = out.workspace.id;
+      // On pro from its start, with a card that Stripe declines, saved before there is anything to charge.
+      expect(await t.services.billing.setPlan(asCli(t.services), ws, 'pro')).toMatchObject({ change: 'upgraded' });
+      const customer = (await t.services.billing.ensureCustomer(asCli(t.services), ws)) as string;
+      const session = stripe.addCard(customer, CARDS.declined).sessionId;
+      expect(await t.services.billing.saveCard(asCli(t.services), ws, session)).toBe(true);
+
+      // An hour after the first period ends: the invoice job, then the payments job as the scheduler runs them.
+      const periodEnd = Date.parse((await t.services.billing.subscriptionOf(ws)).current_period.end);
+      const first = periodEnd + 3_600_000;
+      pinned = first;
+      expect(await t.services.billing.finalizeDue(job('billing-invoices'))).toBe(1);
+      const invoice = await storage.db
+        .selectFrom('invoices')
+        .selectAll()
+        .where('workspace_id', '=', ws)
+        .executeTakeFirstOrThrow();
+      expect(Number(invoice.total_cents)).toBeGreaterThan(0);
+      const failedAt: string[] = [];
+      for (const day of [0, 1, 3]) {
+        pinned = first + day * DAY;
+        expect(await t.services.billing.chargeDue(job('billing-payments'))).toBe(1);
+        failedAt.push(new Date(pinned).toISOString());
+        // Not again before the next retry is due.
+        expect(await t.services.billing.chargeDue(job('billing-payments'))).toBe(0);
+      }
+      const unpaid = await storage.db
+        .selectFrom('subscriptions')
+        .select('payment_state')
+        .where('workspace_id', '=', ws)
+        .executeTakeFirstOrThrow();
+      expect(unpaid.payment_state).toBe('unpaid');
+      expect(stripe.requests.filter((r) => r.path === '/v1/payment_intents').map((r) => r.idempotencyKey)).toEqual([
+        `${invoice.id}-attempt-1`,
+        `${invoice.id}-attempt-2`,
+        `${invoice.id}-attempt-3`,
+      ]);
+
+      // Its deletion scheduled (as `wsvc workspaces delete` does), then the job: not before the grace period ends.
+      const scheduled = await t.services.workspaceDeletion.schedule(asCli(t.services), ws, { confirm: 'Dunning Corp' });
+      const deleteAt = Date.parse(scheduled.delete_at as string);
+      expect(deleteAt).toBe(pinned + 2 * DAY);
+      pinned = deleteAt - 1;
+      expect(await t.services.workspaceDeletion.runDue(job('workspace-deletions'))).toBe(0);
+      pinned = deleteAt;
+      expect(await t.services.workspaceDeletion.runDue(job('workspace-deletions'))).toBeGreaterThan(0);
+      const deletedAt = new Date(pinned).toISOString();
+      expect(pinned).toBeLessThan(Date.now());
+
+      pinned = null;
+      await drain(worker);
+      await drain(worker);
+      // In the order they happened (the worker may send a few at once): by time, then cause before effect.
+      const rank: OperatorEventType[] = [
+        'workspace.created',
+        'invoice.payment_failed',
+        'subscription.unpaid',
+        'workspace.deleted',
+      ];
+      const events = verified(before).sort(
+        (a, b) => a.created_at.localeCompare(b.created_at) || rank.indexOf(a.event) - rank.indexOf(b.event),
+      );
+      expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+      const money = {
+        invoice_id: invoice.id,
+        number: `INV-${invoice.number}`,
+        plan: 'pro',
+        total_cents: Number(invoice.total_cents),
+        currency: 'usd',
+        period_start: new Date(invoice.period_start).toISOString(),
+        period_end: new Date(invoice.period_end).toISOString(),
+      };
+      expect(events.map((e) => [e.event, e.created_at, e.data])).toEqual([
+        ['workspace.created', expect.any(String), { workspace_id: ws, name: 'Dunning Corp' }],
+        ...failedAt.map((at) => ['invoice.payment_failed', at, { workspace_id: ws, ...money, failed_at: at }]),
+        ['subscription.unpaid', failedAt[2], { workspace_id: ws, invoice_id: invoice.id }],
+        ['workspace.deleted', deletedAt, { workspace_id: ws }],
+      ]);
+    } finally {
+      pinned = null;
+    }
   });
 });

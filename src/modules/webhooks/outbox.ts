@@ -224,10 +224,12 @@ export function createOutbox(deps: {
           if (hard_cap && crossed.includes(100)) {
             await publishPlatform(c, n.data.at, n.workspaceId, 'live', 'usage.cap_reached', usage);
           }
-        } else {
+        } else if (n.type === 'invoice.issued') {
           const { at: _at, ...invoice } = n.data;
           await publishPlatform(c, n.data.at, n.workspaceId, 'live', 'invoice.finalized', invoice);
         }
+        // A declined charge's notice (`invoice.payment_failed`) is the admins' email only: its event comes from the
+        // charge's own domain event, below.
       },
       'invoice.settled': async (c, e) => {
         if (e.status !== 'paid') return;
