@@ -7,7 +7,7 @@ import type { Database } from './types.js';
 const TOTAL = 'wsvc_total';
 const BEFORE = 'wsvc_before';
 
-type PagedTable = 'users' | 'resources' | 'webhooks' | 'events' | 'deliveries' | 'api_keys';
+type PagedTable = 'users' | 'resources' | 'webhooks' | 'events' | 'deliveries' | 'api_keys' | 'exports';
 type Where<T extends PagedTable> = (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>;
 
 export interface PageOptions {

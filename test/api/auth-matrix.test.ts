@@ -368,6 +368,13 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/v1/exports',
+    scope: 'exports:write',
+    success: 200,
+    prepare: async () => ({ url: '/v1/exports' }),
+  },
+  {
+    method: 'GET',
     path: '/v1/exports/:id',
     scope: 'exports:write',
     success: 200,

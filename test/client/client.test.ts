@@ -47,7 +47,7 @@ function clientFor(ws: TestWorkspace, seen = new Set<string>()) {
 }
 
 describe('every operation through the client', () => {
-  it('calls each of the 41 operations of the served document once, typed end to end', async () => {
+  it('calls each of the 42 operations of the served document once, typed end to end', async () => {
     const ws = await newWorkspace(t);
     const seen = new Set<string>();
     const c = clientFor(ws, seen);
@@ -143,6 +143,7 @@ describe('every operation through the client', () => {
     expect(exp.status).toBe('queued');
     const expPath = { params: { path: { id: exp.id } } };
     expect((await c.GET('/v1/exports/{id}', expPath)).data.id).toBe(exp.id);
+    expect((await c.GET('/v1/exports', { params: { query: { limit: 5 } } })).data.map((e) => e.id)).toEqual([exp.id]);
     // Not written yet (no worker here): 409 export_not_ready, an ApiError like any other.
     const early = (await c.GET('/v1/exports/{id}/download', expPath).catch((e: unknown) => e)) as ApiError;
     expect([early.status, early.code]).toEqual([409, 'export_not_ready']);
@@ -157,7 +158,7 @@ describe('every operation through the client', () => {
         .filter((m) => ['get', 'put', 'post', 'patch', 'delete'].includes(m))
         .map((m) => `${m.toUpperCase()} ${p}`),
     );
-    expect(all.length).toBe(41);
+    expect(all.length).toBe(42);
     expect([...seen].sort()).toEqual(all.sort());
   });
 });

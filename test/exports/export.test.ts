@@ -254,4 +254,83 @@ describe('workspace export', { timeout: 180_000 }, () => {
     expect(resources?.rows).toBe(40_000);
     expect(readdirSync(dir).filter((n) => n.startsWith(id) && n !== `${id}.tar.gz`)).toEqual([]);
   });
+
+  // Last: it leaves exports queued, which the runs of the tests above would take.
+  it("GET /v1/exports lists the workspace's exports newest first, paged, as GET /v1/exports/{id} scopes them", async () => {
+    now = Date.now() + 10 * 60_000;
+    const ws = await newWorkspace(t, 'Listed exports');
+    const other = await newWorkspace(t, 'Other exports');
+    const list = async (key: string, query = '') => {
+      const res = await t.request({ method: 'GET', url: `/v1/exports${query}`, key });
+      expect(res.statusCode, res.body).toBe(200);
+      return json(res) as {
+        data: { id: string; status: string }[];
+        meta: { total: number; limit: number; offset: number; next_cursor: string | null };
+      };
+    };
+    // Ids are time-sortable: each request a second after the one before, so newest first is a fixed order.
+    const ask = async (key: string) => {
+      now += 1000;
+      const res = await t.request({ method: 'POST', url: '/v1/exports', key });
+      expect(res.statusCode, res.body).toBe(202);
+      return json(res).data as { id: string };
+    };
+
+    // Empty.
+    expect(await list(ws.live)).toEqual({ data: [], meta: { total: 0, limit: 20, offset: 0, next_cursor: null } });
+
+    // One: as GET /v1/exports/{id} shows it.
+    const first = await ask(ws.live);
+    const one = await list(ws.live);
+    const byId = json(await t.request({ method: 'GET', url: `/v1/exports/${first.id}`, key: ws.live })).data;
+    expect(one.data).toEqual([byId]);
+    expect(one.meta).toEqual({ total: 1, limit: 20, offset: 0, next_cursor: null });
+
+    // A key sees its environment's exports and the CLI's (env null), not the other environment's: as by id.
+    const fromTest = await ask(ws.test);
+    now += 1000;
+    const fromCli = await t.services.exports.request(t.services.uow.as(systemActor('cli')), ws.id);
+    const second = await ask(ws.live);
+    const third = await ask(ws.live);
+    expect((await list(ws.live)).data.map((e) => e.id)).toEqual([third.id, second.id, fromCli.id, first.id]);
+    expect((await list(ws.test)).data.map((e) => e.id)).toEqual([fromCli.id, fromTest.id]);
+    expectError(await t.request({ method: 'GET', url: `/v1/exports/${fromTest.id}`, key: ws.live }), 404, 'not_found');
+
+    // Paged with the cursor, newest first, every export once; and with offset.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    const offsets: number[] = [];
+    do {
+      const page = await list(ws.live, `?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.meta.total).toBe(4);
+      offsets.push(page.meta.offset);
+      seen.push(...page.data.map((e) => e.id));
+      cursor = page.meta.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([third.id, second.id, fromCli.id, first.id]);
+    expect(offsets).toEqual([0, 3]);
+    expect((await list(ws.live, '?limit=2&offset=2')).data.map((e) => e.id)).toEqual([fromCli.id, first.id]);
+    // Offset with a cursor is refused, and so is a cursor this list did not issue.
+    const page1 = await list(ws.live, '?limit=1');
+    expectError(
+      await t.request({ method: 'GET', url: `/v1/exports?cursor=${page1.meta.next_cursor}&offset=1`, key: ws.live }),
+      400,
+      'validation_error',
+    );
+    expectError(
+      await t.request({ method: 'GET', url: '/v1/exports?cursor=bm90LWEtY3Vyc29y', key: ws.live }),
+      400,
+      'validation_error',
+    );
+
+    // Another workspace sees none of them, and its own only.
+    expect((await list(other.live)).data).toEqual([]);
+    const theirs = await ask(other.live);
+    expect((await list(other.live)).data.map((e) => e.id)).toEqual([theirs.id]);
+    expect((await list(ws.live)).data.map((e) => e.id)).not.toContain(theirs.id);
+
+    // Admins only, as the rest of /v1/exports.
+    const member = await ws.member('member');
+    expectError(await t.request({ method: 'GET', url: '/v1/exports', key: member.live }), 403, 'insufficient_scope');
+  });
 });

@@ -56,11 +56,36 @@ export async function api<T>(
   }
   const text = await res.text();
   const json = text ? safeJson(text) : undefined;
-  if (!res.ok) {
-    const e = (json as { error?: { code?: string; message?: string; details?: ApiError['details'] } })?.error;
-    throw new ApiError(res.status, e?.code ?? 'error', e?.message ?? `Request failed (${res.status}).`, e?.details);
-  }
+  if (!res.ok) throw errorOf(res.status, json);
   return json as T;
+}
+
+/** The ApiError of a non-2xx answer's body. */
+function errorOf(status: number, json: unknown): ApiError {
+  const e = (json as { error?: { code?: string; message?: string; details?: ApiError['details'] } })?.error;
+  return new ApiError(status, e?.code ?? 'error', e?.message ?? `Request failed (${status}).`, e?.details);
+}
+
+/**
+ * A file the console API serves (a GET in the workspace: an export's archive), as a Blob and the name the server
+ * gives it (Content-Disposition), else `fallbackName`. Throws ApiError as `api` does.
+ */
+export async function apiFile(path: string, scope: Scope, fallbackName: string): Promise<{ blob: Blob; name: string }> {
+  let res: Response;
+  try {
+    res = await fetch(`/console/api${path}`, {
+      headers: { 'x-workspace-id': scope.ws, 'x-env': scope.env },
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'The server could not be reached. Check your connection and retry.');
+  }
+  if (!res.ok) {
+    const text = await res.text();
+    throw errorOf(res.status, text ? safeJson(text) : undefined);
+  }
+  const named = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '');
+  return { blob: await res.blob(), name: named?.[1] ?? fallbackName };
 }
 
 function safeJson(text: string): unknown {

@@ -19,6 +19,7 @@ export type {
   SessionInfo,
 } from '../../../src/modules/console-auth/console-auth.schemas.js';
 export type { Event } from '../../../src/modules/events/events.schemas.js';
+export type { Export } from '../../../src/modules/exports/exports.schemas.js';
 export type { Integration, IntegrationMessageItem } from '../../../src/modules/integrations/integrations.schemas.js';
 export type { ApiKey, CreatedApiKey, RolledApiKey } from '../../../src/modules/keys/keys.schemas.js';
 export type { Invited, PendingInvite } from '../../../src/modules/members/members.schemas.js';

@@ -36,18 +36,26 @@ export function useScopedList<T>(
   path: string,
   query: Query = {},
   limit = 50,
-  opts: { order?: 'desc' | 'asc' | null; live?: boolean } = {},
+  /** `live` as a function: asked again only while it holds of the rows loaded (an export still being written). */
+  opts: { order?: 'desc' | 'asc' | null; live?: boolean | ((rows: T[]) => boolean) } = {},
 ) {
   const { scope } = useCurrent();
   const order = opts.order === undefined ? 'desc' : opts.order;
   const full = order ? { ...query, order } : query;
+  const live = opts.live;
   return useInfiniteQuery({
     queryKey: [scope.ws, scope.env, path, full, 'list'],
     queryFn: ({ pageParam }) =>
       api<List<T>>(path, { scope, query: { ...full, limit: String(limit), cursor: pageParam } }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.meta.next_cursor ?? undefined,
-    ...liveOptions(Boolean(opts.live)),
+    ...(typeof live === 'function'
+      ? {
+          refetchInterval: (q: { state: { data?: { pages: List<T>[] } } }) =>
+            live(q.state.data?.pages.flatMap((p) => p.data) ?? []) ? LIVE_INTERVAL_MS : false,
+          refetchIntervalInBackground: false,
+        }
+      : liveOptions(Boolean(live))),
   });
 }
 

@@ -1,5 +1,8 @@
 import type { Db } from '../../db/dialect.js';
+import { pageById } from '../../db/keyset.js';
 import type { ExportsTable } from '../../db/types.js';
+import type { Env } from '../../kernel/environments.js';
+import type { Page, PageRequest } from '../../lib/paging.js';
 import type { WriteTx } from '../../platform/unit-of-work.js';
 
 /** SQL for `exports` (docs/data-lifecycle.md#export). */
@@ -18,21 +21,26 @@ export const exportsRepository = {
       .executeTakeFirst();
   },
 
-  /** The workspace's exports, newest first. */
   /** The ids of every export of a workspace. */
   async idsOf(db: Db, workspaceId: string): Promise<string[]> {
     const rows = await db.selectFrom('exports').select('id').where('workspace_id', '=', workspaceId).execute();
     return rows.map((r) => r.id);
   },
 
-  list(db: Db, workspaceId: string, limit: number): Promise<ExportsTable[]> {
-    return db
-      .selectFrom('exports')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
+  /**
+   * A page of the workspace's exports in `page.order` (ids are time-sortable); `env`: only those asked for in that
+   * environment or from the console or the CLI (env null), as an API key sees them.
+   */
+  list(db: Db, workspaceId: string, env: Env | null, page: PageRequest): Promise<Page<ExportsTable>> {
+    return pageById(
+      db,
+      'exports',
+      (eb) =>
+        env === null
+          ? eb('workspace_id', '=', workspaceId)
+          : eb.and([eb('workspace_id', '=', workspaceId), eb.or([eb('env', 'is', null), eb('env', '=', env)])]),
+      page,
+    );
   },
 
   /** The oldest export to write: queued, or running under a lease that has lapsed (its run died). */

@@ -1,8 +1,9 @@
 import { createReadStream } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUTHED_ERRORS, DataOf, errorResponses, IdParam } from '../../kernel/schemas.js';
-import { ExportSchema } from './exports.schemas.js';
+import { AUTHED_ERRORS, DataOf, errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
+import { pageMeta, toPageRequest } from '../../lib/paging.js';
+import { ExportSchema, ListExportsQuery } from './exports.schemas.js';
 import type { ExportsService } from './exports.service.js';
 
 const tags = ['Exports'];
@@ -32,6 +33,29 @@ export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService 
     },
     async (req, reply) =>
       reply.code(202).send({ data: await exports.request(req.unit(reply, 202), req.principal.workspaceId) }),
+  );
+
+  app.get(
+    '/exports',
+    {
+      config: { scope: 'exports:write' },
+      schema: {
+        tags,
+        summary: 'List exports',
+        operationId: 'listExports',
+        description:
+          "The workspace's exports, newest first, paged like the other lists: each with its status, progress, size " +
+          'and expiry. A key sees those asked for in its own environment and those asked for from the console or ' +
+          'the CLI. Admins only.',
+        querystring: ListExportsQuery,
+        response: { 200: ListOf(Type.Ref(ExportSchema)), ...errorResponses(...AUTHED_ERRORS) },
+      },
+    },
+    async (req) => {
+      // Newest first only: the cursor it issues says so (lib/paging.ts).
+      const page = await exports.list(req.principal, toPageRequest({ ...req.query, order: 'desc' }, 'export'));
+      return { data: page.items, meta: pageMeta(page) };
+    },
   );
 
   app.get(

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { EXPORT_STATUSES } from '../../kernel/export-statuses.js';
+import { PageQueryProps } from '../../kernel/schemas.js';
 
 /** docs/data-lifecycle.md#export: an archive of the workspace, its progress and its download's expiry. */
 export const ExportSchema = Type.Object(
@@ -28,3 +29,6 @@ export const ExportSchema = Type.Object(
 export type Export = Static<typeof ExportSchema>;
 
 export const ExportParamsSchema = Type.Object({ id: Type.String() }, { additionalProperties: false });
+
+/** GET /v1/exports: newest first, paged like the other lists (docs/api.md#lists-and-paging). */
+export const ListExportsQuery = Type.Object({ ...PageQueryProps }, { additionalProperties: false });

@@ -7,6 +7,7 @@ import { type Clock, isoAt } from '../../kernel/clock.js';
 import { AppError, ConflictError, NotFoundError } from '../../kernel/errors.js';
 import { isId, newId } from '../../kernel/ids.js';
 import { type Actor, type Principal, requireAdmin, type SystemActor } from '../../kernel/principal.js';
+import type { Page, PageRequest } from '../../lib/paging.js';
 import type { Unit } from '../../platform/unit-of-work.js';
 import {
   clearLeftovers,
@@ -138,12 +139,14 @@ export function createExportsService(deps: {
     return toExport(await find(p, id));
   }
 
-  /** The workspace's latest exports, newest first (the console). */
-  async function list(p: Principal): Promise<Export[]> {
+  /**
+   * GET /v1/exports: the workspace's exports, newest first, paged; a key sees those `get` shows it (its environment's,
+   * and the console's and the CLI's). Throws ForbiddenError.
+   */
+  async function list(p: Principal, page: PageRequest): Promise<Page<Export>> {
     requireAdmin(p);
-    return (await repo.list(db, p.workspaceId, 20))
-      .filter((r) => p.kind !== 'api_key' || r.env === null || r.env === p.env)
-      .map(toExport);
+    const rows = await repo.list(db, p.workspaceId, p.kind === 'api_key' ? p.env : null, { ...page, order: 'desc' });
+    return { ...rows, items: rows.items.map(toExport) };
   }
 
   /** The archive to send: 409 while it is not ready, 410 once its 24 h are over. Throws NotFoundError. */

@@ -6,15 +6,16 @@ import { useScopedQuery } from '../../lib/queries';
 import { useCurrent } from '../../lib/session';
 import { Field, PageHeader, Time } from '../../ui/primitives';
 import { FormError, fieldErrorOf, QueryView } from '../../ui/states';
+import { DataExport } from './data-export';
 
-/** The workspace's settings (admins): its name and id, and the danger zone that deletes it. */
+/** The workspace's settings (admins): its name and id, its data export, and the danger zone that deletes it. */
 export default function WorkspacePage() {
   const { isAdmin, membership } = useCurrent();
   if (!isAdmin) {
     return (
       <section>
         <PageHeader title="Workspace" />
-        <p>Only admins of this workspace can delete it.</p>
+        <p>Only admins of this workspace can export its data or delete it. Ask an admin if you need an export.</p>
       </section>
     );
   }
@@ -25,6 +26,7 @@ export default function WorkspacePage() {
           {membership.workspace_name} · <code>{membership.workspace_id}</code>
         </p>
       </PageHeader>
+      <DataExport />
       <DangerZone name={membership.workspace_name} />
     </section>
   );
