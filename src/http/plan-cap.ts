@@ -101,8 +101,8 @@ export function createPlanCap(deps: {
   redis?: { client: Redis; guard: RedisGuard };
   /** Prefix of the shared counts (REDIS_KEY_PREFIX). */
   keyPrefix?: string;
-  /** The console's billing page, named by a 402 payment_required. */
-  billingPage?: string;
+  /** The console's billing page of a workspace, named by a 402 payment_required. */
+  billingPage?: (workspaceId: string) => string;
 }): { inline: InlineCap; install(app: FastifyInstance): void } {
   const cache = new Map<string, CapEntry>();
   const reading = new Map<string, Promise<CapEntry | null>>();
@@ -169,16 +169,16 @@ export function createPlanCap(deps: {
     );
   };
 
-  const paymentRequired = () =>
+  const paymentRequired = (workspaceId: string) =>
     new AppError(
       402,
       'payment_required',
-      `This workspace's last invoice could not be charged: live requests are refused until an invoice is paid. An admin can add a card on the console's billing page (${deps.billingPage ?? '/live/settings/billing'}); test keys and the console keep working.`,
+      `This workspace's last invoice could not be charged: live requests are refused until an invoice is paid. An admin can add a card on the console's billing page (${deps.billingPage?.(workspaceId) ?? `/console/w/${workspaceId}/live/settings/billing`}); test keys and the console keep working.`,
     );
 
   /** The check with the workspace's entry in hand; a promise only when it asks Redis. */
   const checkWith = (request: FastifyRequest, entry: CapEntry | undefined, now: number): Promise<void> | undefined => {
-    if (entry?.unpaid) throw paymentRequired();
+    if (entry?.unpaid) throw paymentRequired((request.principal as { workspaceId: string }).workspaceId);
     if (!entry || entry.limit === null) return undefined;
     const p = request.principal as Extract<FastifyRequest['principal'], { kind: 'api_key' }>;
     if (shared?.guard.usable()) {
