@@ -199,7 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           refreshMs: config.USAGE_FLUSH_MS,
           redis,
           keyPrefix: config.REDIS_KEY_PREFIX,
-          billingPage: `${publicUrl(config)}/live/settings/billing`,
+          billingPage: (workspaceId) => services.billing.billingPage(workspaceId),
           payments: stripeOn(config),
         })
       : undefined;

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import { AppError, ConflictError } from '../kernel/errors.js';
 import { isJson } from './admin.commands.js';
 import { cliWrite, withServices } from './context.js';
 import { print, table } from './output.js';
@@ -12,6 +13,12 @@ function parseLimit(value: string): number {
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || n < 1 || n > 100) throw new InvalidArgumentError('a number from 1 to 100');
   return n;
+}
+
+function parseCents(value: string): number {
+  if (!/^[0-9]{1,12}$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError('a whole number of US cents, at least 1');
+  return Number(value);
 }
 
 type Lines = { kind: string; description: string; quantity: number; unit_price_cents: number; amount_cents: number }[];
@@ -85,8 +92,24 @@ export function registerBillingCommands(program: Command): void {
     .description('upgrade at once (prorated) or downgrade at the end of the period')
     .requiredOption('--workspace <ws_id>', 'workspace id')
     .requiredOption('--plan <plan>', 'plan id (wsvc billing plans)')
-    .action(async (opts: { workspace: string; plan: string }, cmd: Command) => {
-      const out = await cliWrite((s, u) => s.billing.setPlan(u, opts.workspace, opts.plan));
+    .option(
+      '--without-card',
+      'with payments on: move to a paid plan although the workspace has no card (its invoices are then settled with mark-paid)',
+    )
+    .action(async (opts: { workspace: string; plan: string; withoutCard?: boolean }, cmd: Command) => {
+      const out = await cliWrite(async (s, u) => {
+        try {
+          return await s.billing.setPlan(u, opts.workspace, opts.plan, { withoutCard: opts.withoutCard === true });
+        } catch (err) {
+          // The console's message names the billing page; an operator also needs its address and the override.
+          if (!(err instanceof AppError) || err.code !== 'payment_method_required') throw err;
+          const plan = s.billing.plans().find((p) => p.id === opts.plan)?.name ?? opts.plan;
+          throw new ConflictError(
+            'payment_method_required',
+            `Workspace ${opts.workspace} has no card, and ${plan} is charged to its card: an admin adds one on the billing page (${s.billing.billingPage(opts.workspace)}), or pass --without-card to bill this workspace by invoice and settle its invoices with wsvc billing mark-paid.`,
+          );
+        }
+      });
       const text =
         out.change === 'upgraded'
           ? `upgraded ${out.from} → ${out.to} now; proration ${usd(out.proration_cents)} on the next invoice`
@@ -132,7 +155,7 @@ export function registerBillingCommands(program: Command): void {
     .command('refund')
     .description('refund a card payment of an invoice through Stripe, all of what is left or --amount-cents')
     .argument('<invoice_id>', 'invoice id (inv_…)')
-    .option('--amount-cents <n>', 'how much, in US cents (default: all that is left)', (v) => Number(v))
+    .option('--amount-cents <n>', 'how much, in US cents (default: all that is left)', parseCents)
     .action(async (id: string, opts: { amountCents?: number }, cmd: Command) => {
       const inv = await cliWrite(async (s, u) => {
         await s.billing.refund(u, id, opts.amountCents);

@@ -99,8 +99,8 @@ export function createPlanCap(deps: {
   redis?: { client: Redis; guard: RedisGuard };
   /** Prefix of the shared counts (REDIS_KEY_PREFIX). */
   keyPrefix?: string;
-  /** The console's billing page, named by a 402 payment_required. */
-  billingPage?: string;
+  /** The console's billing page of a workspace, named by a 402 payment_required. */
+  billingPage?: (workspaceId: string) => string;
   /**
    * Payments with Stripe are on: a key whose workspace's subscription is unpaid (read with the key, so that a change of
    * it reaches every process at once, as a revocation does) answers 402 payment_required on live requests.
@@ -172,11 +172,11 @@ export function createPlanCap(deps: {
     );
   };
 
-  const paymentRequired = () =>
+  const paymentRequired = (workspaceId: string) =>
     new AppError(
       402,
       'payment_required',
-      `This workspace's last invoice could not be charged: live requests are refused until an invoice is paid. An admin can add a card on the console's billing page (${deps.billingPage ?? '/live/settings/billing'}); test keys and the console keep working.`,
+      `This workspace's last invoice could not be charged: live requests are refused until an invoice is paid. An admin can add a card on the console's billing page (${deps.billingPage?.(workspaceId) ?? `/console/w/${workspaceId}/live/settings/billing`}); test keys and the console keep working.`,
     );
 
   /** The check with the workspace's entry in hand; a promise only when it asks Redis. */
@@ -212,7 +212,7 @@ export function createPlanCap(deps: {
     const p = request.principal;
     // Already taken in the rate limit's call (a refusal there answered before validation).
     if (p?.kind !== 'api_key' || p.env !== 'live' || taken.has(request)) return done();
-    if (deps.payments && p.unpaid) return done(paymentRequired());
+    if (deps.payments && p.unpaid) return done(paymentRequired(p.workspaceId));
     const now = deps.clock.now();
     const entry = cache.get(p.workspaceId);
     let pending: Promise<void> | undefined;

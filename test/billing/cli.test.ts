@@ -4,12 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/kernel/principal.js';
 import { periodAt, proration } from '../../src/modules/billing/periods.js';
 import { json, newWorkspace, startTestApp, type TestApp } from '../helpers/app.js';
+import { ORIGIN } from '../helpers/console.js';
 import { openTestStorage } from '../helpers/storage.js';
+import { CARDS, type StripeStandin, startStripeStandin } from '../helpers/stripe-standin.js';
 
 // Backends: both — `wsvc billing` in a child process reads and writes the suite's database
-// Tier: full — 14 `wsvc` child processes, over a second of CPU each to start
-// `wsvc billing plans|show|set-plan|invoices|mark-paid|void` as a user runs them: the real command in a
+// Tier: full — 22 `wsvc` child processes, over a second of CPU each to start
+// `wsvc billing plans|show|set-plan|invoices|mark-paid|void|refund` as a user runs them: the real command in a
 // child process (the system clock), on the suite's database; the test app finalizes invoices later on its own clock.
+// With payments on, the children and a second app on the same database call the Stripe stand-in on loopback.
 const exec = promisify(execFile);
 let t: TestApp;
 let storage: Awaited<ReturnType<typeof openTestStorage>>;
@@ -27,8 +30,15 @@ afterAll(async () => {
 });
 
 async function wsvc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return wsvcWith({}, ...args);
+}
+
+async function wsvcWith(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return exec(process.execPath, ['bin/wsvc.js', ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', PLANS_FILE: '' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', PLANS_FILE: '', ...env },
   }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => e,
@@ -123,5 +133,127 @@ describe('wsvc billing (docs/billing.md#the-cli)', { timeout: 180_000 }, () => {
     expect(missing.stderr).toBe('error: not_found: No such invoice.\n');
     const voided = await wsvc('billing', 'void', invoices[0].id, '--json');
     expect(JSON.parse(voided.stdout).invoice).toMatchObject({ number: 'INV-2', status: 'void' });
+  });
+});
+
+describe('wsvc billing with payments through Stripe (docs/billing.md#payments-with-stripe)', {
+  timeout: 180_000,
+}, () => {
+  const SECRET = 'sk_test_standin0123456789';
+  const WHSEC = 'whsec_standin0123456789';
+  let stripe: StripeStandin;
+  let p: TestApp;
+  let pnow = Date.now();
+  let env: Record<string, string>;
+  const cli = () => p.services.uow.as(systemActor('cli'));
+  const invoiceOf = async (ws: { test: string }) =>
+    (
+      json(await p.request({ method: 'GET', url: '/v1/billing/invoices', key: ws.test })).data as Record<
+        string,
+        unknown
+      >[]
+    )[0];
+  /** A card saved for the workspace as its Checkout page would (the stand-in's shortcut). */
+  async function addCard(wsId: string) {
+    const customer = (await p.services.billing.ensureCustomer(cli(), wsId)) as string;
+    expect(await p.services.billing.saveCard(cli(), wsId, stripe.addCard(customer, CARDS.ok).sessionId)).toBe(true);
+  }
+
+  beforeAll(async () => {
+    stripe = await startStripeStandin({ secretKey: SECRET, webhookSecret: WHSEC, now: () => pnow });
+    const stripeEnv = { STRIPE_SECRET_KEY: SECRET, STRIPE_WEBHOOK_SECRET: WHSEC, STRIPE_API_BASE: stripe.base };
+    env = { ...stripeEnv, PUBLIC_URL: ORIGIN };
+    p = await startTestApp({ storage, clock: { now: () => pnow }, config: { ...stripeEnv, PUBLIC_URL: ORIGIN } });
+  });
+  afterAll(async () => {
+    await p?.close();
+    await stripe?.close();
+  });
+
+  it('set-plan from free to a paid plan is refused without a card, saying how to fix it; --without-card and a card let it through', async () => {
+    pnow = Date.now();
+    const ws = await newWorkspace(p, 'No card');
+    const refused = await wsvcWith(env, 'billing', 'set-plan', '--workspace', ws.id, '--plan', 'pro');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toBe(
+      `error: payment_method_required: Workspace ${ws.id} has no card, and Pro is charged to its card: an admin adds one on the billing page (${ORIGIN}/console/w/${ws.id}/live/settings/billing), or pass --without-card to bill this workspace by invoice and settle its invoices with wsvc billing mark-paid.\n`,
+    );
+    // Nothing changed: still free, no change recorded.
+    expect((await p.services.billing.subscriptionOf(ws.id)).plan.id).toBe('free');
+    expect(
+      await storage.db.selectFrom('subscription_changes').selectAll().where('workspace_id', '=', ws.id).execute(),
+    ).toEqual([]);
+
+    const forced = await wsvcWith(env, 'billing', 'set-plan', '--workspace', ws.id, '--plan', 'pro', '--without-card');
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toMatch(/^upgraded free → pro now; proration \$\d+\.\d\d on the next invoice\n$/);
+    expect((await p.services.billing.subscriptionOf(ws.id)).plan.id).toBe('pro');
+
+    const carded = await newWorkspace(p, 'Card on file');
+    await addCard(carded.id);
+    const up = await wsvcWith(env, 'billing', 'set-plan', '--workspace', carded.id, '--plan', 'scale', '--json');
+    expect(up.code, up.stderr).toBe(0);
+    expect(JSON.parse(up.stdout).result).toMatchObject({ change: 'upgraded', from: 'free', to: 'scale' });
+  });
+
+  it('refund: part, then more than is left (refused, nothing changed), then the rest; the invoice shows it over the API and the CLI', async () => {
+    pnow = Date.now();
+    const ws = await newWorkspace(p, 'Refunded');
+    await addCard(ws.id);
+    await p.services.billing.setPlan(cli(), ws.id, 'pro');
+    const period = periodAt(pnow, pnow);
+    pnow = period.end + 3_600_000;
+    await p.services.billing.finalizeDue(p.services.uow.as(systemActor('scheduler:billing-invoices')));
+    await p.services.billing.chargeDue(p.services.uow.as(systemActor('scheduler:billing-payments')), ws.id);
+    const inv = await invoiceOf(ws);
+    expect(inv).toMatchObject({ number: 'INV-1', status: 'paid', payment_status: 'succeeded', refunded_cents: 0 });
+    const id = inv?.id as string;
+    const total = inv?.total_cents as number;
+    expect(total).toBeGreaterThan(100);
+    const usd = (c: number) => `$${(c / 100).toFixed(2)}`;
+    const refundsOf = () =>
+      [...stripe.refunds.values()].filter(
+        (r) => stripe.paymentIntents.get(r.payment_intent)?.metadata?.invoice_id === id,
+      );
+
+    const part = await wsvcWith(env, 'billing', 'refund', id, '--amount-cents', '100');
+    expect(part.code, part.stderr).toBe(0);
+    expect(part.stdout).toBe(`INV-1 refunded $1.00 of ${usd(total)}\n`);
+    expect(refundsOf().map((r) => r.amount)).toEqual([100]);
+    expect((await invoiceOf(ws))?.refunded_cents).toBe(100);
+
+    const over = await wsvcWith(env, 'billing', 'refund', id, '--amount-cents', String(total));
+    expect(over.code).toBe(1);
+    expect(over.stderr).toBe(
+      `error: validation_error: amount_cents must be from 1 to ${total - 100}, what is left to refund of INV-1 (100 of ${total} cents refunded so far).\n`,
+    );
+    expect(refundsOf()).toHaveLength(1);
+    expect((await invoiceOf(ws))?.refunded_cents).toBe(100);
+    const bad = await wsvcWith(env, 'billing', 'refund', id, '--amount-cents', '1.5');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('a whole number of US cents, at least 1');
+
+    const rest = await wsvcWith(env, 'billing', 'refund', id, '--json');
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(JSON.parse(rest.stdout).invoice).toMatchObject({ id, refunded_cents: total, status: 'paid' });
+    expect(refundsOf().map((r) => r.amount)).toEqual([100, total - 100]);
+    expect((await invoiceOf(ws))?.refunded_cents).toBe(total);
+    const shown = await wsvcWith(env, 'billing', 'invoices', '--workspace', ws.id);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(
+      new RegExp(
+        `^${id}\\s+INV-1\\s.*\\spaid\\s+succeeded\\s+1 succeeded\\s.*\\s${usd(total).replace('$', '\\$')}$`,
+        'm',
+      ),
+    );
+    const again = await wsvcWith(env, 'billing', 'refund', id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(
+      `error: validation_error: Invoice INV-1 is already refunded in full (${total} cents): nothing is left to refund.\n`,
+    );
+    expect(refundsOf()).toHaveLength(2);
+    const audit = json(await p.request({ method: 'GET', url: '/v1/audit-log?action=invoice.refunded', key: ws.test }));
+    expect(audit.data).toHaveLength(2);
   });
 });

@@ -70,12 +70,13 @@ const cli = () => t.services.uow.as(systemActor('cli'));
 async function invoicedWorkspace(card: string | null): Promise<{ ws: TestWorkspace; invoiceId: string }> {
   now = T('2028-03-10T12:00:00.000Z');
   const ws = await newWorkspace(t);
-  await t.services.billing.setPlan(cli(), ws.id, 'pro');
   if (card !== null) {
     const customer = (await t.services.billing.ensureCustomer(cli(), ws.id)) as string;
     const { sessionId } = stripe.addCard(customer, card);
     expect(await t.services.billing.saveCard(cli(), ws.id, sessionId)).toBe(true);
   }
+  // Without a card only the operator's override moves a workspace to a paid plan (docs/billing.md#payments-with-stripe).
+  await t.services.billing.setPlan(cli(), ws.id, 'pro', { withoutCard: card === null });
   now = T('2028-04-10T01:00:00.000Z');
   await t.services.billing.finalizeDue(job('billing-invoices'));
   const page = await t.services.billing.invoicesOf(ws.id, { limit: 10, offset: 0, afterId: null });
@@ -361,7 +362,7 @@ describe('dunning', () => {
     const refused = await live();
     expect(refused.statusCode).toBe(402);
     expect(json(refused).error.code).toBe('payment_required');
-    expect(json(refused).error.message).toContain('/live/settings/billing');
+    expect(json(refused).error.message).toContain(`${ORIGIN}/console/w/${ws.id}/live/settings/billing`);
     expect((await t.request({ method: 'GET', url: '/v1/resources', key: ws.test })).statusCode).toBe(200);
     const audit = (
       json(await t.request({ method: 'GET', url: '/v1/audit-log?action=subscription.', key: ws.test })) as {
@@ -418,6 +419,30 @@ describe('the 402 on every process', () => {
 });
 
 describe('a paid plan needs a card', () => {
+  it("the operator's set-plan is refused the same way unless it passes the override; /v1 changes no plan", async () => {
+    now = T('2028-03-10T12:00:00.000Z');
+    const ws = await newWorkspace(t);
+    const err = await t.services.billing.setPlan(cli(), ws.id, 'scale').catch((e: unknown) => e);
+    expect(err).toMatchObject({ statusCode: 409, code: 'payment_method_required' });
+    const plan = async () => json(await t.request({ method: 'GET', url: '/v1/billing/subscription', key: ws.test }));
+    expect((await plan()).data.plan.id).toBe('free');
+    expect(
+      await t.storage.db.selectFrom('subscription_changes').selectAll().where('workspace_id', '=', ws.id).execute(),
+    ).toEqual([]);
+    // The /v1 billing routes only read: a write there is 405, whatever the key.
+    for (const url of ['/v1/billing/subscription', '/v1/billing/invoices']) {
+      const res = await t.request({ method: 'POST', url, key: ws.live, body: { plan: 'pro' } });
+      expect(res.statusCode).toBe(405);
+    }
+    expect(await t.services.billing.setPlan(cli(), ws.id, 'scale', { withoutCard: true })).toMatchObject({
+      change: 'upgraded',
+      from: 'free',
+      to: 'scale',
+    });
+    // On a paid plan, a move to another paid plan or back to free needs nothing more.
+    expect(await t.services.billing.setPlan(cli(), ws.id, 'free')).toMatchObject({ change: 'downgrade_scheduled' });
+  });
+
   it("refuses an admin's move from free to a paid plan without a card (409, nothing changed), and allows it with one", async () => {
     now = T('2028-03-10T12:00:00.000Z');
     const ws = await newWorkspace(t);
@@ -467,10 +492,16 @@ describe('adding a card through Checkout in setup mode', () => {
     });
     expect(submitted.status).toBe(303);
     const back = submitted.headers.get('location') ?? '';
-    expect(back.startsWith(`${ORIGIN}/console/api/billing/card/return?session_id=cs_`)).toBe(true);
-    const returned = await admin.call({ method: 'GET', url: back.slice(ORIGIN.length), ws: ws.id });
+    expect(back.startsWith(`${ORIGIN}/console/api/billing/card/return?ws=${ws.id}&session_id=cs_`)).toBe(true);
+    // The browser comes back by a plain navigation: no X-Workspace-Id header, the workspace in the query. Another
+    // workspace's id there is refused (not a member), nothing stored.
+    const other = await newWorkspace(t);
+    const crossed = await admin.call({ method: 'GET', url: back.slice(ORIGIN.length).replace(ws.id, other.id) });
+    expect(crossed.statusCode).toBeGreaterThanOrEqual(400);
+    expect(json(await admin.call({ method: 'GET', url: '/console/api/billing/card', ws: ws.id })).data.card).toBeNull();
+    const returned = await admin.call({ method: 'GET', url: back.slice(ORIGIN.length) });
     expect(returned.statusCode, returned.body).toBe(303);
-    expect(returned.headers.location).toBe(`${ORIGIN}/live/settings/billing?card=saved`);
+    expect(returned.headers.location).toBe(`${ORIGIN}/console/w/${ws.id}/live/settings/billing?card=saved`);
     const card = await admin.call({ method: 'GET', url: '/console/api/billing/card', ws: ws.id });
     expect(json(card).data).toEqual({
       enabled: true,
@@ -491,7 +522,10 @@ describe('refunds', () => {
     expect((await invoiceOver(ws)).refunded_cents).toBe(100);
     expect(await t.services.billing.refund(cli(), invoiceId)).toBe(total - 100);
     expect((await invoiceOver(ws)).refunded_cents).toBe(total);
-    await expect(t.services.billing.refund(cli(), invoiceId, 1)).rejects.toMatchObject({ statusCode: 400 });
+    await expect(t.services.billing.refund(cli(), invoiceId, 1)).rejects.toMatchObject({
+      statusCode: 400,
+      details: [{ message: expect.stringMatching(/^Invoice INV-1 is already refunded in full \(\d+ cents\)/) }],
+    });
     expect([...stripe.refunds.values()].reduce((n, r) => n + r.amount, 0)).toBeGreaterThanOrEqual(total);
   });
 });

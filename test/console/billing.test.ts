@@ -12,10 +12,14 @@ import {
   signedInState,
   startConsoleServer,
 } from '../helpers/console-server.js';
+import { CARDS, type StripeStandin, startStripeStandin } from '../helpers/stripe-standin.js';
 
 // Backends: sqlite — the console bundle in Chromium; the billing API it calls runs on both backends in test/billing
 // Tier: full — drives Chromium
-// The console's billing page (docs/console.md#billing) in Chromium against a real `wsvc serve`:
+// The console's billing page (docs/console.md#billing) in Chromium against a real `wsvc serve` with payments on
+// (the Stripe stand-in on loopback): the card section loads, shows an error with Retry, and "Add a card" goes to
+// the stand-in's Checkout page in setup mode, which Chromium submits and which comes back to the page showing the
+// card; "Replace card" does it again; a move to a paid plan without a card is refused with the server's message;
 // an admin upgrades free → pro and the upcoming invoice shows the prorated line with the amount
 // the server computed; a downgrade over the lower plan's limits is refused with the server's
 // message; a finalized invoice is in the history and prints as a clean page; a member sees that
@@ -26,10 +30,21 @@ let cs: ConsoleServer;
 let acme: ConsoleWorkspace;
 let ws: string;
 let page: Page;
+let stripe: StripeStandin;
 const money = (cents: number) => `$${(cents / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
 
 beforeAll(async () => {
-  cs = await startConsoleServer();
+  stripe = await startStripeStandin({
+    secretKey: 'sk_test_standin0123456789',
+    webhookSecret: 'whsec_standin0123456789',
+  });
+  cs = await startConsoleServer({
+    env: {
+      STRIPE_SECRET_KEY: 'sk_test_standin0123456789',
+      STRIPE_WEBHOOK_SECRET: 'whsec_standin0123456789',
+      STRIPE_API_BASE: stripe.base,
+    },
+  });
   acme = await cs.workspace({ name: 'Billed', adminEmail: 'payer@acme.test', adminName: 'Pat' });
   ws = acme.id;
   page = await cs.page({ viewport: { width: 1280, height: 900 }, signedIn: acme.signedIn });
@@ -37,9 +52,93 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cs?.close();
+  await stripe?.close();
 });
 
 describe('console billing', () => {
+  it(
+    'the card: loading and error states, "Add a card" through Checkout in setup mode, then "Replace card"; no paid plan before',
+    async () => {
+      const section = page.locator('section', { has: page.getByRole('heading', { name: 'Card', exact: true }) });
+      // A failed read shows the error with Retry; Retry shows the card section.
+      const cardApi = `${cs.base}/console/api/billing/card`;
+      await page.route(cardApi, (r) =>
+        r.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            error: { code: 'unavailable', message: 'The service is unavailable; try again.', request_id: 'req_0' },
+          }),
+        }),
+      );
+      await openPage(page, acme.path('/settings/billing'), 'Billing', 'billing-card-error');
+      await section.getByRole('alert').getByText('The service is unavailable; try again.').waitFor();
+      await page.unroute(cardApi);
+      await section.getByRole('button', { name: 'Retry' }).click();
+      await section.getByText('No card yet: invoices are not charged, and a paid plan needs one.').waitFor();
+
+      // Without a card, the move to Pro is refused with the server's message and changes nothing.
+      await page.getByRole('button', { name: 'Change plan' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Change plan' });
+      await dialog.getByRole('radio', { name: /^Pro — / }).check();
+      await dialog.getByRole('button', { name: 'Confirm plan change' }).click();
+      await dialog
+        .getByRole('alert')
+        .getByText(
+          "Add a card on the billing page before moving to Pro: a paid plan is charged to the workspace's card.",
+        )
+        .waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect((await cs.services.billing.subscriptionOf(ws)).plan.id).toBe('free');
+
+      // A checkout that cannot start says why under the button.
+      const checkoutApi = `${cs.base}/console/api/billing/card/checkout`;
+      await page.route(checkoutApi, (r) =>
+        r.fulfill({
+          status: 502,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            error: {
+              code: 'payment_provider_error',
+              message: 'Stripe could not be reached; try again.',
+              request_id: 'req_1',
+            },
+          }),
+        }),
+      );
+      await section.getByRole('button', { name: 'Add a card' }).click();
+      await section.getByRole('alert').getByText('Stripe could not be reached; try again.').waitFor();
+      await page.unroute(checkoutApi);
+
+      // "Add a card": Stripe's hosted page (the stand-in's) for a Checkout Session in setup mode.
+      const checkout = async (button: string, number: string) => {
+        await section.getByRole('button', { name: button }).click();
+        await page.waitForURL((u) => u.href.startsWith(`${stripe.base}/pay/cs_`));
+        await page.getByRole('button', { name: 'Save card' }).waitFor();
+        const sid = new URL(page.url()).pathname.split('/')[2] ?? '';
+        const session = stripe.sessions.get(sid);
+        expect(session).toMatchObject({ mode: 'setup', status: 'open' });
+        expect(stripe.customers.get(session?.customer ?? '')?.metadata).toEqual({ workspace_id: ws });
+        await page.getByLabel('Card number').fill(number);
+        await page.getByRole('button', { name: 'Save card' }).click();
+        // Back through the service's return to the billing page, which says so once.
+        await page.waitForURL(`${cs.base}/console/w/${ws}/live/settings/billing?card=saved`);
+        await page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
+        await section.getByRole('status').getByText('Card saved: invoices are charged to it.').waitFor();
+      };
+      await checkout('Add a card', CARDS.ok);
+      await section.getByText('visa •••• 4242, expires 12/2034').waitFor();
+      expect(await section.getByRole('button', { name: 'Replace card' }).isEnabled()).toBe(true);
+      await expectAccessible(page, 'billing-card');
+      await screenshot(page, 'billing-card');
+
+      await checkout('Replace card', '5555555555554444');
+      await section.getByText('visa •••• 4444, expires 12/2034').waitFor();
+      expect((await cs.services.billing.card({ workspaceId: ws } as never))?.last4).toBe('4444');
+    },
+    STEP,
+  );
+
   it(
     'an admin upgrades free → pro: the upcoming invoice shows the prorated line the server computed',
     async () => {

@@ -109,7 +109,7 @@ export const billingConsoleRoutes: FastifyPluginAsyncTypebox<{ billing: BillingS
   app.get(
     '/billing/card/return',
     {
-      config: { console: 'actor' },
+      config: { console: 'actor', workspaceQuery: 'ws' },
       schema: { hide: true, querystring: CardReturnQuery },
     },
     async (req, reply) => reply.redirect(await billing.finishCardSetup(req.unit(), req.query.session_id), 303),

@@ -165,6 +165,10 @@ export const CardSchema = Type.Object({
 
 /** GET /console/api/billing/card/return: Checkout's session id. */
 export const CardReturnQuery = Type.Object(
-  { session_id: Type.String({ minLength: 1, maxLength: 255, pattern: '^cs_[A-Za-z0-9_]+$' }) },
+  {
+    session_id: Type.String({ minLength: 1, maxLength: 255, pattern: '^cs_[A-Za-z0-9_]+$' }),
+    /** The workspace, for the browser's navigation back from Checkout (it sends no X-Workspace-Id header). */
+    ws: Type.Optional(Type.String({ pattern: '^ws_[0-9A-Za-z]{1,64}$' })),
+  },
   { additionalProperties: false },
 );

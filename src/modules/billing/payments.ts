@@ -42,6 +42,8 @@ export function createPayments(deps: BillingDeps) {
   const { db, clock } = deps;
   const gateway = deps.gateway;
   const now = () => isoAt(clock.now());
+  /** The console's billing page of a workspace. */
+  const billingPage = (workspaceId: string) => `${deps.consoleUrl()}/console/w/${workspaceId}/live/settings/billing`;
 
   /** The workspace's Stripe Customer id, created once (two at once: Stripe's idempotency key makes them one). */
   async function customerOf(u: Unit, workspaceId: string, g: PaymentGateway): Promise<string> {
@@ -333,11 +335,13 @@ export function createPayments(deps: BillingDeps) {
       requireAdmin(u.actor);
       if (!gateway) throw new NotFoundError('route');
       const customerId = await customerOf(u, u.actor.workspaceId, gateway);
-      const base = deps.consoleUrl();
+      const ws = u.actor.workspaceId;
+      // The browser comes back by a plain navigation, without the console's X-Workspace-Id header: the return names
+      // its workspace in the query (the session must still belong to that workspace's Customer).
       return gateway.setupSession({
         customerId,
-        successUrl: `${base}/console/api/billing/card/return?session_id={CHECKOUT_SESSION_ID}`,
-        cancelUrl: `${base}/live/settings/billing`,
+        successUrl: `${deps.consoleUrl()}/console/api/billing/card/return?ws=${ws}&session_id={CHECKOUT_SESSION_ID}`,
+        cancelUrl: billingPage(ws),
       });
     },
 
@@ -346,7 +350,7 @@ export function createPayments(deps: BillingDeps) {
       requireAdmin(u.actor);
       if (!gateway) throw new NotFoundError('route');
       const saved = await service.saveCard(u, u.actor.workspaceId, sessionId);
-      return `${deps.consoleUrl()}/live/settings/billing?card=${saved ? 'saved' : 'unchanged'}`;
+      return `${billingPage(u.actor.workspaceId)}?card=${saved ? 'saved' : 'unchanged'}`;
     },
 
     /** The workspace's card as the console shows it (brand, last 4, expiry), or null. */
@@ -385,7 +389,9 @@ export function createPayments(deps: BillingDeps) {
         throw fieldError(
           'amount_cents',
           'out_of_range',
-          `amount_cents must be between 1 and ${left} (what is left to refund).`,
+          left <= 0
+            ? `Invoice INV-${inv.number} is already refunded in full (${refunded} cents): nothing is left to refund.`
+            : `amount_cents must be from 1 to ${left}, what is left to refund of INV-${inv.number} (${refunded} of ${Number(inv.total_cents)} cents refunded so far).`,
         );
       }
       // The key names the state it refunds from: a retry of the same command is the same Refund.

@@ -75,11 +75,16 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
      * Changes a workspace's plan (docs/billing.md#plan-changes): a dearer plan at once, with
      * the base fee's difference prorated by the second; a cheaper one (or one of the same price) at
      * the period's end, refused with 409 downgrade_blocked when the live environment holds more
-     * resources or webhooks than it allows; the current plan cancels a pending downgrade.
+     * resources or webhooks than it allows; the current plan cancels a pending downgrade. With payments on, a move
+     * from a free plan to a paid one needs a card on file (409 payment_method_required, nothing changed) unless
+     * `withoutCard` (the operator's `wsvc billing set-plan --without-card`: its invoices are then settled by hand).
      */
-    setPlan(u: Unit, workspaceId: string, planId: string): Promise<PlanChange> {
-      return u.run((c) => setPlanIn(c, workspaceId, planId));
+    setPlan(u: Unit, workspaceId: string, planId: string, opts: { withoutCard?: boolean } = {}): Promise<PlanChange> {
+      return u.run((c) => setPlanIn(c, workspaceId, planId, opts.withoutCard === true));
     },
+
+    /** The console's billing page of a workspace (where an admin adds a card), as a full URL. */
+    billingPage: (workspaceId: string): string => `${deps.consoleUrl()}/console/w/${workspaceId}/live/settings/billing`,
 
     /**
      * The console's "Change plan" (POST /console/api/billing/plan): admins only (403 otherwise,
@@ -88,10 +93,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
     async changePlan(u: Unit<Principal>, planId: string): Promise<PlanChangeOut> {
       const p = u.actor;
       requireAdmin(p);
-      const c = await u.run(async (ch) => {
-        await requireCard(ch.trx, p.workspaceId, planId);
-        return service.setPlan(ch.unit, p.workspaceId, planId);
-      });
+      const c = await service.setPlan(u, p.workspaceId, planId);
       switch (c.change) {
         case 'upgraded':
           return { change: c.change, from: c.from, to: c.to, proration_cents: c.proration_cents, effective_at: null };
@@ -104,14 +106,12 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
   };
 
   /**
-   * Payments with Stripe: an admin moving from a free plan to a paid one needs a card first (409
-   * payment_method_required, nothing changed). The operator's `wsvc billing set-plan` is not refused.
+   * Payments with Stripe: a move from a free plan (the plan in force, a due downgrade applied) to a paid one needs a
+   * card first (409 payment_method_required, nothing changed), through every door: the console's "Change plan" and
+   * `wsvc billing set-plan` (which words its own message and has `--without-card`).
    */
-  async function requireCard(trx: WriteTx, workspaceId: string, planId: string): Promise<void> {
-    if (deps.gateway === null) return;
-    const target = deps.plans.find((p) => p.id === planId);
-    const sub = await repo.subscription(trx, workspaceId);
-    if (!target || !sub || target.base_price_cents === 0 || planOf(sub.plan).base_price_cents > 0) return;
+  async function requireCard(trx: WriteTx, workspaceId: string, current: Plan, target: Plan): Promise<void> {
+    if (deps.gateway === null || target.base_price_cents === 0 || current.base_price_cents > 0) return;
     if ((await paymentsRepository.customer(trx, workspaceId))?.payment_method_id) return;
     throw new ConflictError(
       'payment_method_required',
@@ -119,7 +119,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
     );
   }
 
-  async function setPlanIn(c: Change, workspaceId: string, planId: string): Promise<PlanChange> {
+  async function setPlanIn(c: Change, workspaceId: string, planId: string, withoutCard: boolean): Promise<PlanChange> {
     const { trx, audit } = c;
     const target = deps.plans.find((p) => p.id === planId);
     if (!target) {
@@ -128,6 +128,7 @@ export function createPlanChanges(deps: BillingDeps, state: SubscriptionState) {
     const t = clock.now();
     const sub = await applyDueDowngrade(trx, audit, await subscriptionOrThrow(trx, workspaceId, true), t);
     const current = planOf(sub.plan);
+    if (!withoutCard) await requireCard(trx, workspaceId, current, target);
     const period = periodAt(Date.parse(sub.anchor_at), t);
     const now = isoAt(t);
     const change = (kind: SubscriptionChangesTable['kind'], to: string, prorated = { s: 0, total: 0, cents: 0 }) =>

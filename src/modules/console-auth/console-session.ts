@@ -19,6 +19,11 @@ declare module 'fastify' {
     console?: ConsoleAuthMode;
     /** Reachable by a session that must first add a second factor (docs/sign-in.md#the-second-factor-policy). */
     enrol?: boolean;
+    /**
+     * A GET the browser reaches by a plain navigation (the return from Stripe's Checkout), which cannot send
+     * X-Workspace-Id: the workspace comes from this query parameter instead, with the same membership check.
+     */
+    workspaceQuery?: string;
   }
   interface FastifyRequest {
     consoleSession: { session: ConsoleSessionsTable; csrfToken: string } | null;
@@ -71,7 +76,10 @@ export async function installConsoleSession(
     request.consoleSession = open;
     if (open.session.stage === 'enrol' && !request.routeOptions.config?.enrol) throw enrolFirst();
     if (mode === 'session') return;
-    const ws = request.headers[WORKSPACE_HEADER];
+    const fromQuery = request.method === 'GET' ? request.routeOptions.config?.workspaceQuery : undefined;
+    const ws =
+      request.headers[WORKSPACE_HEADER] ??
+      (fromQuery ? (request.query as Record<string, unknown> | undefined)?.[fromQuery] : undefined);
     if (typeof ws !== 'string' || !/^ws_[0-9A-Za-z]{1,64}$/.test(ws)) {
       throw fieldError('X-Workspace-Id', 'required', 'Send the header X-Workspace-Id with a ws_… id.');
     }

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { ApiError } from '../../api/client';
 import type { Plan, Subscription } from '../../api/types';
 import { useCurrent, usePathTo } from '../../lib/session';
@@ -69,27 +69,51 @@ function AdminBilling() {
   );
 }
 
-/** The card invoices are charged to (payments with Stripe); entered on Stripe's page, never here. */
+/**
+ * The card invoices are charged to (payments with Stripe); entered on Stripe's page, never here. Nothing with
+ * payments off. Stripe sends the browser back here with `?card=saved` (or `unchanged`), said once in a status line.
+ */
 function CardSection() {
   const card = useCard();
   const checkout = useCardCheckout();
-  const info = card.data?.data;
-  if (!info?.enabled) return null;
+  const [params] = useSearchParams();
+  const back = params.get('card');
+  if (card.isPending) return <Loading what="Loading the card" />;
+  if (card.error || !card.data) {
+    return (
+      <section aria-labelledby="card-title" className="card">
+        <h2 id="card-title">Card</h2>
+        <ErrorState error={card.error} retry={() => card.refetch()} />
+      </section>
+    );
+  }
+  const info = card.data.data;
+  if (!info.enabled) return null;
   return (
     <section aria-labelledby="card-title" className="card">
       <h2 id="card-title">Card</h2>
-      <p>
+      {back === 'saved' || back === 'unchanged' ? (
+        <p className="notice" role="status">
+          {back === 'saved' ? 'Card saved: invoices are charged to it.' : 'The card was not changed.'}
+        </p>
+      ) : null}
+      <p data-testid="card-on-file">
         {info.card
           ? `${info.card.brand} •••• ${info.card.last4}, expires ${info.card.exp_month}/${info.card.exp_year}`
           : 'No card yet: invoices are not charged, and a paid plan needs one.'}
       </p>
       <button
         type="button"
-        disabled={checkout.isPending}
+        disabled={checkout.isPending || checkout.isSuccess}
         onClick={() => checkout.mutate(undefined, { onSuccess: (r) => window.location.assign(r.data.url) })}
       >
-        {info.card ? 'Replace card' : 'Add a card'}
+        {checkout.isPending || checkout.isSuccess
+          ? "Opening Stripe's page…"
+          : info.card
+            ? 'Replace card'
+            : 'Add a card'}
       </button>
+      <FormError error={checkout.error} />
     </section>
   );
 }
