@@ -402,7 +402,7 @@ export function createServices(deps: {
     },
     {
       id: 'purge-idempotency',
-      name: 'purge idempotency records older than 24 h',
+      name: 'purge-idempotency: idempotency records older than 24 h',
       everyMs: 10 * 60_000,
       run: () => idempotency.purgeExpired(scheduler('purge-idempotency')),
     },

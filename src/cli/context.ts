@@ -1,4 +1,5 @@
 import type { Storage } from '../db/database.js';
+import type { Clock } from '../kernel/clock.js';
 import { type SystemActor, systemActor } from '../kernel/principal.js';
 import type { Unit } from '../platform/unit-of-work.js';
 import type { Services } from '../services.js';
@@ -8,7 +9,10 @@ import type { Services } from '../services.js';
  * and services are loaded here, when a command runs, not when `wsvc` starts: `wsvc --help` and a usage
  * error never load them (src/cli/main.ts).
  */
-export async function withServices<T>(fn: (s: Services, storage: Storage) => Promise<T>): Promise<T> {
+export async function withServices<T>(
+  fn: (s: Services, storage: Storage) => Promise<T>,
+  opts: { clock?: Clock } = {},
+): Promise<T> {
   const [
     { loadConfig },
     { openStorageFromConfig },
@@ -40,7 +44,7 @@ export async function withServices<T>(fn: (s: Services, storage: Storage) => Pro
       storage.dialect.keyChanges = keyChangeAnnouncer(redis, config.REDIS_KEY_PREFIX);
     }
     await migrateToLatest(storage.db, storage.dialect);
-    const services = createServices({ storage, clock: systemClock, config });
+    const services = createServices({ storage, clock: opts.clock ?? systemClock, config });
     // A wrong or missing SECRETS_KEY stops the command too; secrets stored clear are sealed first.
     await services.secrets.prepare();
     return await fn(services, storage);

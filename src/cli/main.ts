@@ -4,6 +4,7 @@ import { registerAdminCommands } from './admin.commands.js';
 import { registerAuditCommands } from './audit.commands.js';
 import { registerBillingCommands } from './billing.commands.js';
 import { registerDbCommands } from './db.commands.js';
+import { registerJobsCommands } from './jobs.commands.js';
 import { registerMailCommands } from './mail.commands.js';
 import { registerOperatorCommands } from './operator.commands.js';
 import { UsageError } from './output.js';
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerAuditCommands(program);
   registerSecretsCommands(program);
   registerOperatorCommands(program);
+  registerJobsCommands(program);
   return program;
 }
 
