@@ -1,6 +1,6 @@
 // Backends: sqlite — the laptop journey of docs/billing.md#the-journey, through `wsvc` child processes on one SQLite
 // file; the storage rules of payments (both databases, PostgreSQL + Redis included) are payments.test.ts's
-// Tier: full — a dozen `wsvc` child processes
+// Tier: full — about twenty `wsvc` child processes
 // docs/billing.md#the-journey, run as written against the Stripe stand-in: the two settings, a workspace, a card added
 // through the hosted page, the upgrade, the invoice finalized and charged by the worker's jobs on the CLI's shifted
 // clock (`wsvc jobs run --at`), paid; then a declined card through dunning to 402 and back by replacing the card.
@@ -55,6 +55,23 @@ interface Invoice {
   next_payment_attempt_at: string | null;
   payment_attempts: { outcome: string; decline_code: string | null }[];
 }
+
+describe('wsvc jobs run (docs/operations.md#periodic-jobs)', () => {
+  it('names the jobs when given another, and refuses a time without its offset; exit 2 and nothing run', async () => {
+    const run = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['bin/wsvc.js', 'jobs', 'run', ...args], { env }).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => e,
+      );
+    const unknown = await run('billing-invoice');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('error: no job billing-invoice: one of purge-events,');
+    expect(unknown.stderr).toContain('billing-payments');
+    const noOffset = await run('billing-invoices', '--at', '2027-02-05T12:00:00');
+    expect(noOffset.code).toBe(2);
+    expect(noOffset.stderr).toContain('an ISO 8601 time with its offset, such as 2027-02-01T01:00:00Z');
+  });
+});
 
 describe('the payments journey (docs/billing.md#the-journey)', { timeout: 240_000 }, () => {
   it('card, upgrade, an invoice charged and paid; a declined card through dunning to 402, and back with a new card', async () => {
