@@ -275,10 +275,11 @@ describe('operator events', { timeout: 180_000 }, () => {
       });
       const ws = out.workspace.id;
       // On pro from its start, with a card that Stripe declines, saved before there is anything to charge.
-      expect(await t.services.billing.setPlan(asCli(t.services), ws, 'pro')).toMatchObject({ change: 'upgraded' });
       const customer = (await t.services.billing.ensureCustomer(asCli(t.services), ws)) as string;
       const session = stripe.addCard(customer, CARDS.declined).sessionId;
       expect(await t.services.billing.saveCard(asCli(t.services), ws, session)).toBe(true);
+      // A paid plan needs a card: the card first.
+      expect(await t.services.billing.setPlan(asCli(t.services), ws, 'pro')).toMatchObject({ change: 'upgraded' });
 
       // An hour after the first period ends: the invoice job, then the payments job as the scheduler runs them.
       const periodEnd = Date.parse((await t.services.billing.subscriptionOf(ws)).current_period.end);

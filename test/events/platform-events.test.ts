@@ -376,12 +376,13 @@ describe('platform events through their real doors', { timeout: 240_000 }, () =>
     const cli = t.services.uow.as(systemActor('cli'));
     // On the paid plan since its creation, with a card that Stripe declines saved before the invoice exists (a saved
     // card charges what is due at once: the job must be the one that charges here).
-    expect(await t.services.billing.setPlan(cli, pay.id, 'pro')).toMatchObject({ change: 'upgraded' });
     const customer = (await t.services.billing.ensureCustomer(cli, pay.id)) as string;
     expect(customer).toMatch(/^cus_/);
     expect(await t.services.billing.saveCard(cli, pay.id, stripe.addCard(customer, CARDS.declined).sessionId)).toBe(
       true,
     );
+    // A paid plan needs a card: the card first.
+    expect(await t.services.billing.setPlan(cli, pay.id, 'pro')).toMatchObject({ change: 'upgraded' });
     // As if all of it happened 40 days ago: the subscription and its upgrade moved back together, so the period that
     // ended is the first one, on pro from its start (the job finalizes it with its proration above 0).
     const back = (at: string | Date) => new Date(new Date(at).getTime() - 40 * 86_400_000).toISOString();
