@@ -201,6 +201,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           keyPrefix: config.REDIS_KEY_PREFIX,
           billingPage: (workspaceId) => services.billing.billingPage(workspaceId),
           payments: stripeOn(config),
+          limits: config.PLAN_LIMITS === 'on',
         })
       : undefined;
   await installRateLimit(app, {

@@ -106,7 +106,10 @@ export function createPlanCap(deps: {
    * it reaches every process at once, as a revocation does) answers 402 payment_required on live requests.
    */
   payments?: boolean;
+  /** Plan limits are on (PLAN_LIMITS): the free cap is counted. Off, only the payment check runs (no read, no count). */
+  limits?: boolean;
 }): { inline: InlineCap; install(app: FastifyInstance): void } {
+  const limits = deps.limits ?? true;
   const cache = new Map<string, CapEntry>();
   const reading = new Map<string, Promise<CapEntry | null>>();
   const shared = deps.redis ? { ...deps.redis, cmd: capCommands(deps.redis.client) } : undefined;
@@ -126,7 +129,7 @@ export function createPlanCap(deps: {
     lua: CAP_TAKE_INLINE,
     args(request): CapTake | null {
       const p = request.principal;
-      if (p?.kind !== 'api_key' || p.env !== 'live') return null;
+      if (!limits || p?.kind !== 'api_key' || p.env !== 'live') return null;
       const now = deps.clock.now();
       const entry = cache.get(p.workspaceId);
       if (stale(entry, now) || entry.limit === null || (deps.payments && p.unpaid)) return null;
@@ -213,6 +216,7 @@ export function createPlanCap(deps: {
     // Already taken in the rate limit's call (a refusal there answered before validation).
     if (p?.kind !== 'api_key' || p.env !== 'live' || taken.has(request)) return done();
     if (deps.payments && p.unpaid) return done(paymentRequired(p.workspaceId));
+    if (!limits) return done();
     const now = deps.clock.now();
     const entry = cache.get(p.workspaceId);
     let pending: Promise<void> | undefined;
@@ -254,7 +258,7 @@ export function createPlanCap(deps: {
     inline,
     install(app) {
       app.addHook('preHandler', check);
-      if (!shared) return;
+      if (!shared || !limits) return;
       app.addHook('onRoute', (route) => {
         if (!route.config?.scope) return;
         const own =
