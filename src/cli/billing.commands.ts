@@ -34,7 +34,7 @@ function attemptsText(attempts: { attempt: number; outcome: string; decline_code
   return attempts.map((a) => `${a.attempt} ${a.outcome}${a.decline_code ? ` (${a.decline_code})` : ''}`).join(', ');
 }
 
-/** `wsvc billing plans|show|set-plan|invoices|mark-paid|void` (docs/billing.md#the-cli). */
+/** `wsvc billing plans|show|set-plan|invoices|refund|mark-paid|void` (docs/billing.md#the-cli). */
 export function registerBillingCommands(program: Command): void {
   const billing = program.command('billing').description('plans, subscriptions and invoices (docs/billing.md)');
 
