@@ -3,6 +3,7 @@ import { api } from '../../api/client';
 import type { AuditEntry, List } from '../../api/types';
 import { AUDIT_ACTIONS, ENVIRONMENTS } from '../../lib/closed-sets';
 import { useScopedList } from '../../lib/queries';
+import { saveFile } from '../../lib/save-file';
 import { useCurrent } from '../../lib/session';
 import { useUrlFilters } from '../../lib/url-filters';
 import { KeptFor, retentionOf } from '../../ui/kept-for';
@@ -252,16 +253,10 @@ function ExportButton({ query }: { query: Record<string, string | undefined> }) 
         for (const e of page.data) lines.push(JSON.stringify(e));
         cursor = page.meta.next_cursor ?? undefined;
       } while (cursor);
-      const url = URL.createObjectURL(
+      saveFile(
         new Blob([lines.map((l) => `${l}\n`).join('')], { type: 'application/x-ndjson' }),
+        `audit-log-${scope.ws}.ndjson`,
       );
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = `audit-log-${scope.ws}.ndjson`;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      URL.revokeObjectURL(url);
     } catch (e) {
       setError(e);
     } finally {

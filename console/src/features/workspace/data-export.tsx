@@ -3,6 +3,7 @@ import { apiFile } from '../../api/client';
 import type { Export } from '../../api/types';
 import { useV1Mutation } from '../../lib/mutations';
 import { useScopedList } from '../../lib/queries';
+import { saveFile } from '../../lib/save-file';
 import { useCurrent } from '../../lib/session';
 import { ListTable } from '../../ui/list';
 import { Badge, Time } from '../../ui/primitives';
@@ -129,14 +130,7 @@ function DownloadButton({ e }: { e: Export }) {
     setError(null);
     try {
       const file = await apiFile(`/v1/exports/${e.id}/download`, scope, `export-${e.id}.tar.gz`);
-      const url = URL.createObjectURL(file.blob);
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = file.name;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      URL.revokeObjectURL(url);
+      saveFile(file.blob, file.name);
     } catch (err) {
       setError(err);
     } finally {
