@@ -20,6 +20,7 @@ import { createPlanCap } from './http/plan-cap.js';
 import { clientErrorHandler, installEarlyAnswers, refuseConnect } from './http/protocol.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestId, requestIds } from './http/request-id.js';
+import { sharedSerializers } from './http/serializers.js';
 import { installUsageMetering } from './http/usage-metering.js';
 import { installNoUndeclaredInput, installValidators } from './http/validation.js';
 import { type Clock, systemClock } from './kernel/clock.js';
@@ -120,6 +121,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
+    // Response serializers compiled once per distinct schema (src/http/serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
   });
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
 

@@ -27,15 +27,29 @@ function makeAjv(coerceTypes: boolean | 'array') {
  * strings and path params, which are always text, are coerced to the schema's types.
  */
 export function installValidators(app: FastifyInstance): void {
-  const bodyAjv = makeAjv(false);
-  const textAjv = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart === 'body') return bodyAjv.compile(schema);
-    if (httpPart === 'params') return textAjv.compile(withoutStringForms(schema) as object);
-    const validate = textAjv.compile(schema);
-    if (httpPart !== 'querystring') return validate;
-    return storableQuery(strictIntegers(schema as QuerySchema, validate));
+    // One compile per distinct schema of a request part, kept for the process: the same schemas
+    // recur across routes, and an app built again in one process (tests) reuses them (src/http/serializers.ts says why).
+    const key = `${httpPart}:${JSON.stringify(schema)}`;
+    let validate = validators.get(key);
+    if (!validate) {
+      validate = compileValidator(schema, httpPart);
+      validators.set(key, validate);
+    }
+    return validate;
   });
+}
+
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv('array');
+const validators = new Map<string, ReturnType<typeof compileValidator>>();
+
+function compileValidator(schema: unknown, httpPart: string | undefined) {
+  if (httpPart === 'body') return bodyAjv.compile(schema as object);
+  if (httpPart === 'params') return textAjv.compile(withoutStringForms(schema) as object);
+  const validate = textAjv.compile(schema as object);
+  if (httpPart !== 'querystring') return validate;
+  return storableQuery(strictIntegers(schema as QuerySchema, validate));
 }
 
 /**
