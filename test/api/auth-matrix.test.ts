@@ -6,12 +6,6 @@ import { createResource, describeAuthMatrix, type RouteCase, registeredRoutes } 
 // Backends: both — every route's keys, roles, scopes and ids are read from storage, and each refusal must change nothing there
 // Tier: quick
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t.close());
-
 /** A public address literal: passes the webhook URL rules without DNS, and no worker runs here to dial it. */
 const HOOK_URL = 'https://93.184.216.34/hooks/matrix';
 
@@ -398,9 +392,15 @@ const ROUTES: RouteCase[] = [
   },
 ];
 
-describeAuthMatrix(() => t, ROUTES);
+describeAuthMatrix(() => startTestApp(), ROUTES);
 
 describe('auth matrix coverage', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
   it('covers every registered /v1 route (add new routes to ROUTES)', () => {
     const covered = ROUTES.map((r) => `${r.method} ${r.path}`).sort();
     expect(covered).toEqual(registeredRoutes(t).filter((r) => !r.startsWith('OPTIONS ')));
