@@ -8,7 +8,8 @@ import { selection } from './test/tiers.js';
 // docs/testing.md); test/tiers.ts reads them, and a file without both lines stops the run here,
 // named, with the convention. The projects:
 // - `sqlite`: every `Backends: both` and `Backends: sqlite` file, with the backend variables blanked
-//   so it never touches PostgreSQL or Redis;
+//   so it never touches PostgreSQL or Redis, but the files that drive Chromium;
+// - `chromium`: those, on SQLite as well, in one process per worker (below);
 // - `postgres`: the `both` and `postgres` files again, when TEST_DATABASE_URL is set (and Redis
 //   when TEST_REDIS_URL is), each file in its own schema.
 // WSVC_TEST_TIER=quick (`npm test`) keeps the `Tier: quick` files and the sqlite project only;
@@ -23,7 +24,15 @@ import { selection } from './test/tiers.js';
 const TEST_PASSWORD_COST = '10';
 // The key sealing stored secrets on PostgreSQL in tests (32 bytes of 0x2a, base64); SQLite's is the key file.
 const TEST_SECRETS_KEY = Buffer.alloc(32, 42).toString('base64');
-const { sqlite, postgres } = selection(fileURLToPath(new URL('.', import.meta.url)), process.env);
+const { sqlite, chromium, postgres } = selection(fileURLToPath(new URL('.', import.meta.url)), process.env);
+// The SQLite projects' settings: the backend variables blanked, so they never touch PostgreSQL or Redis.
+const SQLITE_ENV = {
+  TEST_DATABASE_URL: '',
+  TEST_REDIS_URL: '',
+  WSVC_TEST_PROJECT: 'sqlite',
+  PLAN_LIMITS: 'off',
+  PASSWORD_HASH_COST: TEST_PASSWORD_COST,
+};
 
 export default defineConfig({
   test: {
@@ -60,18 +69,28 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: {
-          name: 'sqlite',
-          include: sqlite,
-          env: {
-            TEST_DATABASE_URL: '',
-            TEST_REDIS_URL: '',
-            WSVC_TEST_PROJECT: 'sqlite',
-            PLAN_LIMITS: 'off',
-            PASSWORD_HASH_COST: TEST_PASSWORD_COST,
-          },
-        },
+        test: { name: 'sqlite', include: sqlite, env: SQLITE_ENV },
       },
+      // The files that drive Chromium, on SQLite, not isolated: a worker runs them one after the other
+      // in one process, which loads playwright-core and the other packages once, not once a file;
+      // test/fresh-modules.ts evaluates src/ and test/ afresh before each file, so no file sees
+      // another's module state. Each file still starts its own `wsvc serve` on its own database.
+      // Vitest keeps a worker's process only while the next file in its queue is of this project,
+      // and test/sequencer.ts puts them all first (docs/testing.md#shared-set-up).
+      ...(chromium.length > 0
+        ? [
+            {
+              extends: true,
+              test: {
+                name: 'chromium',
+                include: chromium,
+                isolate: false,
+                setupFiles: ['test/fresh-modules.ts'],
+                env: SQLITE_ENV,
+              },
+            },
+          ]
+        : []),
       ...(postgres.length > 0
         ? [
             {

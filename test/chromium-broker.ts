@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BrowserServer, chromium } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
-import { CHROMIUM_ARGS, chromiumPath } from './helpers/chromium.js';
+import { CHROMIUM_ARGS, chromiumPath, featuresLeftOn } from './helpers/chromium.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
@@ -31,9 +31,16 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     let launched = browsers.get(pool);
     if (!launched) {
       // A missing chromium fails the browser files with its message (a throw here would end the whole run).
-      launched = Promise.resolve().then(() =>
-        chromium.launchServer({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }),
-      );
+      launched = Promise.resolve()
+        .then(() => chromium.launchServer({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }))
+        .then(async (server) => {
+          const left = featuresLeftOn(server.process().spawnargs);
+          if (left.length === 0) return server;
+          await server.close();
+          throw new Error(
+            `Playwright turns off ${left.join(', ')} too: add them to PLAYWRIGHT_DISABLED_FEATURES in test/helpers/chromium.ts (Chromium reads only the last --disable-features)`,
+          );
+        });
       browsers.set(pool, launched);
     }
     launched.then(

@@ -68,12 +68,18 @@ export default class RunLines implements Reporter {
     }
     const sel = this.sel;
     const lite = count.get('sqlite');
+    const chromium = count.get('chromium');
     const pg = count.get('postgres');
     const pgOnly = sel.files.filter((f) => f.backends === 'postgres');
     const lines = [`Backends (docs/testing.md#backends): ${specifications.length} file runs`];
     if (lite) {
       lines.push(
         `  sqlite    ${lite.all} file${lite.all === 1 ? '' : 's'} on SQLite: ${lite.both} storage-dependent (Backends: both), ${lite.sqlite} storage-independent, run only here (Backends: sqlite)`,
+      );
+    }
+    if (chromium) {
+      lines.push(
+        `  chromium  ${chromium.all} file${chromium.all === 1 ? '' : 's'} on SQLite that drive Chromium, one after the other in each worker's process (not isolated)`,
       );
     }
     if (pg) {

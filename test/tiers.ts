@@ -96,7 +96,13 @@ export interface Selection {
   redis: boolean;
   /** WSVC_TEST_BROWSER=off. */
   browserOff: boolean;
+  /** The SQLite files that do not drive Chromium: the `sqlite` project, each file in a process of its own. */
   sqlite: string[];
+  /**
+   * The SQLite files that drive Chromium: the `chromium` project, whose files share their worker's
+   * process one after the other (vitest.config.ts).
+   */
+  chromium: string[];
   postgres: string[];
 }
 
@@ -116,7 +122,8 @@ export function selection(root: string, env: NodeJS.ProcessEnv): Selection {
     pg,
     redis: Boolean(env.TEST_REDIS_URL),
     browserOff,
-    sqlite: kept.filter((f) => f.backends !== 'postgres').map((f) => f.path),
+    sqlite: kept.filter((f) => f.backends !== 'postgres' && !f.browser).map((f) => f.path),
+    chromium: kept.filter((f) => f.backends !== 'postgres' && f.browser).map((f) => f.path),
     postgres: pg && !quick ? kept.filter((f) => f.backends !== 'sqlite').map((f) => f.path) : [],
   };
 }
