@@ -69,15 +69,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        // Not isolated either, like `chromium` below: `npm test`'s tests took 1 min 48 s instead of 3 min 49 s
-        // (import time 35 s instead of 241 s), the same 97 files passing (docs/testing.md#shared-set-up).
-        test: {
-          name: 'sqlite',
-          include: sqlite,
-          isolate: false,
-          setupFiles: ['test/fresh-modules.ts'],
-          env: SQLITE_ENV,
-        },
+        test: { name: 'sqlite', include: sqlite, env: SQLITE_ENV },
       },
       // The files that drive Chromium, on SQLite, not isolated: a worker runs them one after the other
       // in one process, which loads playwright-core and the other packages once, not once a file;
