@@ -37,6 +37,14 @@ const SQLITE_ENV = {
 export default defineConfig({
   test: {
     pool: 'forks',
+    // A worker runs its files one after the other in one process, not a process per file: the packages
+    // of node_modules (Fastify, Kysely, pg, playwright-core, …) are loaded once per worker, not once a
+    // file. test/fresh-modules.ts evaluates src/ and test/ afresh before each file, so no file sees
+    // another's module state; each file still opens its own database (a SQLite file, a PostgreSQL
+    // schema). Vitest keeps a worker's process while the next file in the queue is of the same
+    // project, and test/sequencer.ts queues the projects one after the other (docs/testing.md#shared-set-up).
+    isolate: false,
+    setupFiles: ['test/fresh-modules.ts'],
     // One fork more than cores (Vitest's default is one fewer: a single fork on 2 cores): most files
     // wait on fsync, child processes, sockets and Chromium. On the 2-core machine of docs/testing.md,
     // 17 files of the quick tier took 815 s with one fork, 456 s with three, 402 s with four (load
@@ -71,12 +79,7 @@ export default defineConfig({
         extends: true,
         test: { name: 'sqlite', include: sqlite, env: SQLITE_ENV },
       },
-      // The files that drive Chromium, on SQLite, not isolated: a worker runs them one after the other
-      // in one process, which loads playwright-core and the other packages once, not once a file;
-      // test/fresh-modules.ts evaluates src/ and test/ afresh before each file, so no file sees
-      // another's module state. Each file still starts its own `wsvc serve` on its own database.
-      // Vitest keeps a worker's process only while the next file in its queue is of this project,
-      // and test/sequencer.ts puts them all first (docs/testing.md#shared-set-up).
+      // The files that drive Chromium, on SQLite: test/sequencer.ts starts them first.
       ...(chromium.length > 0
         ? [
             {
@@ -84,8 +87,6 @@ export default defineConfig({
               test: {
                 name: 'chromium',
                 include: chromium,
-                isolate: false,
-                setupFiles: ['test/fresh-modules.ts'],
                 env: SQLITE_ENV,
               },
             },

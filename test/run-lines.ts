@@ -79,7 +79,7 @@ export default class RunLines implements Reporter {
     }
     if (chromium) {
       lines.push(
-        `  chromium  ${chromium.all} file${chromium.all === 1 ? '' : 's'} on SQLite that drive Chromium, one after the other in each worker's process (not isolated)`,
+        `  chromium  ${chromium.all} file${chromium.all === 1 ? '' : 's'} on SQLite that drive Chromium`,
       );
     }
     if (pg) {

@@ -4,14 +4,17 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { readHeader } from './tiers.js';
 
 /**
- * The order files start in (vitest.config.ts): longest expected first, so that a run does not end with
- * one long file on one worker while the others idle. Vitest's own order runs the projects one after
- * the other, alphabetically within each, and only a local cache knows durations (a fresh clone, as in
- * CI, has none). Expected length here: `Tier: full` files (browsers, processes, soaks) before quick
- * ones, Chromium files first among those, then the larger file first (with the fixtures it imports from
- * its own folder, such as test/console/screens-fixture.ts, which hold most of what a short file runs);
- * both projects mixed.
+ * The order files start in (vitest.config.ts): the projects one after the other (`chromium`, `sqlite`,
+ * `postgres`), since a worker keeps its process for the next file only when that file is of the same
+ * project; within each, longest expected first, so that a run does not end with one long file on one
+ * worker while the others idle. Vitest's own order is alphabetical within each project, and only a
+ * local cache knows durations (a fresh clone, as in CI, has none). Expected length here: `Tier: full`
+ * files (browsers, processes, soaks) before quick ones, then the larger file first (with the fixtures it
+ * imports from its own folder, such as test/console/screens-fixture.ts, which hold most of what a short
+ * file runs).
  */
+const PROJECTS = ['chromium', 'sqlite', 'postgres'];
+
 export default class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const root = this.ctx.config.root;
@@ -26,11 +29,17 @@ export default class LongestFirst extends BaseSequencer {
           .map((m) => join(dirname(spec.moduleId), `${m[1]}.ts`))
           .filter((f) => existsSync(f))
           .reduce((sum, f) => sum + statSync(f).size, 0);
-        w = (file?.tier === 'full' ? 2e9 : 0) + (file?.browser ? 1e9 : 0) + statSync(spec.moduleId).size + beside;
+        w = (file?.tier === 'full' ? 1e9 : 0) + statSync(spec.moduleId).size + beside;
         weights.set(spec.moduleId, w);
       }
       return w;
     };
-    return [...files].sort((a, b) => weight(b) - weight(a) || a.project.name.localeCompare(b.project.name));
+    const rank = (spec: TestSpecification): number => {
+      const i = PROJECTS.indexOf(spec.project.name);
+      return i === -1 ? PROJECTS.length : i;
+    };
+    return [...files].sort(
+      (a, b) => rank(a) - rank(b) || weight(b) - weight(a) || a.moduleId.localeCompare(b.moduleId),
+    );
   }
 }

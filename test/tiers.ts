@@ -96,12 +96,9 @@ export interface Selection {
   redis: boolean;
   /** WSVC_TEST_BROWSER=off. */
   browserOff: boolean;
-  /** The SQLite files that do not drive Chromium: the `sqlite` project, each file in a process of its own. */
+  /** The SQLite files that do not drive Chromium: the `sqlite` project. */
   sqlite: string[];
-  /**
-   * The SQLite files that drive Chromium: the `chromium` project, whose files share their worker's
-   * process one after the other (vitest.config.ts).
-   */
+  /** The SQLite files that drive Chromium: the `chromium` project, started first (test/sequencer.ts). */
   chromium: string[];
   postgres: string[];
 }
