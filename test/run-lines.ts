@@ -78,9 +78,7 @@ export default class RunLines implements Reporter {
       );
     }
     if (chromium) {
-      lines.push(
-        `  chromium  ${chromium.all} file${chromium.all === 1 ? '' : 's'} on SQLite that drive Chromium`,
-      );
+      lines.push(`  chromium  ${chromium.all} file${chromium.all === 1 ? '' : 's'} on SQLite that drive Chromium`);
     }
     if (pg) {
       lines.push(
