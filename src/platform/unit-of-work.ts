@@ -186,6 +186,7 @@ export function createUnitOfWork(deps: {
       }
     };
     const after: ((uow: UnitOfWork) => unknown)[] = [];
+    const began = performance.now();
     const result = await deps.dialect
       .writeTransaction(
         deps.db,
@@ -241,6 +242,11 @@ export function createUnitOfWork(deps: {
         // A check sent with the commit (PostgreSQL, `later`) raises instead of answering false.
         throw isCredentialEnded(err) ? credentialEnded(actor) : err;
       });
+    // A job's change leaves the write lock free about as long as it held it (Dialect.yieldToOtherWriters): a job
+    // that writes many changes in a row (billing-invoices catching up) lets other processes' writes in between.
+    if (actor.kind === 'system' && actor.name.startsWith('scheduler:')) {
+      await deps.dialect.yieldToOtherWriters?.(performance.now() - began);
+    }
     for (const work of after) {
       try {
         await work(uow);

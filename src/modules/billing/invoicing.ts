@@ -1,4 +1,4 @@
-import { type Db, dialectOf } from '../../db/dialect.js';
+import type { Db } from '../../db/dialect.js';
 import type { InvoicePaymentAttemptsTable, InvoicesTable } from '../../db/types.js';
 import { isoAt } from '../../kernel/clock.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors.js';
@@ -241,12 +241,9 @@ export function createInvoicing(deps: BillingDeps, state: SubscriptionState) {
         for (;;) {
           const period = periodByIndex(anchor, index);
           if (period.end + FINALIZE_AFTER_MS > now) break;
-          const began = performance.now();
           if (!(await finalize(u, sub.workspace_id, period))) break;
           finalized++;
           index++;
-          // Other processes' writes (the API's) get their turns while the job catches up.
-          await dialectOf(db).yieldToOtherWriters?.(performance.now() - began);
         }
       }
       return finalized;
