@@ -70,14 +70,14 @@ export interface Dialect {
   secureErase?<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * After each change of a periodic job (the unit of work calls it for `scheduler:` actors): leaves the write
-   * lock free about as long as the change held it, so other processes' writes get their turns while a job
-   * writes many changes in a row (billing-invoices catching up, an invoice a period). SQLite: another process
-   * waiting for the file's write lock sleeps in SQLite's busy handler (up to 100 ms a try) and found the lock
-   * taken by the job's next transaction at each try: with 322 invoices in a row no API write got in for 3 s
-   * (one waiting past busy_timeout, 5 s, would fail). At most 100 ms. Absent where waiters queue on the lock
-   * itself (PostgreSQL).
+   * lock free as long as the change took (`tookMs`, its wait for the lock included; at most 100 ms), so other
+   * processes' writes get their turns while a job writes many changes in a row (billing-invoices catching up, an
+   * invoice a period). SQLite: another process waiting for the file's write lock sleeps in SQLite's busy handler
+   * (up to 100 ms a try) and found the lock taken by the job's next transaction at each try: with 322 invoices in
+   * a row no API write got in for 3 s (one waiting past busy_timeout, 5 s, would fail). Absent where waiters
+   * queue on the lock itself (PostgreSQL).
    */
-  yieldToOtherWriters?(heldMs: number): Promise<void>;
+  yieldToOtherWriters?(tookMs: number): Promise<void>;
   /**
    * Performance (docs/performance.md#the-key-cache-and-its-epochs): a number that changes whenever a write that may change API keys or users has committed,
    * or absent where no such number exists (PostgreSQL: other processes write without telling this

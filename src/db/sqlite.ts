@@ -74,8 +74,8 @@ export function openSqlite(path: string): { db: Db; dialect: Dialect; raw: Sqlit
       raw.exec('pragma wal_checkpoint(TRUNCATE)');
       return out;
     },
-    yieldToOtherWriters(heldMs) {
-      return new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, heldMs))));
+    yieldToOtherWriters(tookMs) {
+      return new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, tookMs))));
     },
     directReader(text, parameters) {
       if (raw.inTransaction) return undefined;

@@ -242,7 +242,7 @@ export function createUnitOfWork(deps: {
         // A check sent with the commit (PostgreSQL, `later`) raises instead of answering false.
         throw isCredentialEnded(err) ? credentialEnded(actor) : err;
       });
-    // A job's change leaves the write lock free about as long as it held it (Dialect.yieldToOtherWriters): a job
+    // A job's change leaves the write lock free as long as the change took (Dialect.yieldToOtherWriters): a job
     // that writes many changes in a row (billing-invoices catching up) lets other processes' writes in between.
     if (actor.kind === 'system' && actor.name.startsWith('scheduler:')) {
       await deps.dialect.yieldToOtherWriters?.(performance.now() - began);
